@@ -1,0 +1,2 @@
+//! Karpenter: the `karpenter.sh/v1` NodePool and `karpenter.k8s.aws/v1`
+//! EC2NodeClass APIs, and (later) provisioning and disruption.

@@ -1,0 +1,11 @@
+//! Kubernetes vocabulary: quantities, resource vectors, labels and the
+//! requirements algebra, taints and tolerations, pod scheduling constraints,
+//! and reading real manifests into these compact forms.
+
+pub mod quantity;
+pub mod requirements;
+pub mod resources;
+pub mod taints;
+
+pub use quantity::{Quantity, QuantityError};
+pub use resources::{ResourceKind, ResourceNames, Resources};
