@@ -7,3 +7,4 @@
 pub mod cloud;
 pub mod karpenter;
 pub mod kube;
+pub mod sim;
