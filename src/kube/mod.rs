@@ -2,10 +2,14 @@
 //! requirements algebra, taints and tolerations, pod scheduling constraints,
 //! and reading real manifests into these compact forms.
 
+pub mod labels;
 pub mod quantity;
 pub mod requirements;
 pub mod resources;
 pub mod taints;
 
+pub use labels::Labels;
 pub use quantity::{Quantity, QuantityError};
+pub use requirements::{Operator, Requirement, RequirementError, Requirements};
 pub use resources::{ResourceKind, ResourceNames, Resources};
+pub use taints::{Taint, TaintEffect, Toleration, TolerationOperator};
