@@ -222,6 +222,10 @@ fn efa_only_on_default_card(options: &CapacityOptions) -> u32 {
 }
 
 /// The full capacity vector of a node.
+///
+/// Not modelled: Windows `vpc.amazonaws.com/PrivateIPv4Address` (no resource
+/// slot for it), and the memory capacity Karpenter learns from registered
+/// nodes (it starts from this same estimate).
 pub fn capacity(
     spec: &InstanceSpec,
     settings: &NodeClassSettings,

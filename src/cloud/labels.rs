@@ -136,7 +136,12 @@ pub fn instance_labels(
         ),
         (
             INSTANCE_CAPABILITY_FLEX,
-            spec.family.contains("-flex").to_string(),
+            spec.name
+                .split('.')
+                .next()
+                .unwrap_or("")
+                .contains("-flex")
+                .to_string(),
         ),
     ];
     if let Some(build) = windows_build(ami_family) {
