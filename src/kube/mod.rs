@@ -2,10 +2,14 @@
 //! requirements algebra, taints and tolerations, pod scheduling constraints,
 //! and reading real manifests into these compact forms.
 
+pub mod manifest;
+pub mod pod;
 pub mod quantity;
 pub mod requirements;
 pub mod resources;
+pub mod selector;
 pub mod taints;
+pub mod workload;
 
 pub use quantity::{Quantity, QuantityError};
 pub use resources::{ResourceKind, ResourceNames, Resources};
