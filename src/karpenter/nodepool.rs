@@ -16,7 +16,7 @@ use crate::kube::manifest::{
 };
 use crate::kube::pod::NodeSelectorExpression;
 use crate::kube::quantity::Quantity;
-use crate::kube::requirements::Operator;
+use crate::kube::requirements::{Operator, Requirement, Requirements};
 use crate::kube::resources::{ResourceKind, ResourceNames};
 use crate::kube::taints::Taint;
 
@@ -125,8 +125,11 @@ pub struct NodePool {
     pub labels: BTreeMap<String, String>,
     /// `spec.template.metadata.annotations`.
     pub annotations: BTreeMap<String, String>,
-    /// `spec.template.spec.requirements`.
+    /// `spec.template.spec.requirements` as written.
     pub requirements: Vec<NodePoolRequirement>,
+    /// The same requirements in the algebra's form (keys normalised,
+    /// same-key entries intersected, minValues kept).
+    pub requirement_set: Requirements,
     /// `spec.template.spec.taints`.
     pub taints: Vec<Taint>,
     /// `spec.template.spec.startupTaints`.
@@ -355,6 +358,7 @@ pub fn read_nodepool(
     const REQ: &str = "spec.template.spec.requirements";
 
     let mut requirements = Vec::new();
+    let mut requirement_set = Requirements::new();
     for (i, r) in tspec.requirements.iter().enumerate() {
         let operator = requirement_operator(&r.value.operator.value, true).ok_or_else(|| {
             at.error(
@@ -407,6 +411,10 @@ pub fn read_nodepool(
                 Some(m.value as u32)
             }
         };
+        let requirement =
+            Requirement::with_min_values(&r.value.key, operator, &r.value.values, min_values)
+                .map_err(|e| at.error(r, &format!("{REQ}[{i}]"), e.to_string()))?;
+        requirement_set.add(requirement);
         requirements.push(NodePoolRequirement {
             expression: NodeSelectorExpression {
                 key: r.value.key.clone(),
@@ -572,6 +580,7 @@ pub fn read_nodepool(
             .unwrap_or_default(),
         annotations: metadata.and_then(|m| m.annotations).unwrap_or_default(),
         requirements,
+        requirement_set,
         taints: taints(&at, tspec.taints, "spec.template.spec.taints")?,
         startup_taints: taints(
             &at,

@@ -131,6 +131,8 @@ fn affinity_and_spread_constraints() {
     assert_eq!(na.required[0][1].operator, Operator::Gt);
     assert_eq!(na.preferred[0].weight, 50);
     assert!(!na.uses_match_fields);
+    let first = crate::kube::pod::term_requirements(&na.required[0]).expect("valid");
+    assert_eq!(first.len(), 2);
     assert_eq!(
         api.pod_anti_affinity.required[0].match_label_keys,
         ["version"]
@@ -174,6 +176,8 @@ fn nodepool_fields() {
     assert_eq!(pool.weight, Some(20));
     assert_eq!(pool.requirements[0].min_values, Some(3));
     assert_eq!(pool.requirements[2].expression.operator, Operator::Lte);
+    assert_eq!(pool.requirement_set.len(), 4);
+    assert!(pool.requirement_set.has_min_values());
     assert_eq!(pool.taints.len(), 1);
     assert_eq!(pool.startup_taints[0].key, "example.com/agent-not-ready");
     assert_eq!(pool.expire_after, Some(Duration::from_secs(168 * 3600)));

@@ -2,6 +2,7 @@
 //! requirements algebra, taints and tolerations, pod scheduling constraints,
 //! and reading real manifests into these compact forms.
 
+pub mod labels;
 pub mod manifest;
 pub mod pod;
 pub mod quantity;
@@ -11,5 +12,8 @@ pub mod selector;
 pub mod taints;
 pub mod workload;
 
+pub use labels::Labels;
 pub use quantity::{Quantity, QuantityError};
+pub use requirements::{Operator, Requirement, RequirementError, Requirements};
 pub use resources::{ResourceKind, ResourceNames, Resources};
+pub use taints::{Taint, TaintEffect, Toleration, TolerationOperator};

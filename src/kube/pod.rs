@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use super::requirements::Operator;
+use super::requirements::{Operator, Requirement, RequirementError, Requirements};
 use super::resources::{ResourceKind, Resources};
 use super::selector::LabelSelector;
 use super::taints::Toleration;
@@ -94,6 +94,25 @@ pub struct NodeSelectorExpression {
 
 /// A node selector term: its expressions are AND'ed.
 pub type NodeSelectorTerm = Vec<NodeSelectorExpression>;
+
+impl NodeSelectorExpression {
+    /// The requirement this expression states.
+    pub fn to_requirement(&self) -> Result<Requirement, RequirementError> {
+        Requirement::new(&self.key, self.operator, &self.values)
+    }
+}
+
+/// The requirements of one node selector term (expressions on the same key
+/// intersect).
+pub fn term_requirements(
+    term: &[NodeSelectorExpression],
+) -> Result<Requirements, RequirementError> {
+    let mut out = Requirements::new();
+    for expression in term {
+        out.add(expression.to_requirement()?);
+    }
+    Ok(out)
+}
 
 /// A preferred node-affinity term with its weight.
 #[derive(Debug, Clone, PartialEq, Eq)]

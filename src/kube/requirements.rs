@@ -1,10 +1,24 @@
 //! Node requirements and their algebra, with Karpenter's semantics
-//! (core: pkg/scheduling/requirement.go, requirements.go).
+//! (core: pkg/scheduling/requirement.go, requirements.go; validation from
+//! pkg/apis/v1/nodeclaim_validation.go `ValidateRequirement`).
 //!
-//! SKELETON: the signatures below are the agreed API; bodies are filled in
-//! by the requirements work.
+//! A [`Requirement`] constrains one label key; [`Requirements`] is a
+//! conjunction with at most one requirement per (normalised) key, kept sorted
+//! by key so that every iteration, error and printout is deterministic and
+//! two sets can be compared by a merge walk without allocating.
 
-use std::collections::BTreeMap;
+mod requirement;
+
+use std::fmt;
+use std::str::FromStr;
+
+pub use requirement::{MAX_MIN_VALUES, Requirement};
+
+use crate::kube::labels::{
+    LABEL_HOSTNAME, LabelKeySet, Labels, RestrictedLabelRules, beta_alias, check_restricted_label,
+    is_well_known_label, normalize_label_key, validate_label_key, validate_label_value,
+    well_known_values,
+};
 
 /// A label selector operator, as NodePools and node affinity write them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -27,6 +41,47 @@ pub enum Operator {
     Lte,
 }
 
+impl Operator {
+    /// The operator as Kubernetes spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Operator::In => "In",
+            Operator::NotIn => "NotIn",
+            Operator::Exists => "Exists",
+            Operator::DoesNotExist => "DoesNotExist",
+            Operator::Gt => "Gt",
+            Operator::Lt => "Lt",
+            Operator::Gte => "Gte",
+            Operator::Lte => "Lte",
+        }
+    }
+}
+
+impl fmt::Display for Operator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Operator {
+    type Err = RequirementError;
+
+    /// Parses the exact Kubernetes spelling (case-sensitive, like the API).
+    fn from_str(s: &str) -> Result<Operator, RequirementError> {
+        Ok(match s {
+            "In" => Operator::In,
+            "NotIn" => Operator::NotIn,
+            "Exists" => Operator::Exists,
+            "DoesNotExist" => Operator::DoesNotExist,
+            "Gt" => Operator::Gt,
+            "Lt" => Operator::Lt,
+            "Gte" => Operator::Gte,
+            "Lte" => Operator::Lte,
+            other => return Err(RequirementError::UnknownOperator(other.to_string())),
+        })
+    }
+}
+
 /// Why a requirement is invalid.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RequirementError {
@@ -38,39 +93,467 @@ pub enum RequirementError {
         /// What is wrong.
         reason: String,
     },
+    /// An operator outside In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte.
+    #[error(
+        "unsupported operator {0:?}, expected one of In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte"
+    )]
+    UnknownOperator(String),
 }
 
-/// One requirement on one label key.
+/// A requirement as written in a manifest (NodePool
+/// `NodeSelectorRequirementWithMinValues`, or a pod node-affinity term).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct Requirement {
-    /// Normalised label key.
+pub struct RequirementSpec {
+    /// Label key as written.
     pub key: String,
-    /// `true` for NotIn / Exists (the value set is excluded).
-    pub complement: bool,
-    /// Included (or excluded, when `complement`) values.
-    pub values: std::collections::BTreeSet<String>,
-    /// Inclusive lower integer bound.
-    pub gte: Option<i64>,
-    /// Inclusive upper integer bound.
-    pub lte: Option<i64>,
-    /// Minimum number of distinct values required (NodePool `minValues`).
+    /// Operator.
+    pub operator: Operator,
+    /// Values as written.
+    pub values: Vec<String>,
+    /// NodePool `minValues`.
     pub min_values: Option<u32>,
 }
 
-impl Requirement {
-    /// Builds a requirement from an operator and values, validating them.
-    pub fn new(
-        _key: &str,
-        _operator: Operator,
-        _values: &[String],
-    ) -> Result<Requirement, RequirementError> {
-        todo!("requirements work")
+impl RequirementSpec {
+    /// Builds the requirement (shape checks only, see [`Requirement::new`]).
+    pub fn to_requirement(&self) -> Result<Requirement, RequirementError> {
+        Requirement::with_min_values(&self.key, self.operator, &self.values, self.min_values)
+    }
+
+    /// Karpenter's full check of a NodePool or pod requirement (upstream
+    /// `ValidateRequirement`): restricted keys, key and value syntax, shape
+    /// rules, and for `In` on a key with known values (capacity type,
+    /// tenancy) at least one — and at least `minValues` — known values.
+    /// Every problem found is reported, joined by `; `.
+    pub fn validate(&self, rules: RestrictedLabelRules) -> Result<(), RequirementError> {
+        let key = normalize_label_key(&self.key);
+        let mut problems: Vec<String> = Vec::new();
+        if let Err(e) = check_restricted_label(key, rules) {
+            problems.push(e.to_string());
+        }
+        if self.operator == Operator::In
+            && let Some(known) = well_known_values(key)
+        {
+            let valid = self
+                .values
+                .iter()
+                .filter(|v| known.contains(&v.as_str()))
+                .count();
+            if valid == 0 {
+                problems.push(format!(
+                    "no valid values found in [{}] for {key}, expected one of: [{}]",
+                    self.values.join(" "),
+                    known.join(" ")
+                ));
+            } else if let Some(min) = self.min_values
+                && valid < min as usize
+            {
+                problems.push(format!(
+                    "not enough valid values found in [{}] for {key}, expected at least {min} \
+                     valid values from: [{}], got: {valid}",
+                    self.values.join(" "),
+                    known.join(" ")
+                ));
+            }
+        }
+        if let Err(e) = validate_label_key(key) {
+            problems.push(e.to_string());
+        }
+        for value in &self.values {
+            if let Err(e) = validate_label_value(value) {
+                problems.push(e.to_string());
+            }
+        }
+        if let Err(e) = self.to_requirement() {
+            problems.push(match e {
+                RequirementError::Invalid { reason, .. } => reason,
+                other => other.to_string(),
+            });
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(RequirementError::Invalid {
+                key: key.to_string(),
+                reason: problems.join("; "),
+            })
+        }
     }
 }
 
-/// A conjunction of requirements, at most one per key.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Requirements {
-    /// By normalised key.
-    pub by_key: BTreeMap<String, Requirement>,
+/// Why two requirement sets cannot both hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CompatibilityError {
+    /// The incoming side constrains a key the other side does not define and
+    /// which is not allowed to stay undefined.
+    #[error("label {key:?} does not have known values{}", typo_hint(.hint))]
+    UndefinedLabel {
+        /// The undefined key.
+        key: String,
+        /// A similar known key, if one was found.
+        hint: Option<String>,
+    },
+    /// Keys whose allowed values do not overlap.
+    #[error("{}", join_conflicts(.0))]
+    Conflicts(Vec<KeyConflict>),
 }
+
+fn typo_hint(hint: &Option<String>) -> String {
+    hint.as_ref()
+        .map(|known| format!(" (typo of {known:?}?)"))
+        .unwrap_or_default()
+}
+
+fn join_conflicts(conflicts: &[KeyConflict]) -> String {
+    conflicts
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// One key on which two requirement sets do not intersect.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyConflict {
+    /// The key.
+    pub key: String,
+    /// The requirement being checked.
+    pub incoming: Requirement,
+    /// The requirement it was checked against.
+    pub existing: Requirement,
+}
+
+/// Upstream wording: `key K, <incoming> not in <existing>`.
+impl fmt::Display for KeyConflict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "key {}, {} not in {}",
+            self.key, self.incoming, self.existing
+        )
+    }
+}
+
+/// A conjunction of requirements, at most one per normalised key.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Requirements {
+    /// Sorted by key, keys unique.
+    sorted: Vec<Requirement>,
+}
+
+impl Requirements {
+    /// No requirements.
+    pub fn new() -> Requirements {
+        Requirements { sorted: Vec::new() }
+    }
+
+    /// One `key In [value]` per label (keys normalised; a beta key and its
+    /// GA key intersect).
+    pub fn from_labels(labels: &Labels) -> Requirements {
+        let mut requirements = Requirements::new();
+        for (key, value) in labels.iter() {
+            requirements.add(Requirement::in_values(key, [value]));
+        }
+        requirements
+    }
+
+    /// Builds requirements from manifest specs (shape checks only).
+    pub fn from_specs<'a, I>(specs: I) -> Result<Requirements, RequirementError>
+    where
+        I: IntoIterator<Item = &'a RequirementSpec>,
+    {
+        let mut requirements = Requirements::new();
+        for spec in specs {
+            requirements.add(spec.to_requirement()?);
+        }
+        Ok(requirements)
+    }
+
+    fn position(&self, key: &str) -> Result<usize, usize> {
+        self.sorted.binary_search_by(|probe| probe.key().cmp(key))
+    }
+
+    /// Adds a requirement, intersecting it with any existing one on its key.
+    pub fn add(&mut self, requirement: Requirement) {
+        match self.position(requirement.key()) {
+            Ok(i) => self.sorted[i] = requirement.intersection(&self.sorted[i]),
+            Err(i) => self.sorted.insert(i, requirement),
+        }
+    }
+
+    /// Adds every requirement of `other` (intersecting per key).
+    pub fn add_all(&mut self, other: &Requirements) {
+        for requirement in &other.sorted {
+            self.add(requirement.clone());
+        }
+    }
+
+    /// The requirement on `key` (normalised first), if any.
+    pub fn get(&self, key: &str) -> Option<&Requirement> {
+        let key = normalize_label_key(key);
+        self.position(key).ok().map(|i| &self.sorted[i])
+    }
+
+    /// Mutable access, e.g. to relax `minValues`.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Requirement> {
+        let key = normalize_label_key(key);
+        self.position(key).ok().map(|i| &mut self.sorted[i])
+    }
+
+    /// The requirement on `key`, or `Exists` when undefined (upstream `Get`).
+    pub fn get_or_exists(&self, key: &str) -> Requirement {
+        self.get(key)
+            .cloned()
+            .unwrap_or_else(|| Requirement::exists(key))
+    }
+
+    /// Whether `key` (normalised) is constrained.
+    pub fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Removes and returns the requirement on `key`.
+    pub fn remove(&mut self, key: &str) -> Option<Requirement> {
+        let key = normalize_label_key(key);
+        self.position(key).ok().map(|i| self.sorted.remove(i))
+    }
+
+    /// Requirements in key order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Requirement> {
+        self.sorted.iter()
+    }
+
+    /// Keys in order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.sorted.iter().map(Requirement::key)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    /// Whether nothing is required.
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
+    /// Whether any requirement carries `minValues`.
+    pub fn has_min_values(&self) -> bool {
+        self.sorted.iter().any(|r| r.min_values().is_some())
+    }
+
+    /// Whether `incoming` can loosely be met together with `self` (upstream
+    /// `Compatible`): every key `incoming` constrains must be defined here,
+    /// unless it is in `allow_undefined` or `incoming` only forbids values
+    /// there (NotIn / DoesNotExist); then [`Requirements::intersects`].
+    /// Reports the first undefined key (in key order), or every conflict.
+    pub fn compatible(
+        &self,
+        incoming: &Requirements,
+        allow_undefined: &LabelKeySet,
+    ) -> Result<(), CompatibilityError> {
+        if let Some(key) = self.first_undefined_key(incoming, allow_undefined) {
+            return Err(CompatibilityError::UndefinedLabel {
+                key: key.to_string(),
+                hint: self.label_hint(key, allow_undefined),
+            });
+        }
+        self.intersects(incoming)
+    }
+
+    /// [`Requirements::compatible`] without building an error.
+    pub fn is_compatible(&self, incoming: &Requirements, allow_undefined: &LabelKeySet) -> bool {
+        self.first_undefined_key(incoming, allow_undefined)
+            .is_none()
+            && self.is_intersecting(incoming)
+    }
+
+    fn first_undefined_key<'a>(
+        &self,
+        incoming: &'a Requirements,
+        allow_undefined: &LabelKeySet,
+    ) -> Option<&'a str> {
+        // Both lists are sorted: walk them together.
+        let mut mine = self.sorted.iter().peekable();
+        for requirement in &incoming.sorted {
+            let key = requirement.key();
+            while mine.next_if(|r| r.key() < key).is_some() {}
+            let defined = mine.peek().is_some_and(|r| r.key() == key);
+            if !defined && !requirement.is_negative() && !allow_undefined.contains(key) {
+                return Some(key);
+            }
+        }
+        None
+    }
+
+    /// Upstream `labelHint`: a known key that contains `key`, or ends with the
+    /// part of `key` after its `/`; allowed-undefined keys are tried first.
+    fn label_hint(&self, key: &str, allow_undefined: &LabelKeySet) -> Option<String> {
+        let suffix = key.split_once('/').map_or(key, |(_, name)| name);
+        let similar = |known: &str| known.contains(key) || known.ends_with(suffix);
+        allow_undefined
+            .iter()
+            .chain(self.keys())
+            .find(|known| similar(known))
+            .map(str::to_string)
+    }
+
+    /// Whether the two sets overlap on every key both define (upstream
+    /// `Intersects`); keys defined on one side only are ignored, and two
+    /// negative requirements (NotIn / DoesNotExist) never conflict.
+    /// Reports every conflicting key, in key order.
+    pub fn intersects(&self, incoming: &Requirements) -> Result<(), CompatibilityError> {
+        let mut conflicts = Vec::new();
+        self.for_each_common_key(incoming, |existing, incoming| {
+            if !key_pair_intersects(existing, incoming) {
+                conflicts.push(KeyConflict {
+                    key: existing.key().to_string(),
+                    incoming: incoming.clone(),
+                    existing: existing.clone(),
+                });
+            }
+            true
+        });
+        if conflicts.is_empty() {
+            Ok(())
+        } else {
+            Err(CompatibilityError::Conflicts(conflicts))
+        }
+    }
+
+    /// [`Requirements::intersects`] as a yes/no, allocation-free and
+    /// stopping at the first conflict.
+    pub fn is_intersecting(&self, incoming: &Requirements) -> bool {
+        let mut ok = true;
+        self.for_each_common_key(incoming, |existing, incoming| {
+            ok = key_pair_intersects(existing, incoming);
+            ok
+        });
+        ok
+    }
+
+    /// Calls `visit(existing, incoming)` for each key defined on both sides,
+    /// in key order, until it returns `false`.
+    fn for_each_common_key<'a>(
+        &'a self,
+        incoming: &'a Requirements,
+        mut visit: impl FnMut(&'a Requirement, &'a Requirement) -> bool,
+    ) {
+        let (mut i, mut j) = (0, 0);
+        while i < self.sorted.len() && j < incoming.sorted.len() {
+            let (existing, other) = (&self.sorted[i], &incoming.sorted[j]);
+            match existing.key().cmp(other.key()) {
+                std::cmp::Ordering::Less => i += 1,
+                std::cmp::Ordering::Greater => j += 1,
+                std::cmp::Ordering::Equal => {
+                    if !visit(existing, other) {
+                        return;
+                    }
+                    i += 1;
+                    j += 1;
+                }
+            }
+        }
+    }
+
+    /// Whether a label set (e.g. an instance type's or node's labels) agrees
+    /// with these requirements on every key both define — the same answer as
+    /// `Requirements::from_labels(labels).is_intersecting(self)` without
+    /// building anything. Beta keys in `labels` count for their GA key.
+    pub fn intersects_labels(&self, labels: &Labels) -> bool {
+        self.sorted.iter().all(|requirement| {
+            let key = requirement.key();
+            let current = labels.get(key);
+            let beta = beta_alias(key).and_then(|beta| labels.get(beta));
+            match (current, beta) {
+                // Two different values intersect to an empty `In`, which only
+                // a negative requirement tolerates.
+                (Some(a), Some(b)) if a != b => requirement.is_negative(),
+                (Some(value), _) | (None, Some(value)) => requirement.has(value),
+                (None, None) => true,
+            }
+        })
+    }
+
+    /// Whether a node with `labels` satisfies these (pod) requirements, as
+    /// upstream `NewLabelRequirements(labels).Compatible(self, ...)`: a key
+    /// required here must be present on the node unless allowed undefined or
+    /// only negatively constrained. Fast check first; the error is built
+    /// from the full algebra only on failure.
+    pub fn compatible_with_labels(
+        &self,
+        labels: &Labels,
+        allow_undefined: &LabelKeySet,
+    ) -> Result<(), CompatibilityError> {
+        let all_defined = self.sorted.iter().all(|requirement| {
+            requirement.is_negative()
+                || allow_undefined.contains(requirement.key())
+                || labels.get_normalized(requirement.key()).is_some()
+        });
+        if all_defined && self.intersects_labels(labels) {
+            return Ok(());
+        }
+        Requirements::from_labels(labels).compatible(self, allow_undefined)
+    }
+
+    /// Concrete labels a NodeClaim gets from its requirements for custom
+    /// (not well-known, not hostname) keys: one allowed value each, where one
+    /// exists (upstream `resolveCustomLabelsFromRequirements`, v1.10+;
+    /// deterministic choice, see [`Requirement::any`]).
+    pub fn custom_labels(&self) -> Labels {
+        self.sorted
+            .iter()
+            .filter(|r| !is_well_known_label(r.key()) && r.key() != LABEL_HOSTNAME)
+            .filter_map(|r| r.any().map(|value| (r.key().to_string(), value)))
+            .collect()
+    }
+
+    /// The requirements as NodePool-style specs, in key order (a key with
+    /// both bounds gives a `Gte` and a `Lte` spec).
+    pub fn to_specs(&self) -> Vec<RequirementSpec> {
+        self.sorted.iter().flat_map(Requirement::to_specs).collect()
+    }
+}
+
+fn key_pair_intersects(existing: &Requirement, incoming: &Requirement) -> bool {
+    existing.has_intersection(incoming) || (existing.is_negative() && incoming.is_negative())
+}
+
+/// Upstream `String()`: requirements joined by `, ` in key order, leaving
+/// out the restricted hostname key.
+impl fmt::Display for Requirements {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut first = true;
+        for requirement in self.sorted.iter().filter(|r| r.key() != LABEL_HOSTNAME) {
+            if !first {
+                f.write_str(", ")?;
+            }
+            first = false;
+            write!(f, "{requirement}")?;
+        }
+        Ok(())
+    }
+}
+
+impl FromIterator<Requirement> for Requirements {
+    fn from_iter<I: IntoIterator<Item = Requirement>>(iter: I) -> Requirements {
+        let mut requirements = Requirements::new();
+        for requirement in iter {
+            requirements.add(requirement);
+        }
+        requirements
+    }
+}
+
+impl<'a> IntoIterator for &'a Requirements {
+    type Item = &'a Requirement;
+    type IntoIter = std::slice::Iter<'a, Requirement>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.sorted.iter()
+    }
+}
+
+#[cfg(test)]
+mod tests;

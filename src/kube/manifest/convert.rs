@@ -449,11 +449,15 @@ fn node_term(
         })?;
         let values = r.values.clone().unwrap_or_default();
         check_values(operator, &values).map_err(|m| ctx.error(&at, None, m))?;
-        out.push(NodeSelectorExpression {
+        let expression = NodeSelectorExpression {
             key: r.key.clone(),
             operator,
             values,
-        });
+        };
+        expression
+            .to_requirement()
+            .map_err(|e| ctx.error(&at, None, e.to_string()))?;
+        out.push(expression);
     }
     Ok(out)
 }
