@@ -1,2 +1,9 @@
 //! Karpenter: the `karpenter.sh/v1` NodePool and `karpenter.k8s.aws/v1`
 //! EC2NodeClass APIs, and (later) provisioning and disruption.
+
+pub mod ec2nodeclass;
+pub mod manifests;
+pub mod nodepool;
+
+#[cfg(test)]
+mod tests;

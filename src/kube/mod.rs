@@ -3,10 +3,14 @@
 //! and reading real manifests into these compact forms.
 
 pub mod labels;
+pub mod manifest;
+pub mod pod;
 pub mod quantity;
 pub mod requirements;
 pub mod resources;
+pub mod selector;
 pub mod taints;
+pub mod workload;
 
 pub use labels::Labels;
 pub use quantity::{Quantity, QuantityError};

@@ -1,0 +1,147 @@
+//! Errors and warnings from reading manifests: each names the file, line,
+//! column and (where there is one) the field path, on one line.
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use super::tree::Node;
+
+/// A place in a manifest file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Position {
+    /// The file name as given by the caller.
+    pub file: String,
+    /// 1-based line (0 when unknown).
+    pub line: u32,
+    /// 1-based column (0 when unknown).
+    pub column: u32,
+}
+
+impl Position {
+    /// The position of a tree node in `file`.
+    pub fn of(file: &str, node: &Node) -> Position {
+        Position {
+            file: file.to_string(),
+            line: node.line,
+            column: node.column,
+        }
+    }
+
+    /// A position from explicit coordinates.
+    pub fn at(file: &str, line: u32, column: u32) -> Position {
+        Position {
+            file: file.to_string(),
+            line,
+            column,
+        }
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+    }
+}
+
+/// Why a manifest could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// The text is not well-formed YAML.
+    #[error("{at}: malformed YAML: {message}")]
+    Yaml {
+        /// Where the parser stopped.
+        at: Position,
+        /// The parser's message.
+        message: String,
+    },
+    /// A field is unknown, of the wrong type, or has a value that is not
+    /// allowed (bad quantity, duration, operator, range, ...).
+    #[error("{at}: {path}: {message}")]
+    Field {
+        /// Where the field (or its value) is written.
+        at: Position,
+        /// Dotted field path, e.g. `spec.template.spec.requirements[0].operator`.
+        path: String,
+        /// What is wrong, quoting the offending text.
+        message: String,
+    },
+}
+
+impl ManifestError {
+    /// A field error at `node`.
+    pub fn field(
+        file: &str,
+        node: &Node,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ManifestError {
+        ManifestError::Field {
+            at: Position::of(file, node),
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A field error at `node` for the field `path` below it, pointing at
+    /// the exact line when the path can be found in the tree.
+    pub fn below(file: &str, node: &Node, path: &str, message: impl Into<String>) -> ManifestError {
+        let target = node.at_path(path).unwrap_or(node);
+        ManifestError::field(file, target, path, message)
+    }
+
+    /// Where the error is.
+    pub fn position(&self) -> &Position {
+        match self {
+            ManifestError::Yaml { at, .. } | ManifestError::Field { at, .. } => at,
+        }
+    }
+}
+
+/// Something karpsim read but does not act on, or accepted in an old form.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ManifestWarning {
+    /// Where the field is written.
+    pub at: Position,
+    /// Dotted field path.
+    pub path: String,
+    /// What karpsim does about it.
+    pub message: String,
+}
+
+impl fmt::Display for ManifestWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}: {}", self.at, self.path, self.message)
+    }
+}
+
+/// Collects warnings, at most one per distinct subject (for example one per
+/// unmodelled field name across all objects of a kind).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Warnings {
+    seen: BTreeSet<String>,
+    list: Vec<ManifestWarning>,
+}
+
+impl Warnings {
+    /// Records a warning unless one with the same `subject` was recorded.
+    pub fn once(&mut self, subject: &str, warning: ManifestWarning) {
+        if self.seen.insert(subject.to_string()) {
+            self.list.push(warning);
+        }
+    }
+
+    /// Records a warning unconditionally.
+    pub fn push(&mut self, warning: ManifestWarning) {
+        self.list.push(warning);
+    }
+
+    /// The warnings in the order they were recorded.
+    pub fn list(&self) -> &[ManifestWarning] {
+        &self.list
+    }
+
+    /// Takes the warnings out.
+    pub fn into_vec(self) -> Vec<ManifestWarning> {
+        self.list
+    }
+}
