@@ -79,6 +79,7 @@ fn every_region_is_consistent() {
                     CapacityType::Spot => {
                         assert!(o.price <= t.on_demand_price, "{region} {}", t.name())
                     }
+                    CapacityType::Reserved => panic!("the snapshot has no reservations"),
                 }
             }
         }

@@ -12,6 +12,14 @@ pub enum CapacityType {
     OnDemand,
     /// `spot`.
     Spot,
+    /// `reserved` (capacity reservations).
+    Reserved,
+}
+
+impl std::fmt::Display for CapacityType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
 }
 
 impl CapacityType {
@@ -20,6 +28,7 @@ impl CapacityType {
         match self {
             CapacityType::OnDemand => "on-demand",
             CapacityType::Spot => "spot",
+            CapacityType::Reserved => "reserved",
         }
     }
 }

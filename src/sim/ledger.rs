@@ -6,7 +6,7 @@
 //! 60-second minimum per instance:
 //!
 //! - Money is integer micro-USD ([`MicroUsd`]); prices are integer micro-USD
-//!   per hour ([`MicroUsdPerHour`]); time is integer milliseconds. A record's
+//!   per hour ([`Price`]); time is integer milliseconds. A record's
 //!   cost is first computed exactly in micro-USD·ms/h (i128), then divided by
 //!   3 600 000 (ms per hour) and **rounded half up to a whole micro-USD, once
 //!   per record**. Totals are sums of those rounded record costs, so the
@@ -32,6 +32,7 @@ use std::iter::Sum;
 use std::ops::{Add, AddAssign};
 
 use super::time::{SimDuration, SimTime};
+pub use crate::cloud::{CapacityType, Price};
 
 /// Milliseconds per hour: the divisor from micro-USD·ms/h to micro-USD.
 const MS_PER_HOUR: i128 = 3_600_000;
@@ -42,19 +43,8 @@ pub const MINIMUM_BILLED: SimDuration = SimDuration::from_secs(60);
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct MicroUsd(pub i64);
 
-/// A price in micro-USD per hour (`$0.096/h` is `MicroUsdPerHour(96_000)`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct MicroUsdPerHour(pub i64);
-
 impl MicroUsd {
     /// US dollars as a float, for charts only.
-    pub fn as_usd_f64(self) -> f64 {
-        self.0 as f64 / 1e6
-    }
-}
-
-impl MicroUsdPerHour {
-    /// US dollars per hour as a float, for charts only.
     pub fn as_usd_f64(self) -> f64 {
         self.0 as f64 / 1e6
     }
@@ -71,14 +61,6 @@ fn write_usd(f: &mut fmt::Formatter<'_>, micros: i64) -> fmt::Result {
 impl fmt::Display for MicroUsd {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write_usd(f, self.0)
-    }
-}
-
-/// `$0.096000/h`.
-impl fmt::Display for MicroUsdPerHour {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write_usd(f, self.0)?;
-        f.write_str("/h")
     }
 }
 
@@ -101,33 +83,6 @@ impl Sum for MicroUsd {
     }
 }
 
-/// How a node is bought; the value of the `karpenter.sh/capacity-type` label.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum CapacityType {
-    /// `on-demand`.
-    OnDemand,
-    /// `spot`.
-    Spot,
-    /// `reserved` (capacity reservations).
-    Reserved,
-}
-
-impl CapacityType {
-    /// The label value.
-    pub const fn label(self) -> &'static str {
-        match self {
-            CapacityType::OnDemand => "on-demand",
-            CapacityType::Spot => "spot",
-            CapacityType::Reserved => "reserved",
-        }
-    }
-}
-
-impl fmt::Display for CapacityType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.label())
-    }
-}
 
 /// Handle to one billing record in a [`CostLedger`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -145,7 +100,7 @@ pub struct NodeLaunch {
     /// When billing starts.
     pub launched_at: SimTime,
     /// The price in force at launch.
-    pub price: MicroUsdPerHour,
+    pub price: Price,
 }
 
 /// A price in force from `from` until the next segment starts (or the node
@@ -155,7 +110,7 @@ pub struct PriceSegment {
     /// Start of the segment.
     pub from: SimTime,
     /// Price during the segment.
-    pub price: MicroUsdPerHour,
+    pub price: Price,
 }
 
 /// One node's billing history.
@@ -202,17 +157,17 @@ impl BillingRecord {
     }
 
     /// The price in force at launch (charged for any 60 s minimum top-up).
-    pub fn launch_price(&self) -> MicroUsdPerHour {
+    pub fn launch_price(&self) -> Price {
         self.segments[0].price
     }
 
     /// The most recent price.
-    pub fn latest_price(&self) -> MicroUsdPerHour {
+    pub fn latest_price(&self) -> Price {
         self.segments[self.segments.len() - 1].price
     }
 
     /// The price in force at `at`, or `None` if the node was not running then.
-    pub fn price_at(&self, at: SimTime) -> Option<MicroUsdPerHour> {
+    pub fn price_at(&self, at: SimTime) -> Option<Price> {
         if at < self.launched_at || self.terminated_at.is_some_and(|end| at >= end) {
             return None;
         }
@@ -238,11 +193,11 @@ impl BillingRecord {
             let ms = segment_end
                 .saturating_duration_since(segment.from)
                 .as_millis();
-            exact += i128::from(segment.price.0) * i128::from(ms);
+            exact += i128::from(segment.price.micros()) * i128::from(ms);
         }
         let lifetime = end - self.launched_at;
         let top_up = MINIMUM_BILLED - lifetime;
-        exact += i128::from(self.launch_price().0) * i128::from(top_up.as_millis());
+        exact += i128::from(self.launch_price().micros()) * i128::from(top_up.as_millis());
         // Round half up; `exact` is never negative (prices are validated).
         let micros = (exact + MS_PER_HOUR / 2) / MS_PER_HOUR;
         MicroUsd(i64::try_from(micros).unwrap_or(i64::MAX))
@@ -283,7 +238,7 @@ pub enum LedgerError {
         /// Node name.
         node: String,
         /// The offending price.
-        price: MicroUsdPerHour,
+        price: Price,
     },
     /// The node has already been terminated.
     #[error("node {node}: already terminated at {terminated_at}")]
@@ -327,7 +282,7 @@ impl CostLedger {
     pub fn launch(&mut self, launch: NodeLaunch) -> Result<BillingId, LedgerError> {
         check_price(&launch.node_name, launch.price)?;
         let id = self.records.len();
-        self.current_rate = self.current_rate.saturating_add(launch.price.0);
+        self.current_rate = self.current_rate.saturating_add(launch.price.micros());
         self.records.push(BillingRecord {
             segments: vec![PriceSegment {
                 from: launch.launched_at,
@@ -349,7 +304,7 @@ impl CostLedger {
         &mut self,
         id: BillingId,
         at: SimTime,
-        price: MicroUsdPerHour,
+        price: Price,
     ) -> Result<(), LedgerError> {
         let record = open_record(&mut self.records, id)?;
         check_price(&record.node_name, price)?;
@@ -363,7 +318,7 @@ impl CostLedger {
         } else {
             record.segments.push(PriceSegment { from: at, price });
         }
-        self.current_rate = self.current_rate.saturating_add(price.0 - previous.price.0);
+        self.current_rate = self.current_rate.saturating_add(price.micros() - previous.price.micros());
         Ok(())
     }
 
@@ -376,7 +331,7 @@ impl CostLedger {
         }
         record.terminated_at = Some(at);
         let cost = record.cost(at);
-        self.current_rate = self.current_rate.saturating_sub(record.latest_price().0);
+        self.current_rate = self.current_rate.saturating_sub(record.latest_price().micros());
         self.closed.add(record, cost);
         self.open.remove(&id.0);
         Ok(cost)
@@ -415,14 +370,14 @@ impl CostLedger {
 
     /// Sum of the latest prices of the running nodes: the fleet's $/h after
     /// every change recorded so far. O(1); sample it as the clock advances.
-    pub fn current_hourly_rate(&self) -> MicroUsdPerHour {
-        MicroUsdPerHour(self.current_rate)
+    pub fn current_hourly_rate(&self) -> Price {
+        Price::from_micros(self.current_rate)
     }
 
     /// The fleet's $/h at instant `at`: the price in force for each node
     /// running at `at` (launched at or before it, not yet terminated). Scans
     /// every record; for sampling past instants.
-    pub fn hourly_rate_at(&self, at: SimTime) -> MicroUsdPerHour {
+    pub fn hourly_rate_at(&self, at: SimTime) -> Price {
         self.hourly_rate_at_where(at, |_| true)
     }
 
@@ -432,19 +387,19 @@ impl CostLedger {
         &self,
         at: SimTime,
         mut include: impl FnMut(&BillingRecord) -> bool,
-    ) -> MicroUsdPerHour {
+    ) -> Price {
         let total = self
             .records
             .iter()
             .filter(|record| include(record))
             .filter_map(|record| record.price_at(at))
-            .fold(0i64, |sum, price| sum.saturating_add(price.0));
-        MicroUsdPerHour(total)
+            .fold(0i64, |sum, price| sum.saturating_add(price.micros()));
+        Price::from_micros(total)
     }
 }
 
-fn check_price(node: &str, price: MicroUsdPerHour) -> Result<(), LedgerError> {
-    if price.0 < 0 {
+fn check_price(node: &str, price: Price) -> Result<(), LedgerError> {
+    if price.micros() < 0 {
         return Err(LedgerError::NegativePrice {
             node: node.to_string(),
             price,

@@ -17,7 +17,7 @@ pub mod time;
 pub use latency::{LatencyError, LaunchLatency, LogNormalLatency};
 pub use ledger::{
     BillingId, BillingRecord, CapacityType, CostLedger, CostTotals, LedgerError, MicroUsd,
-    MicroUsdPerHour, NodeLaunch,
+    NodeLaunch,
 };
 pub use percentile::{Percentile, SortedSamples, Summary};
 pub use queue::{EventId, EventQueue, Generation, GenerationTable, ScheduleError, Stamp};

@@ -21,7 +21,7 @@ fn launch(
             pool: pool.to_string(),
             capacity_type,
             launched_at: at,
-            price: MicroUsdPerHour(price),
+            price: Price::from_micros(price),
         })
         .unwrap()
 }
@@ -128,12 +128,12 @@ fn price_changes_are_piecewise_constant() {
         36_000,
     );
     ledger
-        .change_price(id, secs(1_800), MicroUsdPerHour(48_000))
+        .change_price(id, secs(1_800), Price::from_micros(48_000))
         .unwrap();
     assert_eq!(ledger.terminate(id, secs(3_600)), Ok(MicroUsd(42_000)));
     let record = ledger.record(id).unwrap();
-    assert_eq!(record.launch_price(), MicroUsdPerHour(36_000));
-    assert_eq!(record.latest_price(), MicroUsdPerHour(48_000));
+    assert_eq!(record.launch_price(), Price::from_micros(36_000));
+    assert_eq!(record.latest_price(), Price::from_micros(48_000));
     assert_eq!(record.segments().len(), 2);
 }
 
@@ -153,7 +153,7 @@ fn minimum_top_up_uses_launch_price() {
         60_000,
     );
     ledger
-        .change_price(id, secs(20), MicroUsdPerHour(120_000))
+        .change_price(id, secs(20), Price::from_micros(120_000))
         .unwrap();
     assert_eq!(ledger.terminate(id, secs(30)), Ok(MicroUsd(1_167)));
 }
@@ -171,10 +171,10 @@ fn change_at_same_instant_replaces() {
         10_000,
     );
     ledger
-        .change_price(id, secs(10), MicroUsdPerHour(72_000))
+        .change_price(id, secs(10), Price::from_micros(72_000))
         .unwrap();
     assert_eq!(ledger.record(id).unwrap().segments().len(), 1);
-    assert_eq!(ledger.current_hourly_rate(), MicroUsdPerHour(72_000));
+    assert_eq!(ledger.current_hourly_rate(), Price::from_micros(72_000));
     // 72 000 × 100 000 / 3.6e6 = 2 000 µ$.
     assert_eq!(ledger.terminate(id, secs(110)), Ok(MicroUsd(2_000)));
 }
@@ -292,20 +292,20 @@ fn hourly_rate_at_instants() {
         36_000,
     );
     ledger
-        .change_price(b, secs(60), MicroUsdPerHour(48_000))
+        .change_price(b, secs(60), Price::from_micros(48_000))
         .unwrap();
     ledger.terminate(a, secs(90)).unwrap();
-    let rate = |ms: u64| ledger.hourly_rate_at(SimTime::from_millis(ms)).0;
+    let rate = |ms: u64| ledger.hourly_rate_at(SimTime::from_millis(ms)).micros();
     assert_eq!(rate(0), 96_000);
     assert_eq!(rate(29_999), 96_000);
     assert_eq!(rate(30_000), 132_000);
     assert_eq!(rate(60_000), 144_000);
     assert_eq!(rate(90_000), 48_000);
-    assert_eq!(ledger.current_hourly_rate(), MicroUsdPerHour(48_000));
+    assert_eq!(ledger.current_hourly_rate(), Price::from_micros(48_000));
     let spot_only =
         ledger.hourly_rate_at_where(secs(60), |r| r.capacity_type() == CapacityType::Spot);
-    assert_eq!(spot_only, MicroUsdPerHour(48_000));
-    assert_eq!(spot_only.to_string(), "$0.048000/h");
+    assert_eq!(spot_only, Price::from_micros(48_000));
+    assert_eq!(spot_only.to_string(), "$0.048");
 }
 
 #[test]
@@ -316,7 +316,7 @@ fn bad_operations_are_errors() {
         pool: "p".into(),
         capacity_type: CapacityType::OnDemand,
         launched_at: SimTime::ZERO,
-        price: MicroUsdPerHour(-1),
+        price: Price::from_micros(-1),
     });
     assert!(matches!(negative, Err(LedgerError::NegativePrice { .. })));
     assert!(
@@ -333,7 +333,7 @@ fn bad_operations_are_errors() {
         10_000,
     );
     assert_eq!(
-        ledger.change_price(id, secs(99), MicroUsdPerHour(1)),
+        ledger.change_price(id, secs(99), Price::from_micros(1)),
         Err(LedgerError::OutOfOrder {
             node: "n1".into(),
             at: secs(99),
@@ -341,7 +341,7 @@ fn bad_operations_are_errors() {
         })
     );
     assert!(matches!(
-        ledger.change_price(id, secs(150), MicroUsdPerHour(-5)),
+        ledger.change_price(id, secs(150), Price::from_micros(-5)),
         Err(LedgerError::NegativePrice { .. })
     ));
     assert!(matches!(
@@ -357,14 +357,14 @@ fn bad_operations_are_errors() {
         })
     );
     assert!(matches!(
-        ledger.change_price(id, secs(300), MicroUsdPerHour(1)),
+        ledger.change_price(id, secs(300), Price::from_micros(1)),
         Err(LedgerError::AlreadyTerminated { .. })
     ));
     assert_eq!(
         ledger.terminate(BillingId(99), secs(300)),
         Err(LedgerError::UnknownRecord(BillingId(99)))
     );
-    assert_eq!(ledger.current_hourly_rate(), MicroUsdPerHour(0));
+    assert_eq!(ledger.current_hourly_rate(), Price::from_micros(0));
 }
 
 #[test]
@@ -372,6 +372,6 @@ fn money_display() {
     assert_eq!(MicroUsd(0).to_string(), "$0.000000");
     assert_eq!(MicroUsd(1_234_567_890).to_string(), "$1234.567890");
     assert_eq!(MicroUsd(-1_500_000).to_string(), "-$1.500000");
-    assert_eq!(MicroUsdPerHour(96_000).to_string(), "$0.096000/h");
+    assert_eq!(Price::from_micros(96_000).to_string(), "$0.096");
     assert_eq!(CapacityType::OnDemand.to_string(), "on-demand");
 }
