@@ -1,7 +1,7 @@
 //! Tests of the regional catalog over the bundled snapshot.
 
 use super::*;
-use crate::cloud::labels;
+use crate::kube::labels;
 use crate::cloud::nodeclass::AmiFamily;
 use crate::kube::resources::GIB;
 
@@ -17,8 +17,8 @@ fn us_east_1_m5_large() {
     assert_eq!(m5.on_demand_price, Price::from_micros(96_000));
     assert_eq!(m5.on_demand_price.to_string(), "$0.096");
     assert_eq!(m5.allocatable.cpu_millis(), 1930);
-    assert_eq!(m5.label(labels::INSTANCE_FAMILY), Some("m5"));
-    assert_eq!(m5.label(labels::REGION), Some("us-east-1"));
+    assert_eq!(m5.label(labels::LABEL_INSTANCE_FAMILY), Some("m5"));
+    assert_eq!(m5.label(labels::LABEL_TOPOLOGY_REGION), Some("us-east-1"));
     assert_eq!(catalog.zones().len(), 6);
     let od = m5.cheapest(CapacityType::OnDemand).unwrap();
     let spot = m5.cheapest(CapacityType::Spot).unwrap();
@@ -120,17 +120,17 @@ fn spot_offerings_follow_usage_classes_and_advisor() {
 fn gpu_type_labels() {
     let catalog = load("us-east-1");
     let g5 = catalog.get("g5.xlarge").unwrap();
-    assert_eq!(g5.label(labels::INSTANCE_GPU_NAME), Some("a10g"));
-    assert_eq!(g5.label(labels::INSTANCE_GPU_MANUFACTURER), Some("nvidia"));
-    assert_eq!(g5.label(labels::INSTANCE_GPU_COUNT), Some("1"));
-    assert_eq!(g5.label(labels::INSTANCE_CATEGORY), Some("g"));
+    assert_eq!(g5.label(labels::LABEL_INSTANCE_GPU_NAME), Some("a10g"));
+    assert_eq!(g5.label(labels::LABEL_INSTANCE_GPU_MANUFACTURER), Some("nvidia"));
+    assert_eq!(g5.label(labels::LABEL_INSTANCE_GPU_COUNT), Some("1"));
+    assert_eq!(g5.label(labels::LABEL_INSTANCE_CATEGORY), Some("g"));
     assert_eq!(
         g5.capacity
             .get(crate::kube::resources::ResourceKind::NvidiaGpu),
         1
     );
     let m5 = catalog.get("m5.large").unwrap();
-    assert_eq!(m5.label(labels::INSTANCE_GPU_NAME), None);
+    assert_eq!(m5.label(labels::LABEL_INSTANCE_GPU_NAME), None);
 }
 
 /// Windows catalogs drop arm64 types and label the rest windows; the
@@ -149,7 +149,7 @@ fn windows_catalog() {
             .all(|t| t.arch() == Arch::Amd64)
     );
     let m5 = catalog.get("m5.large").unwrap();
-    assert_eq!(m5.label(labels::OS), Some("windows"));
+    assert_eq!(m5.label(labels::LABEL_OS), Some("windows"));
     assert_eq!(m5.capacity.pods(), 110);
     assert_eq!(m5.capacity.ephemeral_bytes(), 50 * GIB);
     assert!(load("eu-west-1").get("m6g.large").is_some());
