@@ -7,4 +7,5 @@
 pub mod cloud;
 pub mod karpenter;
 pub mod kube;
+pub mod report;
 pub mod sim;

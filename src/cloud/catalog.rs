@@ -233,6 +233,31 @@ impl Catalog {
             .map(|i| &self.types[i])
     }
 
+    /// Marks the offering of `instance_type` in `zone` with `capacity_type`
+    /// unavailable, as an insufficient-capacity error does; returns whether
+    /// such an offering exists.
+    pub fn mark_unavailable(
+        &mut self,
+        instance_type: &str,
+        zone: &str,
+        capacity_type: CapacityType,
+    ) -> bool {
+        let Ok(index) = self
+            .types
+            .binary_search_by(|t| t.spec.name.as_str().cmp(instance_type))
+        else {
+            return false;
+        };
+        let mut found = false;
+        for offering in &mut self.types[index].offerings {
+            if offering.zone == zone && offering.capacity_type == capacity_type {
+                offering.available = false;
+                found = true;
+            }
+        }
+        found
+    }
+
     /// Number of instance types.
     pub fn len(&self) -> usize {
         self.types.len()

@@ -1,8 +1,8 @@
 //! Tests of the regional catalog over the bundled snapshot.
 
 use super::*;
-use crate::kube::labels;
 use crate::cloud::nodeclass::AmiFamily;
+use crate::kube::labels;
 use crate::kube::resources::GIB;
 
 fn load(region: &str) -> Catalog {
@@ -121,7 +121,10 @@ fn gpu_type_labels() {
     let catalog = load("us-east-1");
     let g5 = catalog.get("g5.xlarge").unwrap();
     assert_eq!(g5.label(labels::LABEL_INSTANCE_GPU_NAME), Some("a10g"));
-    assert_eq!(g5.label(labels::LABEL_INSTANCE_GPU_MANUFACTURER), Some("nvidia"));
+    assert_eq!(
+        g5.label(labels::LABEL_INSTANCE_GPU_MANUFACTURER),
+        Some("nvidia")
+    );
     assert_eq!(g5.label(labels::LABEL_INSTANCE_GPU_COUNT), Some("1"));
     assert_eq!(g5.label(labels::LABEL_INSTANCE_CATEGORY), Some("g"));
     assert_eq!(

@@ -67,7 +67,10 @@ pub fn instance_labels(
         (LABEL_OS, os.to_string()),
         (LABEL_TOPOLOGY_REGION, region.to_string()),
         (LABEL_INSTANCE_CPU, spec.vcpu.to_string()),
-        (LABEL_INSTANCE_CPU_MANUFACTURER, spec.cpu_manufacturer.clone()),
+        (
+            LABEL_INSTANCE_CPU_MANUFACTURER,
+            spec.cpu_manufacturer.clone(),
+        ),
         (LABEL_INSTANCE_MEMORY, spec.memory_mib.to_string()),
         (LABEL_INSTANCE_HYPERVISOR, spec.hypervisor.clone()),
         (
@@ -98,7 +101,10 @@ pub fn instance_labels(
         labels.push((LABEL_INSTANCE_SIZE, size.to_string()));
     }
     if let Some(mhz) = spec.cpu_clock_mhz {
-        labels.push((LABEL_INSTANCE_CPU_SUSTAINED_CLOCK_SPEED_MHZ, mhz.to_string()));
+        labels.push((
+            LABEL_INSTANCE_CPU_SUSTAINED_CLOCK_SPEED_MHZ,
+            mhz.to_string(),
+        ));
     }
     if let Some(mbps) = spec.ebs_bandwidth_mbps {
         labels.push((LABEL_INSTANCE_EBS_BANDWIDTH, mbps.to_string()));
@@ -121,7 +127,10 @@ pub fn instance_labels(
             LABEL_INSTANCE_ACCELERATOR_MANUFACTURER,
             accelerator.manufacturer.clone(),
         ));
-        labels.push((LABEL_INSTANCE_ACCELERATOR_COUNT, accelerator.count.to_string()));
+        labels.push((
+            LABEL_INSTANCE_ACCELERATOR_COUNT,
+            accelerator.count.to_string(),
+        ));
     }
     labels.sort();
     Some(labels)
@@ -188,7 +197,10 @@ mod tests {
         });
         let labels = instance_labels(&g5, "eu-west-1", AmiFamily::Windows2022).unwrap();
         assert_eq!(get(&labels, LABEL_INSTANCE_GPU_NAME), Some("a10g"));
-        assert_eq!(get(&labels, LABEL_INSTANCE_GPU_MANUFACTURER), Some("nvidia"));
+        assert_eq!(
+            get(&labels, LABEL_INSTANCE_GPU_MANUFACTURER),
+            Some("nvidia")
+        );
         assert_eq!(get(&labels, LABEL_INSTANCE_GPU_COUNT), Some("1"));
         assert_eq!(get(&labels, LABEL_INSTANCE_GPU_MEMORY), Some("22888"));
         assert_eq!(get(&labels, LABEL_OS), Some("windows"));

@@ -8,6 +8,7 @@ pub mod labels;
 pub mod nodeclass;
 pub mod offering;
 pub mod price;
+pub mod requirements;
 pub mod snapshot;
 pub mod spec;
 

@@ -92,6 +92,15 @@ impl AddAssign for Price {
     }
 }
 
+impl Price {
+    /// The amount in dollars without a currency sign (`0.096`), for CSV and
+    /// JSON.
+    pub fn decimal(self) -> String {
+        let text = self.to_string();
+        text.replacen('$', "", 1)
+    }
+}
+
 impl fmt::Display for Price {
     /// Dollars with at least two and at most six decimals: `$0.096`, `$1.00`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -128,6 +137,8 @@ mod tests {
     #[test]
     fn displays_dollars() {
         assert_eq!(Price(96_000).to_string(), "$0.096");
+        assert_eq!(Price(96_000).decimal(), "0.096");
+        assert_eq!(Price(-1_500_000).decimal(), "-1.50");
         assert_eq!(Price(1_000_000).to_string(), "$1.00");
         assert_eq!(Price(4_200).to_string(), "$0.0042");
         assert_eq!(Price(98_320_000).to_string(), "$98.32");

@@ -2,6 +2,7 @@
 //! EC2NodeClass APIs, and (later) provisioning and disruption.
 
 pub mod ec2nodeclass;
+pub mod instance_types;
 pub mod manifests;
 pub mod nodepool;
 

@@ -83,7 +83,6 @@ impl Sum for MicroUsd {
     }
 }
 
-
 /// Handle to one billing record in a [`CostLedger`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct BillingId(usize);
@@ -318,7 +317,9 @@ impl CostLedger {
         } else {
             record.segments.push(PriceSegment { from: at, price });
         }
-        self.current_rate = self.current_rate.saturating_add(price.micros() - previous.price.micros());
+        self.current_rate = self
+            .current_rate
+            .saturating_add(price.micros() - previous.price.micros());
         Ok(())
     }
 
@@ -331,7 +332,9 @@ impl CostLedger {
         }
         record.terminated_at = Some(at);
         let cost = record.cost(at);
-        self.current_rate = self.current_rate.saturating_sub(record.latest_price().micros());
+        self.current_rate = self
+            .current_rate
+            .saturating_sub(record.latest_price().micros());
         self.closed.add(record, cost);
         self.open.remove(&id.0);
         Ok(cost)

@@ -1,0 +1,5 @@
+//! Renders results for people and programs: terminal tables, CSV and JSON.
+//! Writers take `&mut impl Write`; nothing here decides anything.
+
+pub mod instance_types;
+pub mod table;

@@ -1,0 +1,51 @@
+//! Running the binary and reading its output.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+
+/// The repository root (tests run with it as the working directory).
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `karpsim` with `args` in `dir`.
+pub fn karpsim_in(dir: &Path, args: &[&str]) -> Output {
+    Command::cargo_bin("karpsim")
+        .expect("binary is built")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("karpsim runs")
+}
+
+/// Runs `karpsim` with `args` from the repository root.
+pub fn karpsim(args: &[&str]) -> Output {
+    karpsim_in(&repo(), args)
+}
+
+/// Standard output as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).expect("utf-8 stdout")
+}
+
+/// Standard error as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).expect("utf-8 stderr")
+}
+
+/// Asserts a failure with exactly one `error:` line on stderr (after any
+/// warnings) and returns that line.
+pub fn single_error_line(output: &Output) -> String {
+    assert!(!output.status.success(), "expected failure, got success");
+    assert_eq!(output.status.code(), Some(1));
+    let text = stderr(output);
+    let errors: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with("warning: "))
+        .collect();
+    assert_eq!(errors.len(), 1, "stderr: {text}");
+    assert!(errors[0].starts_with("error: "), "stderr: {text}");
+    errors[0].to_string()
+}
