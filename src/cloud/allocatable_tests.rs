@@ -294,11 +294,11 @@ fn reserved_and_efa_only_enis() {
 /// (website/content/en/docs/reference/instance-types.md at the snapshot's
 /// commit, AL2023 defaults) gets exactly the allocatable the docs list:
 /// cpu, memory, ephemeral-storage, pods, GPUs, Neuron, EFA and pod-eni
-/// (see `src/cloud/testdata/README.md`).
+/// (see `tests/fixtures/karpenter-docs/README.md`).
 #[test]
 fn matches_karpenter_docs_for_every_type() {
     let specs = InstanceSpec::parse_table("instance_types.csv", snapshot::INSTANCE_TYPES).unwrap();
-    let docs = include_str!("testdata/karpenter_docs_allocatable.csv");
+    let docs = include_str!("../../tests/fixtures/karpenter-docs/karpenter_docs_allocatable.csv");
     let mut checked = 0;
     let mut newer_pod_eni = 0;
     for line in docs.lines().skip(1) {
