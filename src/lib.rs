@@ -7,4 +7,5 @@
 pub mod cloud;
 pub mod karpenter;
 pub mod kube;
+pub mod scenario;
 pub mod sim;
