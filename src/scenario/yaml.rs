@@ -162,6 +162,10 @@ pub(super) struct SyntaxError {
     pub message: String,
 }
 
+/// Most YAML nodes (scalars, lists, mappings, alias expansions included)
+/// a scenario file may hold.
+const MAX_NODES: usize = 50_000;
+
 /// Parses the YAML stream in `text`: `Ok(None)` when it holds no document
 /// (empty, or only comments), an error when it holds more than one.
 pub(super) fn parse_document(text: &str) -> Result<Option<Node>, SyntaxError> {
@@ -174,6 +178,10 @@ pub(super) fn parse_document(text: &str) -> Result<Option<Node>, SyntaxError> {
         // field and the allowed range.
         non_finite_float_policy: NonFiniteFloatPolicy::PassThrough,
         with_snippet: false,
+        // A scenario is small; a tighter node budget than the default
+        // 250 000 stops alias bombs sooner (a thousand workload items are
+        // under 10 000 nodes).
+        budget: serde_saphyr::budget! { max_nodes: MAX_NODES },
     };
     let mut documents: Vec<Node> = serde_saphyr::from_str_multiple_with_options(text, options)
         .map_err(|err| {
