@@ -210,6 +210,14 @@ impl Reader<'_> {
         }
     }
 
+    /// A scalar as the user meant it: a string's content, a number's text.
+    fn written(&self, node: &Node) -> String {
+        match &node.value {
+            Value::Str(s) => s.clone(),
+            _ => self.raw(node),
+        }
+    }
+
     /// A short description of a node for "found ..." messages.
     fn describe(&self, node: &Node) -> String {
         const MAX_SHOWN: usize = 40;
@@ -347,8 +355,7 @@ impl Reader<'_> {
     /// parser too, so `10` is reported as missing its unit.
     fn duration(&self, node: &Node, field: &str) -> Result<SimDuration, ScenarioError> {
         let text = match &node.value {
-            Value::Str(s) => s.clone(),
-            Value::Int(_) | Value::Float(_) => self.raw(node),
+            Value::Str(_) | Value::Int(_) | Value::Float(_) => self.written(node),
             _ => return Err(self.wrong_type(node, field, "a duration such as 30s or 1h30m")),
         };
         parse_duration(&text).map_err(|err| self.invalid(node.position, field, err.into()))
@@ -447,7 +454,7 @@ impl Reader<'_> {
                 .map_err(|err| self.invalid(Position::START, "nodeLaunchLatency", err.into()))?,
         };
         let workloads_node = self.required(&top, "workloads")?;
-        let workloads = self.workloads(workloads_node, (duration, &self.raw(duration_node)))?;
+        let workloads = self.workloads(workloads_node, (duration, &self.written(duration_node)))?;
         let variants = self.variants(self.required(&top, "variants")?)?;
         Ok(Scenario {
             name,
@@ -554,7 +561,7 @@ impl Reader<'_> {
             let (at, at_text, at_position) = match map.get("at") {
                 Some(node) => (
                     self.duration(node, &at_field)?,
-                    self.raw(node),
+                    self.written(node),
                     node.position,
                 ),
                 None => (

@@ -442,7 +442,7 @@ fn each_bad_case_gives_its_exact_error() {
              replicaset, daemonset, job, pod; found deployment and job",
         ),
         (
-            "duration: 1h\nworkloads:\n  - scale: {daemonset: agent, replicas: 1}\n",
+            "duration: 1h\nworkloads:\n  - scale: {daemonset: log-shipper, replicas: 1}\n",
             "3:13: workloads[0].scale: unknown key \"daemonset\" (valid keys: deployment, \
              statefulset, replicaset, namespace, replicas)",
         ),
@@ -475,7 +475,7 @@ fn each_bad_case_gives_its_exact_error() {
             "4:9: workloads[1].at: 25h is not before the end of the run (duration 24h)",
         ),
         (
-            "duration: 24h\nworkloads:\n  - at: 1d\n    delete: {deployment: web}\n",
+            "duration: \"24h\"\nworkloads:\n  - at: '1d'\n    delete: {deployment: web}\n",
             "3:9: workloads[0].at: 1d is not before the end of the run (duration 24h)",
         ),
         (
