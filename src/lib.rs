@@ -1,11 +1,14 @@
 //! karpsim: an offline cluster-cost simulator for Kubernetes autoscaling.
 //!
-//! The library is layered; arrows point one way:
-//! [`kube`] (Kubernetes vocabulary) ← [`cloud`] (the AWS catalog) ←
-//! [`karpenter`] (NodePool and EC2NodeClass). See ARCHITECTURE.md.
+//! The library is layered; arrows point one way: [`kube`] (Kubernetes
+//! vocabulary) ← [`cloud`] (the AWS catalog) ← [`karpenter`] (NodePools,
+//! EC2NodeClasses and their decisions) ← [`sim`] (the discrete-event engine)
+//! ← [`scenario`] (what to simulate) and [`report`] (what to show).
+//! See ARCHITECTURE.md for the map.
 
 pub mod cloud;
 pub mod karpenter;
 pub mod kube;
 pub mod report;
+pub mod scenario;
 pub mod sim;

@@ -1,0 +1,282 @@
+//! Errors from reading a scenario file. Each one renders as a single line
+//! that starts with `file:line:column:` and, for schema problems, the path of
+//! the offending field (`workloads[2].at`), so editors and terminals can jump
+//! straight to it.
+
+use std::fmt;
+
+use crate::sim::{DurationParseError, LatencyError};
+
+/// A 1-based line and column in the scenario file (0:0 when unknown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Position {
+    /// Line, starting at 1.
+    pub line: u64,
+    /// Column in characters, starting at 1.
+    pub column: u64,
+}
+
+impl Position {
+    /// The start of the file, for problems that belong to no particular node
+    /// (an empty file, a default that does not fit the caller's catalog).
+    pub const START: Position = Position { line: 1, column: 1 };
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.line, self.column)
+    }
+}
+
+/// Why a scenario file was rejected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file itself could not be read.
+    #[error("{file}: cannot read scenario file: {reason}")]
+    Read {
+        /// The scenario file as the caller named it.
+        file: String,
+        /// The operating system's explanation.
+        reason: String,
+    },
+    /// The text is not valid YAML, or not a single YAML document.
+    #[error("{file}:{position}: {message}")]
+    Yaml {
+        /// The scenario file as the caller named it.
+        file: String,
+        /// Where the YAML reader stopped.
+        position: Position,
+        /// The YAML reader's explanation, on one line.
+        message: String,
+    },
+    /// Valid YAML that does not follow the scenario schema.
+    #[error("{file}:{position}: {}{problem}", FieldPrefix(field))]
+    Invalid {
+        /// The scenario file as the caller named it.
+        file: String,
+        /// Where the offending node starts.
+        position: Position,
+        /// Path of the offending field, e.g. `workloads[2].at`; empty for the
+        /// document itself.
+        field: String,
+        /// What is wrong (boxed to keep `Result`s small).
+        problem: Box<Problem>,
+    },
+}
+
+impl ScenarioError {
+    /// The schema problem, if this is one.
+    pub fn problem(&self) -> Option<&Problem> {
+        match self {
+            ScenarioError::Invalid { problem, .. } => Some(problem),
+            _ => None,
+        }
+    }
+}
+
+/// Renders `field: ` or nothing for the document itself.
+struct FieldPrefix<'a>(&'a str);
+
+impl fmt::Display for FieldPrefix<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            write!(f, "{}: ", self.0)
+        }
+    }
+}
+
+/// A schema problem in a scenario file, without its location.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    /// The file holds no YAML document (empty, or only comments).
+    #[error("the file is empty; a scenario needs at least duration, workloads and variants")]
+    EmptyDocument,
+    /// A key the schema does not have.
+    #[error("unknown key {key:?} (valid keys: {})", valid.join(", "))]
+    UnknownKey {
+        /// The key as written.
+        key: String,
+        /// The keys allowed at this place.
+        valid: &'static [&'static str],
+    },
+    /// A key reserved for a later version of the schema.
+    #[error("{feature} ({key:?}) is not supported yet by this version of karpsim")]
+    NotSupportedYet {
+        /// The key as written.
+        key: String,
+        /// What the key will describe.
+        feature: &'static str,
+    },
+    /// A mapping key given twice.
+    #[error("duplicate key {key:?} (first given at {first})")]
+    DuplicateKey {
+        /// The key as written.
+        key: String,
+        /// Where it first appeared.
+        first: Position,
+    },
+    /// A mapping key that is not a string.
+    #[error("keys must be strings, found {found}")]
+    NonStringKey {
+        /// What the key is.
+        found: &'static str,
+    },
+    /// A required key is absent.
+    #[error("missing required key {key:?}")]
+    MissingKey {
+        /// The key that is needed.
+        key: &'static str,
+    },
+    /// Exactly one of several keys must be present.
+    #[error("{}", exactly_one_message(choices, found))]
+    ExactlyOne {
+        /// The keys of which one must be given.
+        choices: &'static [&'static str],
+        /// The keys that were given (none or several).
+        found: Vec<String>,
+    },
+    /// Two keys that exclude each other.
+    #[error("{first:?} cannot be combined with {second:?}")]
+    Conflict {
+        /// The key given first.
+        first: String,
+        /// The key that conflicts with it.
+        second: String,
+    },
+    /// A value of the wrong YAML type.
+    #[error("expected {expected}, found {found}")]
+    WrongType {
+        /// What the schema wants here.
+        expected: &'static str,
+        /// What the file has.
+        found: String,
+    },
+    /// A duration that does not parse.
+    #[error(transparent)]
+    InvalidDuration(#[from] DurationParseError),
+    /// The run length must be positive.
+    #[error("the run must last longer than 0")]
+    ZeroDuration,
+    /// A negative number where only zero or more makes sense.
+    #[error("must not be negative, found {text}")]
+    Negative {
+        /// The number as written.
+        text: String,
+    },
+    /// A number outside the allowed range (or not a whole number).
+    #[error("expected a whole number from 0 to {max}, found {text}")]
+    OutOfRange {
+        /// The number as written.
+        text: String,
+        /// The largest value allowed.
+        max: u64,
+    },
+    /// An empty string where a name or path is needed.
+    #[error("must not be empty")]
+    EmptyString,
+    /// A list that must have at least one entry.
+    #[error("needs at least one entry")]
+    EmptyList,
+    /// A name that cannot be used.
+    #[error("invalid name {name:?}: {reason}")]
+    InvalidName {
+        /// The name as written.
+        name: String,
+        /// What rule it breaks.
+        reason: &'static str,
+    },
+    /// No `name` key, and the file name does not make a valid name.
+    #[error(
+        "no name given and the file name {stem:?} is not a valid name ({reason}); add a name key"
+    )]
+    InvalidDefaultName {
+        /// The file name without extension.
+        stem: String,
+        /// What rule it breaks.
+        reason: &'static str,
+    },
+    /// Two variants with the same name.
+    #[error("variant name {name:?} is already used by {first_field} (line {first_line})")]
+    DuplicateVariant {
+        /// The repeated name.
+        name: String,
+        /// Field path of the first variant with that name.
+        first_field: String,
+        /// Line of the first variant's name.
+        first_line: u64,
+    },
+    /// A workload step at or after the end of the run.
+    #[error("{at} is not before the end of the run (duration {duration})")]
+    AfterEnd {
+        /// The step's time as written.
+        at: String,
+        /// The run's duration as written.
+        duration: String,
+    },
+    /// A workload step listed before an earlier-listed later step.
+    #[error("{at} is earlier than {previous_field} ({previous_at}); list workloads in time order")]
+    OutOfOrder {
+        /// The step's time as written.
+        at: String,
+        /// Field path of the preceding step's time.
+        previous_field: String,
+        /// The preceding step's time as written.
+        previous_at: String,
+    },
+    /// A region the caller's catalog does not have.
+    #[error("unknown region {region:?} (known regions: {})", known.join(", "))]
+    UnknownRegion {
+        /// The region as written (or defaulted).
+        region: String,
+        /// The regions the catalog has.
+        known: Vec<String>,
+    },
+    /// A zone that is not in the scenario's region.
+    #[error("zone {zone:?} is not in region {region} (its zones: {})", known.join(", "))]
+    UnknownZone {
+        /// The zone as written.
+        zone: String,
+        /// The scenario's region.
+        region: String,
+        /// The region's zones.
+        known: Vec<String>,
+    },
+    /// The same zone listed twice.
+    #[error("zone {zone:?} is listed twice")]
+    DuplicateZone {
+        /// The repeated zone.
+        zone: String,
+    },
+    /// The latency description is inconsistent.
+    #[error(transparent)]
+    Latency(#[from] LatencyError),
+    /// A referenced file does not exist.
+    #[error("file {written:?} not found (looked for {resolved:?})")]
+    FileNotFound {
+        /// The path as written in the scenario.
+        written: String,
+        /// The absolute path that was checked.
+        resolved: String,
+    },
+    /// A referenced path exists but is not a regular file, or cannot be read.
+    #[error("{written:?} is not a readable file ({reason})")]
+    NotAFile {
+        /// The path as written in the scenario.
+        written: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+fn exactly_one_message(choices: &[&str], found: &[String]) -> String {
+    let choices = choices.join(", ");
+    match found {
+        [] => format!("needs exactly one of: {choices}; found none"),
+        found => format!(
+            "needs exactly one of: {choices}; found {}",
+            found.join(" and ")
+        ),
+    }
+}

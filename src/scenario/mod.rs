@@ -1,0 +1,269 @@
+//! Scenario files: what to simulate, read from YAML and validated.
+//!
+//! A scenario names a workload (what happens to the cluster over time), the
+//! environment it runs in (region, zones, node launch latency, seed) and one
+//! or more *variants*: the provisioning configurations under test, which all
+//! see the same workload, seed and environment. This module reads the file,
+//! checks it against the schema below, resolves the files it references and
+//! returns a [`Scenario`]. It does not read those files: Kubernetes manifests
+//! and NodePools are loaded by their own readers in a later step.
+//!
+//! # Schema (version 1)
+//!
+//! ```yaml
+//! name: quickstart            # optional, default: the file name without extension
+//! seed: 7                     # optional, default 0
+//! duration: 24h               # required; units ms, s, m, h, d (e.g. 90m, 1h30m, 7d)
+//! region: us-east-1           # optional, default us-east-1
+//! zones: [us-east-1a, us-east-1b]   # optional, default: every zone of the region
+//! nodeLaunchLatency: {median: 35s, p90: 60s}   # optional, this is the default
+//! workloads:                  # required, in time order
+//!   - manifests: workloads/base.yaml           # `at` defaults to 0
+//!   - at: 2h
+//!     manifests: [workloads/burst.yaml, workloads/batch.yaml]
+//!   - at: 6h
+//!     scale: {deployment: web, replicas: 40}
+//!   - at: 8h
+//!     delete: {deployment: burst, namespace: jobs}
+//! variants:                   # required, at least one
+//!   - name: karpenter
+//!     karpenter:
+//!       nodePools: [nodepools/default.yaml]
+//! ```
+//!
+//! Rules, beyond the types:
+//!
+//! - Every key is checked: an unknown key is an error listing the valid keys.
+//!   Keys reserved for later versions (`interruptions` at the top level,
+//!   `trace` in a workload item, `clusterAutoscaler` in a variant) are
+//!   recognised and rejected as not supported yet.
+//! - Durations are strings in Go/Kubernetes form plus `d` for days
+//!   ([`parse_duration`](crate::sim::parse_duration)); the bare `0` is also
+//!   accepted. `duration` must be greater than zero.
+//! - A workload item is exactly one action: `manifests` (one path or a list:
+//!   create the objects in those files), `scale` (exactly one of
+//!   `deployment`, `statefulset`, `replicaset`, plus `replicas` ≥ 0) or
+//!   `delete` (exactly one of `deployment`, `statefulset`, `replicaset`,
+//!   `daemonset`, `job`, `pod`). `scale` and `delete` take an optional
+//!   `namespace` (default `default`).
+//! - Every `at` must be before the end of the run (`at < duration`); an
+//!   action at the very end could not affect anything measured.
+//! - Workload items must be listed in time order (equal times are fine and
+//!   apply in file order). Items out of order are an error rather than being
+//!   sorted: the file is a timeline read top to bottom, and silently
+//!   reordering it would make the order on screen differ from the order
+//!   applied, which matters for items at the same time.
+//! - `nodeLaunchLatency` is either `{median, p90}` (a lognormal; both keys
+//!   required, `p90 ≥ median > 0`) or `{fixed: 40s}`.
+//! - `region` must be in the caller's [`RegionCatalog`]; `zones` must be
+//!   zones of that region, without repeats, and not empty.
+//! - A variant has a `name` (unique among variants) and exactly one
+//!   provisioner; today that is `karpenter` with a non-empty `nodePools`
+//!   list (one path or a list) of files holding NodePool and EC2NodeClass
+//!   documents.
+//! - Scenario and variant names become file names in reports: 1–63 letters,
+//!   digits, `-`, `_` or `.`, starting with a letter or digit.
+//! - Object names in `scale`/`delete` follow Kubernetes rules (DNS-1123
+//!   subdomain; namespaces DNS-1123 label).
+//! - Paths are relative to the directory of the scenario file (absolute
+//!   paths are used as they are) and must name existing files. The
+//!   resolved paths are absolute for the running process and are never
+//!   written anywhere.
+//!
+//! Errors are one line each, `scenarios/x.yaml:12:5: workloads[2].at: invalid
+//! duration "2x": ...`; see [`ScenarioError`].
+
+mod error;
+mod names;
+mod read;
+mod yaml;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+
+pub use error::{Position, Problem, ScenarioError};
+
+use crate::sim::{LaunchLatency, SimDuration, SimTime};
+
+/// Region used when a scenario names none.
+pub const DEFAULT_REGION: &str = "us-east-1";
+/// Namespace used by `scale` and `delete` when none is given.
+pub const DEFAULT_NAMESPACE: &str = "default";
+/// Default median node launch-to-ready latency.
+pub const DEFAULT_LAUNCH_MEDIAN: SimDuration = SimDuration::from_secs(35);
+/// Default 90th-percentile node launch-to-ready latency.
+pub const DEFAULT_LAUNCH_P90: SimDuration = SimDuration::from_secs(60);
+
+/// A validated scenario.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scenario {
+    /// Name used for reports (the file name without extension by default).
+    pub name: String,
+    /// Absolute path of the scenario file.
+    pub source: PathBuf,
+    /// Seed from which every random stream of the run is derived.
+    pub seed: u64,
+    /// Simulated run length; greater than zero.
+    pub duration: SimDuration,
+    /// Cloud region.
+    pub region: String,
+    /// Zones nodes may be launched in, in the order given (or the catalog's
+    /// order by default).
+    pub zones: Vec<String>,
+    /// Node launch-to-ready latency.
+    pub node_launch_latency: LaunchLatency,
+    /// What happens to the cluster, in time order.
+    pub workloads: Vec<WorkloadStep>,
+    /// Provisioning configurations under test, in file order; names unique.
+    pub variants: Vec<Variant>,
+}
+
+/// One timed action on the cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadStep {
+    /// When it happens; before the end of the run.
+    pub at: SimTime,
+    /// What happens.
+    pub action: WorkloadAction,
+}
+
+/// What a workload step does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WorkloadAction {
+    /// Create the objects in these Kubernetes manifest files (absolute
+    /// paths, in the order given).
+    Apply {
+        /// Manifest files; at least one.
+        manifests: Vec<PathBuf>,
+    },
+    /// Set the replica count of a Deployment, StatefulSet or ReplicaSet.
+    Scale {
+        /// The object to scale.
+        target: ObjectRef,
+        /// The new replica count.
+        replicas: u32,
+    },
+    /// Delete an object (its pods go with it).
+    Delete {
+        /// The object to delete.
+        target: ObjectRef,
+    },
+}
+
+/// The kinds of object a workload step can name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ObjectKind {
+    /// apps/v1 Deployment.
+    Deployment,
+    /// apps/v1 StatefulSet.
+    StatefulSet,
+    /// apps/v1 ReplicaSet.
+    ReplicaSet,
+    /// apps/v1 DaemonSet.
+    DaemonSet,
+    /// batch/v1 Job.
+    Job,
+    /// v1 Pod.
+    Pod,
+}
+
+impl ObjectKind {
+    /// The Kubernetes `kind`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ObjectKind::Deployment => "Deployment",
+            ObjectKind::StatefulSet => "StatefulSet",
+            ObjectKind::ReplicaSet => "ReplicaSet",
+            ObjectKind::DaemonSet => "DaemonSet",
+            ObjectKind::Job => "Job",
+            ObjectKind::Pod => "Pod",
+        }
+    }
+}
+
+/// A namespaced Kubernetes object named by a workload step.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectRef {
+    /// Its kind.
+    pub kind: ObjectKind,
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+/// One provisioning configuration under test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// Unique name, used in reports.
+    pub name: String,
+    /// How nodes are provisioned.
+    pub provisioner: Provisioner,
+}
+
+/// The node provisioner of a variant. Cluster Autoscaler node groups will
+/// join as a second form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Provisioner {
+    /// Karpenter with the given NodePools.
+    Karpenter(KarpenterConfig),
+}
+
+/// A Karpenter variant's inputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KarpenterConfig {
+    /// Files holding `karpenter.sh/v1` NodePools and `karpenter.k8s.aws/v1`
+    /// EC2NodeClasses (absolute paths, in the order given; at least one).
+    pub node_pools: Vec<PathBuf>,
+}
+
+/// The regions and zones a scenario may name, supplied by the caller (the
+/// instance-type catalog lives elsewhere).
+pub trait RegionCatalog {
+    /// Every known region, in the order to list them in messages.
+    fn regions(&self) -> Vec<&str>;
+    /// The zones of `region` in catalog order, or `None` for an unknown
+    /// region.
+    fn zones(&self, region: &str) -> Option<Vec<&str>>;
+}
+
+/// A fixed table of `(region, zones)` pairs.
+impl RegionCatalog for [(&str, &[&str])] {
+    fn regions(&self) -> Vec<&str> {
+        self.iter().map(|(region, _)| *region).collect()
+    }
+
+    fn zones(&self, region: &str) -> Option<Vec<&str>> {
+        self.iter()
+            .find(|(name, _)| *name == region)
+            .map(|(_, zones)| zones.to_vec())
+    }
+}
+
+impl Scenario {
+    /// Reads and validates the scenario file at `path`. Errors name `path`
+    /// as given.
+    pub fn load<C: RegionCatalog + ?Sized>(
+        path: &Path,
+        catalog: &C,
+    ) -> Result<Scenario, ScenarioError> {
+        let text = std::fs::read_to_string(path).map_err(|err| ScenarioError::Read {
+            file: path.display().to_string(),
+            reason: err.to_string(),
+        })?;
+        Scenario::parse(&text, path, catalog)
+    }
+
+    /// Validates `text` as the content of the scenario file at `path`, which
+    /// gives the default name, the base for relative paths and the file name
+    /// in errors. Referenced files must exist.
+    pub fn parse<C: RegionCatalog + ?Sized>(
+        text: &str,
+        path: &Path,
+        catalog: &C,
+    ) -> Result<Scenario, ScenarioError> {
+        read::read_scenario(text, path, catalog)
+    }
+}
