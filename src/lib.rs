@@ -11,4 +11,5 @@ pub mod karpenter;
 pub mod kube;
 pub mod report;
 pub mod scenario;
+pub mod scheduler;
 pub mod sim;

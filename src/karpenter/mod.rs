@@ -5,6 +5,7 @@ pub mod ec2nodeclass;
 pub mod instance_types;
 pub mod manifests;
 pub mod nodepool;
+pub mod provisioning;
 
 #[cfg(test)]
 mod tests;

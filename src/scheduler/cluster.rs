@@ -1,0 +1,407 @@
+//! The cluster as decision code sees it: nodes (registered Nodes and
+//! launched-but-unregistered NodeClaims), pods and what owns them, and
+//! PodDisruptionBudgets.
+//!
+//! `Cluster` is plain data. The simulation engine owns one and mutates it
+//! through the methods here (which keep per-node request totals in step);
+//! the kube-scheduler model, the Karpenter provisioner and later the
+//! disruption and Cluster Autoscaler deciders only ever read it (`&Cluster`).
+//! Nodes and pods live in arenas addressed by [`NodeId`] / [`PodId`]; a
+//! removed slot is never reused within a run, so ids stay unambiguous in
+//! events and reports.
+
+use std::sync::Arc;
+
+use crate::cloud::{CapacityType, Price};
+use crate::kube::labels::Labels;
+use crate::kube::pod::PodSpec;
+use crate::kube::resources::Resources;
+use crate::kube::taints::Taint;
+use crate::kube::workload::PodDisruptionBudget;
+use crate::sim::SimTime;
+
+/// Index of a node in [`Cluster`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct NodeId(pub u32);
+
+/// Index of a pod in [`Cluster`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct PodId(pub u32);
+
+/// What Karpenter knows about the NodeClaim behind a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeClaimInfo {
+    /// Owning NodePool.
+    pub nodepool: String,
+    /// Launched instance type.
+    pub instance_type: String,
+    /// Launched capacity type.
+    pub capacity_type: CapacityType,
+    /// Launched zone.
+    pub zone: String,
+    /// Price of the launched offering.
+    pub price: Price,
+    /// NodePool startup taints (ignored while the node is uninitialized).
+    pub startup_taints: Vec<Taint>,
+}
+
+/// A node: a registered Node, or a NodeClaim whose instance is still
+/// starting (`registered == false`; pods cannot bind yet, but Karpenter
+/// counts its capacity as in-flight).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Node (or NodeClaim) name.
+    pub name: String,
+    /// Labels (hostname, zone, instance type, capacity type, NodePool, …).
+    pub labels: Labels,
+    /// Taints.
+    pub taints: Vec<Taint>,
+    /// Capacity.
+    pub capacity: Resources,
+    /// Allocatable.
+    pub allocatable: Resources,
+    /// Sum of the requests of the non-terminal pods bound here (kept by
+    /// [`Cluster::bind`] / [`Cluster::unbind`]).
+    pub requested: Resources,
+    /// Pods bound here, in bind order.
+    pub pods: Vec<PodId>,
+    /// A Node object exists and is Ready: kube-scheduler may bind to it.
+    pub registered: bool,
+    /// Karpenter's `karpenter.sh/initialized`: Ready, startup taints gone.
+    pub initialized: bool,
+    /// Being deleted (drained): no new pods; its pods are demand elsewhere.
+    pub marked_for_deletion: bool,
+    /// The NodeClaim, for Karpenter-managed nodes.
+    pub claim: Option<NodeClaimInfo>,
+    /// When it was launched (or added).
+    pub created_at: SimTime,
+}
+
+impl Node {
+    /// Allocatable not yet requested by bound pods (never negative).
+    pub fn available(&self) -> Resources {
+        self.allocatable.saturating_sub(&self.requested)
+    }
+
+    /// The NodePool that owns the node, if managed.
+    pub fn nodepool(&self) -> Option<&str> {
+        self.claim.as_ref().map(|c| c.nodepool.as_str())
+    }
+}
+
+/// Who created a pod.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum OwnerKind {
+    /// A Deployment (through its ReplicaSet).
+    Deployment,
+    /// A ReplicaSet.
+    ReplicaSet,
+    /// A StatefulSet.
+    StatefulSet,
+    /// A Job.
+    Job,
+    /// A DaemonSet.
+    DaemonSet,
+}
+
+/// A pod's owner.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OwnerRef {
+    /// Owner kind.
+    pub kind: OwnerKind,
+    /// Owner name (in the pod's namespace).
+    pub name: String,
+}
+
+/// A pod's lifecycle phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PodPhase {
+    /// Not bound yet.
+    Pending,
+    /// Bound and running.
+    Running,
+    /// Finished successfully (Jobs).
+    Succeeded,
+    /// Failed or killed (e.g. a Job's deadline).
+    Failed,
+}
+
+impl PodPhase {
+    /// Whether the pod has finished.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, PodPhase::Succeeded | PodPhase::Failed)
+    }
+}
+
+/// A pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pod {
+    /// Pod name.
+    pub name: String,
+    /// Creation sequence number: the UID tie-breaker of pod ordering.
+    pub uid: u64,
+    /// Scheduling-relevant spec (namespace, labels, requests, constraints).
+    pub spec: Arc<PodSpec>,
+    /// Owner, if any (bare pods have none).
+    pub owner: Option<OwnerRef>,
+    /// Bound node.
+    pub node: Option<NodeId>,
+    /// Phase.
+    pub phase: PodPhase,
+    /// Creation time.
+    pub created_at: SimTime,
+    /// kube-scheduler marked it `PodScheduled=False, reason Unschedulable`:
+    /// what makes Karpenter consider it.
+    pub unschedulable: bool,
+}
+
+impl Pod {
+    /// Whether a DaemonSet owns the pod.
+    pub fn is_daemonset(&self) -> bool {
+        self.owner
+            .as_ref()
+            .is_some_and(|o| o.kind == OwnerKind::DaemonSet)
+    }
+}
+
+/// The cluster state.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    nodes: Vec<Option<Node>>,
+    pods: Vec<Option<Pod>>,
+    /// PodDisruptionBudgets.
+    pub pdbs: Vec<PodDisruptionBudget>,
+    next_uid: u64,
+}
+
+impl Cluster {
+    /// An empty cluster.
+    pub fn new() -> Cluster {
+        Cluster::default()
+    }
+
+    /// Adds a node; returns its id.
+    pub fn add_node(&mut self, node: Node) -> NodeId {
+        self.nodes.push(Some(node));
+        NodeId((self.nodes.len() - 1) as u32)
+    }
+
+    /// Removes a node, unbinding (not deleting) its pods; returns it.
+    pub fn remove_node(&mut self, id: NodeId) -> Option<Node> {
+        let pods = self.node(id)?.pods.clone();
+        for pod in pods {
+            self.unbind(pod);
+        }
+        self.nodes.get_mut(id.0 as usize)?.take()
+    }
+
+    /// Adds a pod (its `uid` is assigned here, in creation order).
+    pub fn add_pod(&mut self, mut pod: Pod) -> PodId {
+        pod.uid = self.next_uid;
+        self.next_uid += 1;
+        let bound_to = pod.node.take();
+        self.pods.push(Some(pod));
+        let id = PodId((self.pods.len() - 1) as u32);
+        if let Some(node) = bound_to {
+            self.bind(id, node);
+        }
+        id
+    }
+
+    /// Removes a pod, unbinding it first; returns it.
+    pub fn remove_pod(&mut self, id: PodId) -> Option<Pod> {
+        self.unbind(id);
+        self.pods.get_mut(id.0 as usize)?.take()
+    }
+
+    /// Binds a pending pod to a node: it becomes Running there.
+    pub fn bind(&mut self, pod_id: PodId, node_id: NodeId) {
+        self.unbind(pod_id);
+        let Some(pod) = self
+            .pods
+            .get_mut(pod_id.0 as usize)
+            .and_then(Option::as_mut)
+        else {
+            return;
+        };
+        let requests = pod.spec.requests;
+        pod.node = Some(node_id);
+        pod.phase = PodPhase::Running;
+        pod.unschedulable = false;
+        if let Some(node) = self
+            .nodes
+            .get_mut(node_id.0 as usize)
+            .and_then(Option::as_mut)
+        {
+            node.requested += requests;
+            node.pods.push(pod_id);
+        }
+    }
+
+    /// Unbinds a pod from its node (if any); its phase is left to the caller.
+    pub fn unbind(&mut self, pod_id: PodId) {
+        let Some(pod) = self
+            .pods
+            .get_mut(pod_id.0 as usize)
+            .and_then(Option::as_mut)
+        else {
+            return;
+        };
+        let Some(node_id) = pod.node.take() else {
+            return;
+        };
+        let requests = pod.spec.requests;
+        let was_counted = !pod.phase.is_terminal();
+        if let Some(node) = self
+            .nodes
+            .get_mut(node_id.0 as usize)
+            .and_then(Option::as_mut)
+        {
+            if was_counted {
+                node.requested -= requests;
+            }
+            node.pods.retain(|p| *p != pod_id);
+        }
+    }
+
+    /// Marks a bound pod finished; it stays listed on its node (as
+    /// Kubernetes keeps completed pods) but no longer counts as requested.
+    pub fn finish_pod(&mut self, pod_id: PodId, phase: PodPhase) {
+        debug_assert!(phase.is_terminal());
+        let Some(pod) = self
+            .pods
+            .get_mut(pod_id.0 as usize)
+            .and_then(Option::as_mut)
+        else {
+            return;
+        };
+        if pod.phase.is_terminal() {
+            return;
+        }
+        pod.phase = phase;
+        if let Some(node_id) = pod.node {
+            let requests = pod.spec.requests;
+            if let Some(node) = self
+                .nodes
+                .get_mut(node_id.0 as usize)
+                .and_then(Option::as_mut)
+            {
+                node.requested -= requests;
+            }
+        }
+    }
+
+    /// A node by id (`None` once removed).
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// A node by id, mutably.
+    pub fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
+        self.nodes.get_mut(id.0 as usize).and_then(Option::as_mut)
+    }
+
+    /// A pod by id (`None` once removed).
+    pub fn pod(&self, id: PodId) -> Option<&Pod> {
+        self.pods.get(id.0 as usize).and_then(Option::as_ref)
+    }
+
+    /// A pod by id, mutably (do not change `node` or `spec.requests`
+    /// directly: use [`Cluster::bind`]).
+    pub fn pod_mut(&mut self, id: PodId) -> Option<&mut Pod> {
+        self.pods.get_mut(id.0 as usize).and_then(Option::as_mut)
+    }
+
+    /// Every live node, in id (creation) order.
+    pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| n.as_ref().map(|n| (NodeId(i as u32), n)))
+    }
+
+    /// Every live pod, in id (creation) order.
+    pub fn pods(&self) -> impl Iterator<Item = (PodId, &Pod)> + '_ {
+        self.pods
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.as_ref().map(|p| (PodId(i as u32), p)))
+    }
+
+    /// Pending pods (not bound, not finished), in creation order.
+    pub fn pending_pods(&self) -> impl Iterator<Item = (PodId, &Pod)> + '_ {
+        self.pods()
+            .filter(|(_, p)| p.node.is_none() && p.phase == PodPhase::Pending)
+    }
+
+    /// Number of live nodes.
+    pub fn node_count(&self) -> usize {
+        self.nodes.iter().filter(|n| n.is_some()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kube::resources::Resources;
+
+    fn node(name: &str) -> Node {
+        Node {
+            name: name.to_string(),
+            labels: Labels::new(),
+            taints: Vec::new(),
+            capacity: Resources::cpu_mem(2000, 8 << 30),
+            allocatable: Resources::cpu_mem(1930, 7 << 30),
+            requested: Resources::ZERO,
+            pods: Vec::new(),
+            registered: true,
+            initialized: true,
+            marked_for_deletion: false,
+            claim: None,
+            created_at: SimTime::ZERO,
+        }
+    }
+
+    fn pod(cpu: i64) -> Pod {
+        let spec = PodSpec {
+            requests: Resources::cpu_mem(cpu, 1 << 30),
+            ..PodSpec::default()
+        };
+        Pod {
+            name: format!("p{cpu}"),
+            uid: 0,
+            spec: Arc::new(spec),
+            owner: None,
+            node: None,
+            phase: PodPhase::Pending,
+            created_at: SimTime::ZERO,
+            unschedulable: false,
+        }
+    }
+
+    #[test]
+    fn bind_unbind_and_finish_keep_requests_in_step() {
+        let mut cluster = Cluster::new();
+        let n = cluster.add_node(node("a"));
+        let p = cluster.add_pod(pod(500));
+        let q = cluster.add_pod(pod(300));
+        assert_eq!(cluster.pod(q).unwrap().uid, 1, "uids follow creation");
+        assert_eq!(cluster.pending_pods().count(), 2);
+        cluster.bind(p, n);
+        cluster.bind(q, n);
+        assert_eq!(cluster.node(n).unwrap().requested.cpu_millis(), 800);
+        assert_eq!(cluster.node(n).unwrap().available().cpu_millis(), 1130);
+        cluster.finish_pod(q, PodPhase::Succeeded);
+        cluster.finish_pod(q, PodPhase::Succeeded);
+        assert_eq!(cluster.node(n).unwrap().requested.cpu_millis(), 500);
+        cluster.unbind(q);
+        assert_eq!(cluster.node(n).unwrap().requested.cpu_millis(), 500);
+        assert_eq!(cluster.node(n).unwrap().pods, vec![p]);
+        let removed = cluster.remove_node(n).unwrap();
+        assert_eq!(removed.requested.cpu_millis(), 0);
+        assert!(cluster.pod(p).unwrap().node.is_none());
+        assert!(cluster.node(n).is_none());
+        let m = cluster.add_node(node("b"));
+        assert_ne!(m, n, "ids are never reused");
+    }
+}

@@ -1,0 +1,10 @@
+//! The kube-scheduler model and the shared "does this pod fit this node"
+//! code that the Karpenter and Cluster Autoscaler simulations reuse, over the
+//! [`cluster::Cluster`] data model.
+
+pub mod cluster;
+pub mod kube_scheduler;
+
+pub use cluster::{
+    Cluster, Node, NodeClaimInfo, NodeId, OwnerKind, OwnerRef, Pod, PodId, PodPhase,
+};
