@@ -190,3 +190,6 @@ pub fn unschedulable_message(
         entries.join(", ")
     )
 }
+
+#[cfg(test)]
+mod tests;

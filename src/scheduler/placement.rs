@@ -19,15 +19,17 @@ use crate::kube::resources::Resources;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct TopologyId(usize);
 
-/// One required anti-affinity term of a placed pod.
+/// Required anti-affinity terms of placed pods, grouped by term (pods of
+/// one workload share a group, so an incoming pod is matched once per
+/// workload rather than once per placed pod).
 #[derive(Debug, Clone)]
 pub struct PlacedAntiAffinity {
-    /// Where the owning pod runs.
-    pub node: NodeId,
     /// Which incoming pods the term repels.
     pub matcher: PodMatcher,
     /// The term's topology key.
     pub topology: TopologyId,
+    /// The nodes the term's owners run on (one entry per owner).
+    pub nodes: Vec<NodeId>,
 }
 
 /// The cluster plus the binds of the current pass.
@@ -40,6 +42,7 @@ pub struct Placement<'c> {
     topology_ids: BTreeMap<String, TopologyId>,
     topologies: Vec<TopologyIndex>,
     anti_affinity: Vec<PlacedAntiAffinity>,
+    anti_affinity_ids: BTreeMap<(PodMatcher, TopologyId), usize>,
 }
 
 impl<'c> Placement<'c> {
@@ -55,6 +58,7 @@ impl<'c> Placement<'c> {
             topology_ids: BTreeMap::new(),
             topologies: Vec::new(),
             anti_affinity: Vec::new(),
+            anti_affinity_ids: BTreeMap::new(),
         };
         for (node, spec) in placed_pods(cluster) {
             placement.note_anti_affinity(node, spec);
@@ -87,11 +91,21 @@ impl<'c> Placement<'c> {
                 continue;
             };
             let topology = self.topology(&term.topology_key);
-            self.anti_affinity.push(PlacedAntiAffinity {
-                node,
-                matcher: PodMatcher::single(part),
-                topology,
-            });
+            let key = (PodMatcher::single(part), topology);
+            let group = match self.anti_affinity_ids.get(&key) {
+                Some(&group) => group,
+                None => {
+                    self.anti_affinity.push(PlacedAntiAffinity {
+                        matcher: key.0.clone(),
+                        topology,
+                        nodes: Vec::new(),
+                    });
+                    self.anti_affinity_ids
+                        .insert(key, self.anti_affinity.len() - 1);
+                    self.anti_affinity.len() - 1
+                }
+            };
+            self.anti_affinity[group].nodes.push(node);
         }
     }
 
@@ -172,7 +186,7 @@ impl<'c> Placement<'c> {
         self.matching.on_node(id, node)
     }
 
-    /// Required anti-affinity terms of every placed pod.
+    /// Required anti-affinity terms of every placed pod, grouped by term.
     pub fn placed_anti_affinity(&self) -> &[PlacedAntiAffinity] {
         &self.anti_affinity
     }

@@ -86,17 +86,10 @@ impl AffinityFilter {
             filter.anti.push(count_per_domain(placement, topology, id));
         }
         for placed in placement.placed_anti_affinity() {
-            let registered = placement
-                .cluster()
-                .node(placed.node)
-                .is_some_and(|n| n.registered);
-            if !registered || !placed.matcher.matches(spec) {
+            if !placed.matcher.matches(spec) {
                 continue;
             }
             let index = placement.topology_index(placed.topology);
-            let Some(domain) = index.domain_of(placed.node) else {
-                continue;
-            };
             let slot = match filter
                 .repelled
                 .iter()
@@ -110,7 +103,12 @@ impl AffinityFilter {
                     filter.repelled.len() - 1
                 }
             };
-            filter.repelled[slot].1[domain as usize] = true;
+            for &node in &placed.nodes {
+                let registered = placement.cluster().node(node).is_some_and(|n| n.registered);
+                if let (true, Some(domain)) = (registered, index.domain_of(node)) {
+                    filter.repelled[slot].1[domain as usize] = true;
+                }
+            }
         }
         filter
     }

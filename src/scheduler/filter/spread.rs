@@ -67,13 +67,12 @@ impl SpreadFilter {
             if !node.registered {
                 continue;
             }
-            let domains: Option<Vec<u32>> = prepared
+            let has_all_keys = prepared
                 .iter()
-                .map(|(t, _, _)| placement.topology_index(*t).domain_of(id))
-                .collect();
-            let Some(domains) = domains else {
-                continue; // lacks one of the topology keys
-            };
+                .all(|(t, _, _)| placement.topology_index(*t).domain_of(id).is_some());
+            if !has_all_keys {
+                continue;
+            }
             let affinity_ok = node_affinity_matches(spec, &node.labels);
             let taints_ok = untolerated_taint(&node.taints, &spec.tolerations).is_none();
             for (i, c) in hard.iter().enumerate() {
@@ -82,7 +81,10 @@ impl SpreadFilter {
                 if !included {
                     continue;
                 }
-                let d = domains[i] as usize;
+                let Some(d) = placement.topology_index(prepared[i].0).domain_of(id) else {
+                    continue;
+                };
+                let d = d as usize;
                 present[i][d] = true;
                 if let Some(m) = prepared[i].1 {
                     counts[i][d] += i64::from(placement.matching_on(m, id));

@@ -1,0 +1,274 @@
+//! `schedule` tests: queue order, scoring, binds within one call, messages.
+
+use super::*;
+use crate::kube::labels::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
+use crate::kube::requirements::Operator;
+use crate::kube::resources::GIB;
+use crate::kube::taints::{Taint, TaintEffect, Toleration};
+use crate::scheduler::testing::{PodBuilder, expression, node};
+
+const LEAST: SchedulerConfig = SchedulerConfig {
+    scoring: ScoringStrategy::LeastAllocated,
+};
+const MOST: SchedulerConfig = SchedulerConfig {
+    scoring: ScoringStrategy::MostAllocated,
+};
+
+fn add_pods(cluster: &mut Cluster, n: usize, pod: impl Fn(usize) -> PodBuilder) -> Vec<PodId> {
+    (0..n).map(|i| cluster.add_pod(pod(i).build())).collect()
+}
+
+/// Node name per decision ("-" plus the message when unschedulable).
+fn placed(cluster: &Cluster, decisions: &[Decision]) -> Vec<String> {
+    decisions
+        .iter()
+        .map(|d| match d {
+            Decision::Bind(_, n) => cluster.node(*n).unwrap().name.clone(),
+            Decision::Unschedulable(_, msg) => format!("- {msg}"),
+        })
+        .collect()
+}
+
+fn cpu_pod(cpu: i64) -> impl Fn(usize) -> PodBuilder {
+    move |i| PodBuilder::new(&format!("p{i}")).requests(cpu, GIB)
+}
+
+/// NodeResourcesFit LeastAllocated (default) spreads: each pod goes to the
+/// emptier node, so four equal pods alternate over two equal nodes (ties
+/// to the first name).
+#[test]
+fn least_allocated_spreads() {
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("a").build());
+    cluster.add_node(node("b").build());
+    let pods = add_pods(&mut cluster, 4, cpu_pod(500));
+    let decisions = schedule(&cluster, &pods, &LEAST);
+    assert_eq!(placed(&cluster, &decisions), ["a", "b", "a", "b"]);
+}
+
+/// NodeResourcesFit MostAllocated packs: after the first bind the fuller
+/// node wins, so all pods share one node while they fit.
+#[test]
+fn most_allocated_packs() {
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("a").cpu_mem(2000, 16 * GIB).build());
+    cluster.add_node(node("b").cpu_mem(2000, 16 * GIB).build());
+    let pods = add_pods(&mut cluster, 5, cpu_pod(500));
+    let decisions = schedule(&cluster, &pods, &MOST);
+    assert_eq!(placed(&cluster, &decisions), ["a", "a", "a", "a", "b"]);
+}
+
+/// PrioritySort: higher priority first, then creation order; with room for
+/// one pod the later, higher-priority pod wins. Decisions come in queue
+/// order.
+#[test]
+fn queue_order_is_priority_then_creation() {
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("a").cpu_mem(1000, 16 * GIB).build());
+    let low = cluster.add_pod(PodBuilder::new("low").requests(600, 0).build());
+    let high = cluster.add_pod(
+        PodBuilder::new("high")
+            .requests(600, 0)
+            .priority(1000)
+            .build(),
+    );
+    let decisions = schedule(&cluster, &[low, high], &LEAST);
+    assert_eq!(decisions[0], Decision::Bind(high, NodeId(0)));
+    assert_eq!(
+        decisions[1],
+        Decision::Unschedulable(low, "0/1 nodes are available: 1 Insufficient cpu.".into())
+    );
+}
+
+/// FitError format: `0/N nodes are available: ` + "<count> <reason>"
+/// entries sorted as strings, comma-separated, then a period. Unregistered
+/// NodeClaims are not nodes to kube-scheduler and are not counted; a node
+/// short of two resources counts under both.
+#[test]
+fn unschedulable_message_counts_reasons() {
+    let mut cluster = Cluster::new();
+    for i in 0..3 {
+        cluster.add_node(node(&format!("small-{i}")).cpu_mem(500, 16 * GIB).build());
+    }
+    for i in 0..2 {
+        let gpu = Taint::new("dedicated", "gpu", TaintEffect::NoSchedule);
+        cluster.add_node(node(&format!("gpu-{i}")).taint(gpu).build());
+    }
+    cluster.add_node(node("launching").unregistered().build());
+    let pod = cluster.add_pod(PodBuilder::new("p").requests(1000, GIB).build());
+    let decisions = schedule(&cluster, &[pod], &LEAST);
+    assert_eq!(
+        placed(&cluster, &decisions),
+        [
+            "- 0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: gpu}, 3 Insufficient cpu."
+        ]
+    );
+
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("tiny").cpu_mem(500, GIB).build());
+    cluster.add_node(node("gone").deleting().build());
+    let pod = cluster.add_pod(PodBuilder::new("p").requests(1000, 2 * GIB).build());
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &[pod], &LEAST)),
+        [
+            "- 0/2 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 node(s) were unschedulable."
+        ]
+    );
+
+    let mut empty = Cluster::new();
+    let pod = empty.add_pod(PodBuilder::new("p").build());
+    assert_eq!(
+        schedule(&empty, &[pod], &LEAST),
+        [Decision::Unschedulable(pod, NO_NODES_MESSAGE.into())]
+    );
+}
+
+/// Binds within one call count for later pods: resources, host ports,
+/// hostname anti-affinity and zone spread all see earlier decisions.
+#[test]
+fn binds_within_a_call_update_later_decisions() {
+    // Resources: the second 600m pod no longer fits the 1000m node.
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("a").cpu_mem(1000, 16 * GIB).build());
+    let pods = add_pods(&mut cluster, 2, cpu_pod(600));
+    let d = schedule(&cluster, &pods, &MOST);
+    assert_eq!(
+        placed(&cluster, &d),
+        ["a", "- 0/1 nodes are available: 1 Insufficient cpu."]
+    );
+
+    // Host ports: one agent per node even under MostAllocated.
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("a").build());
+    cluster.add_node(node("b").build());
+    let pods = add_pods(&mut cluster, 2, |i| {
+        PodBuilder::new(&format!("agent-{i}")).host_port(9100)
+    });
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &pods, &MOST)),
+        ["a", "b"]
+    );
+
+    // Anti-affinity on hostname: two nodes, three replicas.
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("a").build());
+    cluster.add_node(node("b").build());
+    let pods = add_pods(&mut cluster, 3, |i| {
+        PodBuilder::new(&format!("web-{i}"))
+            .label("app", "web")
+            .anti_affinity(LABEL_HOSTNAME, &[("app", "web")])
+    });
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &pods, &MOST)),
+        [
+            "a",
+            "b",
+            "- 0/2 nodes are available: 2 node(s) didn't match pod anti-affinity rules."
+        ]
+    );
+
+    // Zone spread, maxSkew 1 over three zones with two nodes each: six
+    // replicas land two per zone even when MostAllocated would pack.
+    let mut cluster = Cluster::new();
+    for z in ["z1", "z2", "z3"] {
+        for n in 0..2 {
+            cluster.add_node(node(&format!("{z}-{n}")).zone(z).build());
+        }
+    }
+    let pods = add_pods(&mut cluster, 6, |i| {
+        PodBuilder::new(&format!("web-{i}"))
+            .label("app", "web")
+            .requests(100, GIB)
+            .spread(LABEL_TOPOLOGY_ZONE, 1, &[("app", "web")])
+    });
+    let names = placed(&cluster, &schedule(&cluster, &pods, &MOST));
+    let zone_of = |name: &String| name[..2].to_string();
+    let mut per_zone = std::collections::BTreeMap::new();
+    for n in &names {
+        *per_zone.entry(zone_of(n)).or_insert(0) += 1;
+    }
+    assert_eq!(per_zone.into_values().collect::<Vec<_>>(), [2, 2, 2]);
+    // MostAllocated still packs within each zone.
+    assert!(names.iter().all(|n| n.ends_with("-0")), "{names:?}");
+}
+
+/// NodeAffinity Score (weight 2, normalised) outweighs LeastAllocated
+/// differences: the preferred node wins although it is busier.
+#[test]
+fn preferred_node_affinity_steers() {
+    let mut cluster = Cluster::new();
+    let ssd = cluster.add_node(node("ssd").label("disk", "ssd").build());
+    cluster.add_node(node("hdd").label("disk", "hdd").build());
+    let busy = cluster.add_pod(PodBuilder::new("busy").requests(2000, 8 * GIB).build());
+    cluster.bind(busy, ssd);
+    let pod = cluster.add_pod(
+        PodBuilder::new("p")
+            .requests(100, GIB)
+            .preferred_term(50, vec![expression("disk", Operator::In, &["ssd"])])
+            .build(),
+    );
+    // ssd: fit (47 + 43)/2 = 45, affinity 100·2 → 245 + taints 300.
+    // hdd: fit (97 + 93)/2 = 95, affinity 0 → 95 + 300.
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &[pod], &LEAST)),
+        ["ssd"]
+    );
+}
+
+/// TaintToleration Score: an untolerated PreferNoSchedule taint costs the
+/// node (weight 3) but does not filter it; tolerating it removes the cost.
+#[test]
+fn prefer_no_schedule_penalises_without_blocking() {
+    let mut cluster = Cluster::new();
+    let soft = Taint::new("spot", "true", TaintEffect::PreferNoSchedule);
+    cluster.add_node(node("a-spot").taint(soft).build());
+    cluster.add_node(node("b-plain").cpu_mem(1000, GIB).build());
+    let pods = add_pods(&mut cluster, 1, cpu_pod(100));
+    // a-spot: fit (97 + 93)/2 = 95, taints 0; b-plain: fit (90 + 0)/2 = 45,
+    // taints 100·3: the emptier spot node loses.
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &pods, &LEAST)),
+        ["b-plain"]
+    );
+    // With b-plain full, the spot node still takes pods.
+    let big = add_pods(&mut cluster, 1, cpu_pod(2000));
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &big, &MOST)),
+        ["a-spot"]
+    );
+    let tolerant = cluster.add_pod(
+        PodBuilder::new("t")
+            .requests(100, 0)
+            .toleration(Toleration::equal("spot", "true", None))
+            .build(),
+    );
+    // Tolerated: both score 300 on taints; LeastAllocated prefers the big node.
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &[tolerant], &LEAST)),
+        ["a-spot"]
+    );
+}
+
+/// Equal scores go to the node whose name sorts first, whatever the node
+/// order (kube-scheduler would pick at random).
+#[test]
+fn ties_go_to_the_first_name() {
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("b").build());
+    cluster.add_node(node("a").build());
+    let pods = add_pods(&mut cluster, 1, cpu_pod(100));
+    assert_eq!(placed(&cluster, &schedule(&cluster, &pods, &LEAST)), ["a"]);
+}
+
+/// Pods already bound, finished, unknown or listed twice get no (second)
+/// decision.
+#[test]
+fn only_pending_pods_are_decided_once() {
+    let mut cluster = Cluster::new();
+    let a = cluster.add_node(node("a").build());
+    let bound = cluster.add_pod(PodBuilder::new("bound").build());
+    cluster.bind(bound, a);
+    let pending = cluster.add_pod(PodBuilder::new("p").build());
+    let decisions = schedule(&cluster, &[bound, pending, pending, PodId(99)], &LEAST);
+    assert_eq!(decisions, [Decision::Bind(pending, a)]);
+}
