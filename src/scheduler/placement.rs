@@ -191,3 +191,53 @@ impl<'c> Placement<'c> {
         &self.anti_affinity
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kube::labels::LABEL_HOSTNAME;
+    use crate::scheduler::testing::{PodBuilder, node, selector};
+    use crate::scheduler::topology::NamespaceFilter;
+
+    fn web_matcher() -> PodMatcher {
+        PodMatcher::single(MatchPart {
+            namespaces: NamespaceFilter::only("default"),
+            selector: selector(&[("app", "web")]),
+        })
+    }
+
+    /// Binds of the pass show in requests, pod lists and matcher counts,
+    /// whether the matcher was registered before or after them; the
+    /// cluster itself is untouched.
+    #[test]
+    fn binds_of_the_pass_are_seen_everywhere() {
+        let mut cluster = Cluster::new();
+        let a = cluster.add_node(node("a").build());
+        let web = |name: &str| {
+            PodBuilder::new(name)
+                .label("app", "web")
+                .requests(100, 0)
+                .anti_affinity(LABEL_HOSTNAME, &[("app", "web")])
+                .build()
+        };
+        let p = cluster.add_pod(web("p"));
+        let q = cluster.add_pod(web("q"));
+        let mut placement = Placement::new(&cluster);
+        let early = placement.matcher(web_matcher());
+        placement.bind(p, a);
+        let late = placement.matcher(PodMatcher {
+            parts: vec![web_matcher().parts[0].clone(); 2],
+        });
+        placement.bind(q, a);
+        let base = cluster.node(a).unwrap();
+        assert_eq!(placement.requested(a, base).cpu_millis(), 200);
+        assert_eq!(placement.pods_on(a, base).count(), 2);
+        assert_eq!(placement.matching_on(early, a), 2);
+        assert_eq!(placement.matching_on(late, a), 2);
+        assert_eq!(base.requested.cpu_millis(), 0, "cluster untouched");
+        // Both pods share one anti-affinity group.
+        let groups = placement.placed_anti_affinity();
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].nodes, vec![a, a]);
+    }
+}

@@ -295,7 +295,10 @@ pub fn fits_node<'n>(cluster: &Cluster, spec: &PodSpec, node: &'n Node) -> Resul
     local_filters(spec, node, &node.requested, ports)
 }
 
-fn local_filters<'n, 'p, I>(
+/// The node-local filters with the caller's view of what is already on the
+/// node (`requested` and the host ports in use, asked for only when the
+/// pod wants host ports), for callers that keep their own overlay.
+pub fn local_filters<'n, 'p, I>(
     spec: &PodSpec,
     node: &'n Node,
     requested: &Resources,

@@ -272,3 +272,22 @@ fn only_pending_pods_are_decided_once() {
     let decisions = schedule(&cluster, &[bound, pending, pending, PodId(99)], &LEAST);
     assert_eq!(decisions, [Decision::Bind(pending, a)]);
 }
+
+/// InterPodAffinity within a call: the first pod of a self-affine group
+/// may go anywhere; the next ones follow it into its zone although
+/// LeastAllocated alone would spread them.
+#[test]
+fn self_affine_group_follows_its_first_pod() {
+    let mut cluster = Cluster::new();
+    for z in ["z1", "z2"] {
+        cluster.add_node(node(&format!("{z}-a")).zone(z).build());
+    }
+    let pods = add_pods(&mut cluster, 3, |i| {
+        PodBuilder::new(&format!("cache-{i}"))
+            .label("app", "cache")
+            .requests(500, GIB)
+            .affinity(LABEL_TOPOLOGY_ZONE, &[("app", "cache")])
+    });
+    let names = placed(&cluster, &schedule(&cluster, &pods, &LEAST));
+    assert_eq!(names, ["z1-a", "z1-a", "z1-a"]);
+}
