@@ -184,8 +184,8 @@ fn host_port_filter_uses_bound_pods() {
     let mut cluster = Cluster::new();
     let a = cluster.add_node(node("a").build());
     cluster.add_node(node("b").build());
-    run(&mut cluster, a, PodBuilder::new("agent").host_port(9100));
-    let pod = PodBuilder::new("agent-2").host_port(9100).build();
+    run(&mut cluster, a, PodBuilder::new("exporter").host_port(9100));
+    let pod = PodBuilder::new("exporter-2").host_port(9100).build();
     let v = verdicts(&cluster, &pod);
     assert_eq!(
         v[0].1.as_deref(),

@@ -137,12 +137,12 @@ fn binds_within_a_call_update_later_decisions() {
         ["a", "- 0/1 nodes are available: 1 Insufficient cpu."]
     );
 
-    // Host ports: one agent per node even under MostAllocated.
+    // Host ports: one exporter per node even under MostAllocated.
     let mut cluster = Cluster::new();
     cluster.add_node(node("a").build());
     cluster.add_node(node("b").build());
     let pods = add_pods(&mut cluster, 2, |i| {
-        PodBuilder::new(&format!("agent-{i}")).host_port(9100)
+        PodBuilder::new(&format!("exporter-{i}")).host_port(9100)
     });
     assert_eq!(
         placed(&cluster, &schedule(&cluster, &pods, &MOST)),
