@@ -265,7 +265,7 @@ impl At<'_> {
         message: impl Into<String>,
     ) -> ManifestError {
         ManifestError::Field {
-            at: Position::at(&self.doc.file, at.line, at.column),
+            at: Position::at(&self.doc.file, at.position),
             path: self.doc.path(path),
             message: message.into(),
         }
@@ -278,7 +278,7 @@ impl At<'_> {
         message: impl Into<String>,
     ) -> ManifestWarning {
         ManifestWarning {
-            at: Position::at(&self.doc.file, at.line, at.column),
+            at: Position::at(&self.doc.file, at.position),
             path: self.doc.path(path),
             message: message.into(),
         }
@@ -656,8 +656,7 @@ fn budget(at: &At<'_>, b: &Located<RawBudget>, path: &str) -> Result<Budget, Man
                 .unwrap_or(&d.value);
             let located = Located {
                 value: trimmed.to_string(),
-                line: d.line,
-                column: d.column,
+                position: d.position,
             };
             Some(duration(at, &located, &format!("{path}.duration"), &['h', 'm']).map_err(|_| {
                 at.error(
