@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use crate::kube::manifest::convert::{check_values, requirement_operator, taint_effect};
+use crate::kube::manifest::convert::{check_values, taint_effect};
 use crate::kube::manifest::duration::{is_integer_duration, parse_go_duration};
 use crate::kube::manifest::{
     Document, Located, ManifestError, ManifestWarning, Position, Warnings,
@@ -360,7 +360,7 @@ pub fn read_nodepool(
     let mut requirements = Vec::new();
     let mut requirement_set = Requirements::new();
     for (i, r) in tspec.requirements.iter().enumerate() {
-        let operator = requirement_operator(&r.value.operator.value, true).ok_or_else(|| {
+        let operator = r.value.operator.value.parse::<Operator>().map_err(|_| {
             at.error(
                 &r.value.operator,
                 &format!("{REQ}[{i}].operator"),

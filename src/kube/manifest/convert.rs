@@ -409,22 +409,6 @@ pub fn taint_effect(text: &str) -> Option<TaintEffect> {
     })
 }
 
-/// Parses a requirement operator; `extended` admits the NodePool-only
-/// `Gte` / `Lte`.
-pub fn requirement_operator(text: &str, extended: bool) -> Option<Operator> {
-    Some(match text {
-        "In" => Operator::In,
-        "NotIn" => Operator::NotIn,
-        "Exists" => Operator::Exists,
-        "DoesNotExist" => Operator::DoesNotExist,
-        "Gt" => Operator::Gt,
-        "Lt" => Operator::Lt,
-        "Gte" if extended => Operator::Gte,
-        "Lte" if extended => Operator::Lte,
-        _ => return None,
-    })
-}
-
 fn node_term(
     ctx: &Ctx<'_>,
     term: &core::NodeSelectorTerm,
@@ -437,16 +421,21 @@ fn node_term(
     let mut out = Vec::new();
     for (i, r) in term.match_expressions.iter().flatten().enumerate() {
         let at = format!("{path}.matchExpressions[{i}]");
-        let operator = requirement_operator(&r.operator, false).ok_or_else(|| {
-            ctx.error(
-                &format!("{at}.operator"),
-                None,
-                format!(
-                    "unknown operator {:?} (expected In, NotIn, Exists, DoesNotExist, Gt, Lt)",
-                    r.operator
-                ),
-            )
-        })?;
+        let operator = r
+            .operator
+            .parse::<Operator>()
+            .ok()
+            .filter(|operator| !operator.is_node_pool_only())
+            .ok_or_else(|| {
+                ctx.error(
+                    &format!("{at}.operator"),
+                    None,
+                    format!(
+                        "unknown operator {:?} (expected In, NotIn, Exists, DoesNotExist, Gt, Lt)",
+                        r.operator
+                    ),
+                )
+            })?;
         let values = r.values.clone().unwrap_or_default();
         check_values(operator, &values).map_err(|m| ctx.error(&at, None, m))?;
         let expression = NodeSelectorExpression {
