@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
+use crate::kube::duration::{is_integer_duration, parse_go_duration};
 use crate::kube::manifest::convert::{check_values, taint_effect};
-use crate::kube::manifest::duration::{is_integer_duration, parse_go_duration};
 use crate::kube::manifest::{
     Document, Located, ManifestError, ManifestWarning, Position, Warnings,
 };

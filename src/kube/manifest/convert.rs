@@ -8,9 +8,9 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
-use super::duration::parse_go_duration;
 use super::error::{ManifestError, ManifestWarning, Position, Warnings};
 use super::tree::Node;
+use crate::kube::duration::parse_go_duration;
 use crate::kube::pod::{
     self, DoNotDisrupt, HostPort, InclusionPolicy, InitContainer, NodeSelectorExpression,
     PodAffinity, PodAffinityTerm, PodSpec, TopologySpreadConstraint, WeightedNodeSelectorTerm,

@@ -10,7 +10,6 @@
 
 pub mod convert;
 mod core;
-pub mod duration;
 pub mod error;
 pub mod tree;
 
