@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::kube::duration::{is_integer_duration, parse_go_duration};
-use crate::kube::manifest::convert::{check_values, taint_effect};
+use crate::kube::manifest::convert::check_values;
 use crate::kube::manifest::{
     Document, Located, ManifestError, ManifestWarning, Position, Warnings,
 };
@@ -18,7 +18,7 @@ use crate::kube::pod::NodeSelectorExpression;
 use crate::kube::quantity::Quantity;
 use crate::kube::requirements::{Operator, Requirement, Requirements};
 use crate::kube::resources::{ResourceKind, ResourceNames};
-use crate::kube::taints::Taint;
+use crate::kube::taints::{Taint, TaintEffect};
 
 /// Karpenter's default `expireAfter`.
 pub const DEFAULT_EXPIRE_AFTER: Duration = Duration::from_secs(720 * 3600);
@@ -326,7 +326,7 @@ fn taints(
 ) -> Result<Vec<Taint>, ManifestError> {
     let mut out = Vec::new();
     for (i, t) in raw.into_iter().flatten().enumerate() {
-        let effect = taint_effect(&t.effect.value).ok_or_else(|| {
+        let effect = TaintEffect::parse(&t.effect.value).ok_or_else(|| {
             at.error(
                 &t.effect,
                 &format!("{path}[{i}].effect"),

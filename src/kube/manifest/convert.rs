@@ -380,7 +380,7 @@ fn toleration(
     };
     let effect = match t.effect.as_deref() {
         None | Some("") => None,
-        Some(e) => Some(taint_effect(e).ok_or_else(|| {
+        Some(e) => Some(TaintEffect::parse(e).ok_or_else(|| {
             ctx.error(
                 &format!("{path}.effect"),
                 None,
@@ -396,16 +396,6 @@ fn toleration(
         value: t.value.clone().unwrap_or_default(),
         effect,
         toleration_seconds: t.toleration_seconds,
-    })
-}
-
-/// Parses a taint effect's Kubernetes spelling.
-pub fn taint_effect(text: &str) -> Option<TaintEffect> {
-    Some(match text {
-        "NoSchedule" => TaintEffect::NoSchedule,
-        "PreferNoSchedule" => TaintEffect::PreferNoSchedule,
-        "NoExecute" => TaintEffect::NoExecute,
-        _ => return None,
     })
 }
 
