@@ -148,15 +148,17 @@ pub struct NodePool {
     pub weight: Option<u32>,
 }
 
+/// A whole Karpenter object with the spec type `S`: its header and status
+/// are allowed and left alone (the header was read by `split_documents`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawNodePool {
+pub(crate) struct RawObject<S> {
     #[allow(dead_code)]
     api_version: String,
     #[allow(dead_code)]
     kind: String,
-    metadata: RawMetadata,
-    spec: RawSpec,
+    pub metadata: RawMetadata,
+    pub spec: S,
     #[allow(dead_code)]
     status: Option<IgnoredAny>,
 }
@@ -351,7 +353,7 @@ pub fn read_nodepool(
     names: &mut ResourceNames,
     warnings: &mut Warnings,
 ) -> Result<NodePool, ManifestError> {
-    let raw: RawNodePool = doc.deserialize()?;
+    let raw: RawObject<RawSpec> = doc.deserialize()?;
     let at = At { doc };
     let spec = raw.spec;
     let tspec = spec.template.spec;
