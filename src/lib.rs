@@ -4,6 +4,8 @@
 //! vocabulary) ← [`cloud`] (the AWS catalog) ← [`karpenter`] (NodePools,
 //! EC2NodeClasses and their decisions) ← [`sim`] (the discrete-event engine)
 //! ← [`scenario`] (what to simulate) and [`report`] (what to show).
+//! [`yaml`] (located YAML trees) sits below them all, for [`kube`]'s
+//! manifest reader and [`scenario`] alike.
 //! See ARCHITECTURE.md for the map.
 
 pub mod cloud;
@@ -13,3 +15,4 @@ pub mod report;
 pub mod scenario;
 pub mod scheduler;
 pub mod sim;
+pub mod yaml;

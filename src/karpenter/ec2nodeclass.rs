@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::nodepool::{At, RawMetadata};
+use super::nodepool::{At, RawObject};
 use crate::cloud::nodeclass::{
     AmiFamily, InstanceStorePolicy, KubeletSettings, NodeClassSettings, Reserved, Threshold,
 };
@@ -25,19 +25,6 @@ pub struct Ec2NodeClass {
 }
 
 type Unmodelled = Option<Located<IgnoredAny>>;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawNodeClass {
-    #[allow(dead_code)]
-    api_version: String,
-    #[allow(dead_code)]
-    kind: String,
-    metadata: RawMetadata,
-    spec: RawSpec,
-    #[allow(dead_code)]
-    status: Option<IgnoredAny>,
-}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -201,7 +188,7 @@ pub fn read_ec2nodeclass(
     doc: &Document,
     warnings: &mut Warnings,
 ) -> Result<Ec2NodeClass, ManifestError> {
-    let raw: RawNodeClass = doc.deserialize()?;
+    let raw: RawObject<RawSpec> = doc.deserialize()?;
     let at = At { doc };
     let spec = raw.spec;
     let mut settings = NodeClassSettings::default();

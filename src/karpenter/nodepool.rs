@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use crate::kube::manifest::convert::{check_values, requirement_operator, taint_effect};
-use crate::kube::manifest::duration::{is_integer_duration, parse_go_duration};
+use crate::kube::duration::{is_integer_duration, parse_go_duration};
+use crate::kube::manifest::convert::check_values;
 use crate::kube::manifest::{
     Document, Located, ManifestError, ManifestWarning, Position, Warnings,
 };
@@ -18,7 +18,7 @@ use crate::kube::pod::NodeSelectorExpression;
 use crate::kube::quantity::Quantity;
 use crate::kube::requirements::{Operator, Requirement, Requirements};
 use crate::kube::resources::{ResourceKind, ResourceNames};
-use crate::kube::taints::Taint;
+use crate::kube::taints::{Taint, TaintEffect};
 
 /// Karpenter's default `expireAfter`.
 pub const DEFAULT_EXPIRE_AFTER: Duration = Duration::from_secs(720 * 3600);
@@ -148,15 +148,17 @@ pub struct NodePool {
     pub weight: Option<u32>,
 }
 
+/// A whole Karpenter object with the spec type `S`: its header and status
+/// are allowed and left alone (the header was read by `split_documents`).
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-struct RawNodePool {
+pub(crate) struct RawObject<S> {
     #[allow(dead_code)]
     api_version: String,
     #[allow(dead_code)]
     kind: String,
-    metadata: RawMetadata,
-    spec: RawSpec,
+    pub metadata: RawMetadata,
+    pub spec: S,
     #[allow(dead_code)]
     status: Option<IgnoredAny>,
 }
@@ -265,7 +267,7 @@ impl At<'_> {
         message: impl Into<String>,
     ) -> ManifestError {
         ManifestError::Field {
-            at: Position::at(&self.doc.file, at.line, at.column),
+            at: Position::at(&self.doc.file, at.position),
             path: self.doc.path(path),
             message: message.into(),
         }
@@ -278,7 +280,7 @@ impl At<'_> {
         message: impl Into<String>,
     ) -> ManifestWarning {
         ManifestWarning {
-            at: Position::at(&self.doc.file, at.line, at.column),
+            at: Position::at(&self.doc.file, at.position),
             path: self.doc.path(path),
             message: message.into(),
         }
@@ -326,7 +328,7 @@ fn taints(
 ) -> Result<Vec<Taint>, ManifestError> {
     let mut out = Vec::new();
     for (i, t) in raw.into_iter().flatten().enumerate() {
-        let effect = taint_effect(&t.effect.value).ok_or_else(|| {
+        let effect = TaintEffect::parse(&t.effect.value).ok_or_else(|| {
             at.error(
                 &t.effect,
                 &format!("{path}[{i}].effect"),
@@ -351,7 +353,7 @@ pub fn read_nodepool(
     names: &mut ResourceNames,
     warnings: &mut Warnings,
 ) -> Result<NodePool, ManifestError> {
-    let raw: RawNodePool = doc.deserialize()?;
+    let raw: RawObject<RawSpec> = doc.deserialize()?;
     let at = At { doc };
     let spec = raw.spec;
     let tspec = spec.template.spec;
@@ -360,7 +362,7 @@ pub fn read_nodepool(
     let mut requirements = Vec::new();
     let mut requirement_set = Requirements::new();
     for (i, r) in tspec.requirements.iter().enumerate() {
-        let operator = requirement_operator(&r.value.operator.value, true).ok_or_else(|| {
+        let operator = r.value.operator.value.parse::<Operator>().map_err(|_| {
             at.error(
                 &r.value.operator,
                 &format!("{REQ}[{i}].operator"),
@@ -656,8 +658,7 @@ fn budget(at: &At<'_>, b: &Located<RawBudget>, path: &str) -> Result<Budget, Man
                 .unwrap_or(&d.value);
             let located = Located {
                 value: trimmed.to_string(),
-                line: d.line,
-                column: d.column,
+                position: d.position,
             };
             Some(duration(at, &located, &format!("{path}.duration"), &['h', 'm']).map_err(|_| {
                 at.error(

@@ -2,6 +2,7 @@
 //! requirements algebra, taints and tolerations, pod scheduling constraints,
 //! and reading real manifests into these compact forms.
 
+pub mod duration;
 pub mod labels;
 pub mod manifest;
 pub mod pod;

@@ -55,6 +55,12 @@ impl Operator {
             Operator::Lte => "Lte",
         }
     }
+
+    /// Whether only NodePool requirements may use this operator (`Gte`,
+    /// `Lte`); pod node affinity and node selectors stop at `Gt` / `Lt`.
+    pub fn is_node_pool_only(self) -> bool {
+        matches!(self, Operator::Gte | Operator::Lte)
+    }
 }
 
 impl fmt::Display for Operator {

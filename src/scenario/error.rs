@@ -8,25 +8,7 @@ use std::fmt;
 use crate::sim::{DurationParseError, LatencyError};
 
 /// A 1-based line and column in the scenario file (0:0 when unknown).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct Position {
-    /// Line, starting at 1.
-    pub line: u64,
-    /// Column in characters, starting at 1.
-    pub column: u64,
-}
-
-impl Position {
-    /// The start of the file, for problems that belong to no particular node
-    /// (an empty file, a default that does not fit the caller's catalog).
-    pub const START: Position = Position { line: 1, column: 1 };
-}
-
-impl fmt::Display for Position {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}", self.line, self.column)
-    }
-}
+pub use crate::yaml::Position;
 
 /// Why a scenario file was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -330,6 +330,24 @@ impl Reader<'_> {
         }
     }
 
+    /// A non-empty string that follows the naming rule `check`.
+    fn name<'n>(
+        &self,
+        node: &'n Node,
+        field: &str,
+        check: fn(&str) -> Result<(), &'static str>,
+    ) -> Result<&'n str, ScenarioError> {
+        let name = self.string(node, field)?;
+        check(name).map_err(|reason| {
+            let problem = Problem::InvalidName {
+                name: name.to_string(),
+                reason,
+            };
+            self.invalid(node.position, field, problem)
+        })?;
+        Ok(name)
+    }
+
     /// A whole number from 0 to `max`.
     fn unsigned(&self, node: &Node, field: &str, max: u64) -> Result<u64, ScenarioError> {
         let out_of_range = || {
@@ -413,14 +431,7 @@ impl Reader<'_> {
         let top = self.mapping(root, "", &TOP_KEYS)?;
         let name = match top.get("name") {
             Some(node) => {
-                let name = self.string(node, "name")?;
-                check_report_name(name).map_err(|reason| {
-                    let problem = Problem::InvalidName {
-                        name: name.to_string(),
-                        reason,
-                    };
-                    self.invalid(node.position, "name", problem)
-                })?;
+                let name = self.name(node, "name", check_report_name)?;
                 name.to_string()
             }
             None => {
@@ -641,25 +652,11 @@ impl Reader<'_> {
             _ => ObjectKind::Pod,
         };
         let name_field = map.field(kind_key);
-        let name = self.string(name_node, &name_field)?;
-        check_dns_subdomain(name).map_err(|reason| {
-            let problem = Problem::InvalidName {
-                name: name.to_string(),
-                reason,
-            };
-            self.invalid(name_node.position, &name_field, problem)
-        })?;
+        let name = self.name(name_node, &name_field, check_dns_subdomain)?;
         let namespace = match map.get("namespace") {
             Some(node) => {
                 let ns_field = map.field("namespace");
-                let namespace = self.string(node, &ns_field)?;
-                check_dns_label(namespace).map_err(|reason| {
-                    let problem = Problem::InvalidName {
-                        name: namespace.to_string(),
-                        reason,
-                    };
-                    self.invalid(node.position, &ns_field, problem)
-                })?;
+                let namespace = self.name(node, &ns_field, check_dns_label)?;
                 namespace.to_string()
             }
             None => DEFAULT_NAMESPACE.to_string(),
@@ -686,14 +683,7 @@ impl Reader<'_> {
             let map = self.mapping(item, &field, &VARIANT_KEYS)?;
             let name_node = self.required(&map, "name")?;
             let name_field = map.field("name");
-            let name = self.string(name_node, &name_field)?;
-            check_report_name(name).map_err(|reason| {
-                let problem = Problem::InvalidName {
-                    name: name.to_string(),
-                    reason,
-                };
-                self.invalid(name_node.position, &name_field, problem)
-            })?;
+            let name = self.name(name_node, &name_field, check_report_name)?;
             if let Some(first) = variants.iter().position(|v| v.name == name) {
                 let (first_field, first_line) = name_origins[first].clone();
                 let problem = Problem::DuplicateVariant {

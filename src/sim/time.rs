@@ -12,6 +12,8 @@ use std::fmt;
 use std::ops::{Add, AddAssign, Div, Mul, Sub, SubAssign};
 use std::str::FromStr;
 
+use crate::kube::duration::{DurationSyntaxError, DurationUnits, Overflow, SubTick, parse_ticks};
+
 /// An instant of simulated time, in milliseconds since the start of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct SimTime(u64);
@@ -259,122 +261,61 @@ pub struct DurationParseError {
     pub reason: String,
 }
 
+/// The scenario units on the simulator's millisecond clock.
+const SCENARIO_UNITS: DurationUnits = DurationUnits {
+    units: &[
+        ("ms", 1),
+        ("s", MS_PER_SECOND),
+        ("m", MS_PER_MINUTE),
+        ("h", MS_PER_HOUR),
+        ("d", MS_PER_DAY),
+    ],
+    unit_char: |c| c.is_ascii_alphabetic(),
+    sub_tick: SubTick::Reject,
+    overflow: Overflow::AtEachPart,
+};
+
+/// Go's units finer than the millisecond clock, named as such in errors.
+const FINER_THAN_CLOCK: &[&str] = &["us", "ns"];
+
 /// Parses a duration such as `500ms`, `30s`, `10m`, `1h30m`, `1.5h`, `24h`
 /// or `7d`, or the bare `0`.
 ///
 /// The grammar is Go's `time.ParseDuration` (used by Kubernetes and
-/// Karpenter) restricted to what a millisecond clock can hold: one or more
-/// `<number><unit>` parts, summed; numbers may have a decimal fraction; units
-/// are `ms`, `s`, `m`, `h`, plus `d` (24 h) for scenario files. A sign,
-/// whitespace, sub-millisecond units (`us`, `ns`) and values that are not a
-/// whole number of milliseconds are errors, as is overflow. Keywords such as
-/// `Never` are for the caller to handle before calling this.
+/// Karpenter, see [`crate::kube::duration`]) restricted to what a
+/// millisecond clock can hold: one or more `<number><unit>` parts, summed;
+/// numbers may have a decimal fraction; units are `ms`, `s`, `m`, `h`, plus
+/// `d` (24 h) for scenario files. A sign, whitespace, sub-millisecond units
+/// (`us`, `ns`) and values that are not a whole number of milliseconds are
+/// errors, as is overflow. Keywords such as `Never` are for the caller to
+/// handle before calling this.
 pub fn parse_duration(text: &str) -> Result<SimDuration, DurationParseError> {
-    let fail = |reason: String| DurationParseError {
-        text: text.to_string(),
-        reason,
-    };
-    if text.is_empty() {
-        return Err(fail("empty string".into()));
-    }
-    if text == "0" {
-        return Ok(SimDuration::ZERO);
-    }
-    let bytes = text.as_bytes();
-    let mut total: u64 = 0;
-    let mut pos = 0;
-    while pos < bytes.len() {
-        // Number: digits, optionally '.' and more digits.
-        let int_start = pos;
-        while pos < bytes.len() && bytes[pos].is_ascii_digit() {
-            pos += 1;
-        }
-        let int_digits = &text[int_start..pos];
-        let mut frac_digits = "";
-        if pos < bytes.len() && bytes[pos] == b'.' {
-            pos += 1;
-            let frac_start = pos;
-            while pos < bytes.len() && bytes[pos].is_ascii_digit() {
-                pos += 1;
-            }
-            frac_digits = &text[frac_start..pos];
-        }
-        if int_digits.is_empty() && frac_digits.is_empty() {
-            let found = text[int_start..].chars().next().unwrap_or(' ');
-            return Err(fail(format!(
-                "expected a number at byte {int_start}, found {found:?}"
-            )));
-        }
-        // Unit: the longest run of ASCII letters.
-        let unit_start = pos;
-        while pos < bytes.len() && bytes[pos].is_ascii_alphabetic() {
-            pos += 1;
-        }
-        let unit = &text[unit_start..pos];
-        let unit_ms = match unit {
-            "ms" => 1,
-            "s" => MS_PER_SECOND,
-            "m" => MS_PER_MINUTE,
-            "h" => MS_PER_HOUR,
-            "d" => MS_PER_DAY,
-            "" => {
-                return Err(fail(format!(
-                    "missing unit after {:?}",
-                    &text[int_start..pos]
-                )));
-            }
-            "us" | "ns" => {
-                return Err(fail(format!(
-                    "unit {unit:?} is finer than the simulator's millisecond clock"
-                )));
-            }
-            other => {
-                return Err(fail(format!(
-                    "unknown unit {other:?} (expected ms, s, m, h or d)"
-                )));
-            }
-        };
-        let part = part_millis(int_digits, frac_digits, unit_ms).map_err(fail)?;
-        total = total
-            .checked_add(part)
-            .ok_or_else(|| fail("too large".into()))?;
-    }
-    Ok(SimDuration(total))
-}
-
-/// `int.frac × unit_ms` exactly, or an error if it overflows or is not a whole
-/// number of milliseconds.
-fn part_millis(int_digits: &str, frac_digits: &str, unit_ms: u64) -> Result<u64, String> {
-    let too_large = || "too large".to_string();
-    let int: u64 = if int_digits.is_empty() {
-        0
-    } else {
-        int_digits.parse().map_err(|_| too_large())?
-    };
-    let mut millis = int.checked_mul(unit_ms).ok_or_else(too_large)?;
-    // Trailing zeros of the fraction carry no value; dropping them keeps the
-    // power of ten small (`1.500000000000000000000s` is fine).
-    let frac = frac_digits.trim_end_matches('0');
-    if !frac.is_empty() {
-        let scale = u32::try_from(frac.len())
-            .ok()
-            .and_then(|n| 10u128.checked_pow(n))
-            .ok_or_else(|| format!("fraction .{frac_digits} is finer than a millisecond"))?;
-        let frac_value: u128 = frac
-            .parse()
-            .map_err(|_| format!("fraction .{frac_digits} is finer than a millisecond"))?;
-        let scaled = frac_value
-            .checked_mul(u128::from(unit_ms))
-            .ok_or_else(|| format!("fraction .{frac_digits} is finer than a millisecond"))?;
-        if scaled % scale != 0 {
-            return Err(format!(
-                "fraction .{frac_digits} is finer than a millisecond"
-            ));
-        }
-        let frac_ms = u64::try_from(scaled / scale).map_err(|_| too_large())?;
-        millis = millis.checked_add(frac_ms).ok_or_else(too_large)?;
-    }
-    Ok(millis)
+    parse_ticks(text, &SCENARIO_UNITS)
+        .map(SimDuration)
+        .map_err(|err| DurationParseError {
+            text: text.to_string(),
+            reason: match err {
+                DurationSyntaxError::Empty => "empty string".to_string(),
+                DurationSyntaxError::ExpectedNumber { at, found } => {
+                    format!("expected a number at byte {at}, found {found:?}")
+                }
+                DurationSyntaxError::MissingUnit { number, .. } => {
+                    format!("missing unit after {number:?}")
+                }
+                DurationSyntaxError::UnknownUnit { unit }
+                    if FINER_THAN_CLOCK.contains(&unit.as_str()) =>
+                {
+                    format!("unit {unit:?} is finer than the simulator's millisecond clock")
+                }
+                DurationSyntaxError::UnknownUnit { unit } => {
+                    format!("unknown unit {unit:?} (expected ms, s, m, h or d)")
+                }
+                DurationSyntaxError::FinerThanTick { fraction } => {
+                    format!("fraction .{fraction} is finer than a millisecond")
+                }
+                DurationSyntaxError::TooLarge => "too large".to_string(),
+            },
+        })
 }
 
 impl FromStr for SimDuration {

@@ -8,9 +8,9 @@ use k8s_openapi::api::core::v1 as core;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as K8sQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
-use super::duration::parse_go_duration;
 use super::error::{ManifestError, ManifestWarning, Position, Warnings};
 use super::tree::Node;
+use crate::kube::duration::parse_go_duration;
 use crate::kube::pod::{
     self, DoNotDisrupt, HostPort, InclusionPolicy, InitContainer, NodeSelectorExpression,
     PodAffinity, PodAffinityTerm, PodSpec, TopologySpreadConstraint, WeightedNodeSelectorTerm,
@@ -380,7 +380,7 @@ fn toleration(
     };
     let effect = match t.effect.as_deref() {
         None | Some("") => None,
-        Some(e) => Some(taint_effect(e).ok_or_else(|| {
+        Some(e) => Some(TaintEffect::parse(e).ok_or_else(|| {
             ctx.error(
                 &format!("{path}.effect"),
                 None,
@@ -399,32 +399,6 @@ fn toleration(
     })
 }
 
-/// Parses a taint effect's Kubernetes spelling.
-pub fn taint_effect(text: &str) -> Option<TaintEffect> {
-    Some(match text {
-        "NoSchedule" => TaintEffect::NoSchedule,
-        "PreferNoSchedule" => TaintEffect::PreferNoSchedule,
-        "NoExecute" => TaintEffect::NoExecute,
-        _ => return None,
-    })
-}
-
-/// Parses a requirement operator; `extended` admits the NodePool-only
-/// `Gte` / `Lte`.
-pub fn requirement_operator(text: &str, extended: bool) -> Option<Operator> {
-    Some(match text {
-        "In" => Operator::In,
-        "NotIn" => Operator::NotIn,
-        "Exists" => Operator::Exists,
-        "DoesNotExist" => Operator::DoesNotExist,
-        "Gt" => Operator::Gt,
-        "Lt" => Operator::Lt,
-        "Gte" if extended => Operator::Gte,
-        "Lte" if extended => Operator::Lte,
-        _ => return None,
-    })
-}
-
 fn node_term(
     ctx: &Ctx<'_>,
     term: &core::NodeSelectorTerm,
@@ -437,16 +411,21 @@ fn node_term(
     let mut out = Vec::new();
     for (i, r) in term.match_expressions.iter().flatten().enumerate() {
         let at = format!("{path}.matchExpressions[{i}]");
-        let operator = requirement_operator(&r.operator, false).ok_or_else(|| {
-            ctx.error(
-                &format!("{at}.operator"),
-                None,
-                format!(
-                    "unknown operator {:?} (expected In, NotIn, Exists, DoesNotExist, Gt, Lt)",
-                    r.operator
-                ),
-            )
-        })?;
+        let operator = r
+            .operator
+            .parse::<Operator>()
+            .ok()
+            .filter(|operator| !operator.is_node_pool_only())
+            .ok_or_else(|| {
+                ctx.error(
+                    &format!("{at}.operator"),
+                    None,
+                    format!(
+                        "unknown operator {:?} (expected In, NotIn, Exists, DoesNotExist, Gt, Lt)",
+                        r.operator
+                    ),
+                )
+            })?;
         let values = r.values.clone().unwrap_or_default();
         check_values(operator, &values).map_err(|m| ctx.error(&at, None, m))?;
         let expression = NodeSelectorExpression {

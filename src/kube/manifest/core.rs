@@ -15,8 +15,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::Document;
 use super::convert::{self, Ctx, PriorityClasses, RuntimeClassInfo};
-use super::duration::parse_go_duration;
 use super::error::{ManifestError, Warnings};
+use crate::kube::duration::parse_go_duration;
 use crate::kube::pod::DURATION_ANNOTATION;
 use crate::kube::resources::ResourceNames;
 use crate::kube::workload::{

@@ -5,41 +5,35 @@ use std::collections::BTreeSet;
 use std::fmt;
 
 use super::tree::Node;
+use crate::yaml;
 
 /// A place in a manifest file.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Position {
     /// The file name as given by the caller.
     pub file: String,
-    /// 1-based line (0 when unknown).
-    pub line: u32,
-    /// 1-based column (0 when unknown).
-    pub column: u32,
+    /// Line and column in the file (0:0 when unknown).
+    pub place: yaml::Position,
 }
 
 impl Position {
     /// The position of a tree node in `file`.
     pub fn of(file: &str, node: &Node) -> Position {
-        Position {
-            file: file.to_string(),
-            line: node.line,
-            column: node.column,
-        }
+        Position::at(file, node.position)
     }
 
-    /// A position from explicit coordinates.
-    pub fn at(file: &str, line: u32, column: u32) -> Position {
+    /// The position of `place` in `file`.
+    pub fn at(file: &str, place: yaml::Position) -> Position {
         Position {
             file: file.to_string(),
-            line,
-            column,
+            place,
         }
     }
 }
 
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.column)
+        write!(f, "{}:{}", self.file, self.place)
     }
 }
 

@@ -10,7 +10,6 @@
 
 pub mod convert;
 mod core;
-pub mod duration;
 pub mod error;
 pub mod tree;
 
@@ -39,7 +38,7 @@ pub struct Document {
 impl Document {
     /// Deserializes the whole object; errors name the exact field.
     pub fn deserialize<'de, T: serde::Deserialize<'de>>(&'de self) -> Result<T, ManifestError> {
-        self.node.deserialize(&self.file, &self.base_path)
+        tree::deserialize(&self.node, &self.file, &self.base_path)
     }
 
     /// Where the object starts.
@@ -64,7 +63,7 @@ impl Document {
 /// or `kind` is an error.
 pub fn split_documents(file: &str, text: &str) -> Result<Vec<Document>, ManifestError> {
     let mut out = Vec::new();
-    for node in Node::parse_stream(file, text)? {
+    for node in tree::parse_stream(file, text)? {
         let doc = header(file, node, String::new())?;
         if doc.kind == "List" || doc.kind.ends_with("List") && doc.node.get("items").is_some() {
             let items = match doc.node.get("items").map(|n| &n.value) {

@@ -384,6 +384,27 @@ fn operator_parses_kubernetes_spelling() {
     assert!("in".parse::<Operator>().is_err());
 }
 
+/// core nodepool validation: `Gte` / `Lte` exist only in NodePool
+/// requirements (`NodeSelectorRequirementWithMinValues`), not in pod affinity.
+#[test]
+fn only_gte_and_lte_are_node_pool_only() {
+    let node_pool_only: Vec<&str> = [
+        Operator::In,
+        Operator::NotIn,
+        Operator::Exists,
+        Operator::DoesNotExist,
+        Operator::Gt,
+        Operator::Lt,
+        Operator::Gte,
+        Operator::Lte,
+    ]
+    .into_iter()
+    .filter(|op| op.is_node_pool_only())
+    .map(Operator::as_str)
+    .collect();
+    assert_eq!(node_pool_only, ["Gte", "Lte"]);
+}
+
 /// core requirement_test.go "NewRequirements: should normalize labels" and
 /// requirements_test.go "should normalize aliased labels".
 #[test]
