@@ -15,4 +15,5 @@ pub mod report;
 pub mod scenario;
 pub mod scheduler;
 pub mod sim;
+pub mod time;
 pub mod yaml;

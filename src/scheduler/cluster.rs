@@ -18,7 +18,7 @@ use crate::kube::pod::PodSpec;
 use crate::kube::resources::{ResourceNames, Resources};
 use crate::kube::taints::Taint;
 use crate::kube::workload::PodDisruptionBudget;
-use crate::sim::SimTime;
+use crate::time::SimTime;
 
 /// Index of a node in [`Cluster`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

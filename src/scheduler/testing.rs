@@ -16,7 +16,7 @@ use crate::kube::requirements::Operator;
 use crate::kube::resources::{GIB, ResourceKind, Resources};
 use crate::kube::selector::LabelSelector;
 use crate::kube::taints::{Taint, Toleration};
-use crate::sim::SimTime;
+use crate::time::SimTime;
 
 /// A `matchLabels` selector.
 pub fn selector(pairs: &[(&str, &str)]) -> LabelSelector {

@@ -12,7 +12,7 @@ pub mod ledger;
 pub mod percentile;
 pub mod queue;
 pub mod rng;
-pub mod time;
+pub use crate::time;
 
 pub use latency::{LatencyError, LaunchLatency, LogNormalLatency};
 pub use ledger::{
