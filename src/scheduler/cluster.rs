@@ -15,7 +15,7 @@ use std::sync::Arc;
 use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::Labels;
 use crate::kube::pod::PodSpec;
-use crate::kube::resources::Resources;
+use crate::kube::resources::{ResourceNames, Resources};
 use crate::kube::taints::Taint;
 use crate::kube::workload::PodDisruptionBudget;
 use crate::sim::SimTime;
@@ -171,6 +171,9 @@ pub struct Cluster {
     pods: Vec<Option<Pod>>,
     /// PodDisruptionBudgets.
     pub pdbs: Vec<PodDisruptionBudget>,
+    /// Names of the extended resources in spare resource slots (for
+    /// messages such as `Insufficient example.com/fpga`).
+    pub resource_names: ResourceNames,
     next_uid: u64,
 }
 

@@ -1,9 +1,38 @@
-//! The kube-scheduler model: binds pending pods to registered nodes.
+//! The kube-scheduler model: binds pending pods to registered nodes, one
+//! pod at a time in queue order, as kube-scheduler's default profile does.
 //!
-//! SKELETON: the signatures are the agreed API; the bodies are filled in by
-//! the scheduler work.
+//! Per pod: every registered node is filtered ([`crate::scheduler::filter`],
+//! first failing plugin wins), the feasible ones are scored
+//! ([`crate::scheduler::score`]) and the best is bound. Binds are kept in a
+//! [`Placement`] overlay, so later pods in the same call see earlier ones
+//! (requests, host ports, spread and affinity counts) without the cluster
+//! being cloned.
+//!
+//! Deviations from kube-scheduler, all for determinism or scope:
+//! - ties between equally scored nodes go to the node whose name sorts
+//!   first (kube-scheduler picks one at random);
+//! - every node is evaluated (no `percentageOfNodesToScore` sampling);
+//! - no preemption, no scheduling gates, no volume plugins, no
+//!   `nodeName`, no cluster-level default spread constraints;
+//! - scoring covers NodeResourcesFit, NodeAffinity and TaintToleration only.
+//!
+//! Cost: with P pods to place, N registered nodes, T spread constraints and
+//! affinity terms per pod and A placed pods' required anti-affinity terms,
+//! a call takes O(P·(N·(1 + T) + A)) time. Allocations are O(P·T) (per-pod
+//! domain count vectors) plus O(M·N) for the M distinct matchers; nothing is
+//! allocated per (pod, node) pair except on nodes that fail (one tally
+//! entry per distinct reason).
 
-use super::cluster::{Cluster, NodeId, PodId};
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+
+use super::cluster::{Cluster, NodeId, PodId, PodPhase};
+use super::filter::{PodFilter, Unfit};
+use super::placement::Placement;
+use super::score::{
+    FIT_WEIGHT, NODE_AFFINITY_WEIGHT, TAINT_TOLERATION_WEIGHT, fit_score,
+    intolerable_prefer_no_schedule, normalize, preferred_affinity, score_requests,
+};
 
 /// How feasible nodes are scored (kube-scheduler `NodeResourcesFit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,16 +57,136 @@ pub enum Decision {
     /// Bind the pod to the node.
     Bind(PodId, NodeId),
     /// No node fits; the reason reads like kube-scheduler's
-    /// `0/3 nodes are available: 2 Insufficient cpu, 1 node(s) had untolerated taint {…}`.
+    /// `0/3 nodes are available: 1 node(s) had untolerated taint {…}, 2 Insufficient cpu.`
     Unschedulable(PodId, String),
+}
+
+/// kube-scheduler's message when the cluster has no nodes at all.
+pub const NO_NODES_MESSAGE: &str = "no nodes available to schedule pods";
+
+/// Raw scores of one feasible node.
+struct Candidate {
+    node: NodeId,
+    fit: i64,
+    affinity: i64,
+    taints: i64,
 }
 
 /// Decides, in kube-scheduler's queue order, where each of `pending` goes.
 /// Pods bound earlier in the same call count against later ones.
-pub fn schedule(
-    _cluster: &Cluster,
-    _pending: &[PodId],
-    _config: &SchedulerConfig,
-) -> Vec<Decision> {
-    todo!("scheduler work")
+///
+/// Queue order is PrioritySort: higher priority first, then earlier
+/// creation (uid). Pods in `pending` that are unknown, already bound or
+/// finished get no decision; duplicates are decided once. Decisions come
+/// back in queue order.
+pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) -> Vec<Decision> {
+    let mut queue: Vec<_> = pending
+        .iter()
+        .filter_map(|&id| cluster.pod(id).map(|pod| (id, pod)))
+        .filter(|(_, pod)| pod.node.is_none() && pod.phase == PodPhase::Pending)
+        .collect();
+    queue.sort_by_key(|(id, pod)| (Reverse(pod.spec.priority), pod.uid, *id));
+    queue.dedup_by_key(|(id, _)| *id);
+
+    let nodes: Vec<_> = cluster.nodes().filter(|(_, n)| n.registered).collect();
+    let mut placement = Placement::new(cluster);
+    // Scoring weighs pods without requests at defaults: keep those sums apart.
+    let mut score_requested = vec![[0i64; 2]; nodes.last().map_or(0, |(id, _)| id.0 as usize + 1)];
+    for &(id, node) in &nodes {
+        for spec in placement.pods_on(id, node) {
+            let [cpu, mem] = score_requests(&spec.requests);
+            score_requested[id.0 as usize][0] += cpu;
+            score_requested[id.0 as usize][1] += mem;
+        }
+    }
+
+    let mut decisions = Vec::with_capacity(queue.len());
+    let mut feasible: Vec<Candidate> = Vec::with_capacity(nodes.len());
+    let mut failures: Vec<(Unfit<'_>, usize)> = Vec::new();
+    for (pod_id, pod) in queue {
+        let spec = pod.spec.as_ref();
+        let filter = PodFilter::new(spec, &mut placement);
+        let pod_weight = score_requests(&spec.requests);
+        feasible.clear();
+        failures.clear();
+        for &(id, node) in &nodes {
+            match filter.check(&placement, id, node) {
+                Ok(()) => {
+                    let [cpu, mem] = score_requested[id.0 as usize];
+                    let requested = [cpu + pod_weight[0], mem + pod_weight[1]];
+                    let allocatable = [
+                        node.allocatable.cpu_millis(),
+                        node.allocatable.memory_bytes(),
+                    ];
+                    feasible.push(Candidate {
+                        node: id,
+                        fit: fit_score(config.scoring, requested, allocatable),
+                        affinity: preferred_affinity(spec, &node.labels),
+                        taints: intolerable_prefer_no_schedule(&node.taints, &spec.tolerations),
+                    });
+                }
+                Err(unfit) => match failures.iter_mut().find(|(u, _)| *u == unfit) {
+                    Some((_, count)) => *count += 1,
+                    None => failures.push((unfit, 1)),
+                },
+            }
+        }
+        drop(filter);
+        let Some(best) = best_node(cluster, &feasible) else {
+            let message = unschedulable_message(cluster, nodes.len(), &failures);
+            decisions.push(Decision::Unschedulable(pod_id, message));
+            continue;
+        };
+        placement.bind(pod_id, best);
+        score_requested[best.0 as usize][0] += pod_weight[0];
+        score_requested[best.0 as usize][1] += pod_weight[1];
+        decisions.push(Decision::Bind(pod_id, best));
+    }
+    decisions
+}
+
+/// The highest weighted total after normalisation; ties go to the smallest
+/// node name.
+fn best_node(cluster: &Cluster, feasible: &[Candidate]) -> Option<NodeId> {
+    let max_affinity = feasible.iter().map(|c| c.affinity).max()?;
+    let max_taints = feasible.iter().map(|c| c.taints).max()?;
+    let name = |id: NodeId| cluster.node(id).map_or("", |n| n.name.as_str());
+    feasible
+        .iter()
+        .map(|c| {
+            let total = FIT_WEIGHT * c.fit
+                + NODE_AFFINITY_WEIGHT * normalize(c.affinity, max_affinity, false)
+                + TAINT_TOLERATION_WEIGHT * normalize(c.taints, max_taints, true);
+            (total, c.node)
+        })
+        .max_by(|(a, a_id), (b, b_id)| a.cmp(b).then_with(|| name(*b_id).cmp(name(*a_id))))
+        .map(|(_, id)| id)
+}
+
+/// kube-scheduler's FitError text: `0/N nodes are available: ` then
+/// `"<count> <reason>"` entries sorted as strings (as upstream sorts them),
+/// comma-separated, ending with a period.
+pub fn unschedulable_message(
+    cluster: &Cluster,
+    node_count: usize,
+    failures: &[(Unfit<'_>, usize)],
+) -> String {
+    if node_count == 0 {
+        return NO_NODES_MESSAGE.to_string();
+    }
+    let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
+    for (unfit, count) in failures {
+        for reason in unfit.messages(&cluster.resource_names) {
+            *histogram.entry(reason).or_default() += count;
+        }
+    }
+    let mut entries: Vec<String> = histogram
+        .into_iter()
+        .map(|(reason, count)| format!("{count} {reason}"))
+        .collect();
+    entries.sort();
+    format!(
+        "0/{node_count} nodes are available: {}.",
+        entries.join(", ")
+    )
 }

@@ -3,7 +3,12 @@
 //! [`cluster::Cluster`] data model.
 
 pub mod cluster;
+pub mod filter;
 pub mod kube_scheduler;
+pub mod placement;
+pub mod score;
+pub mod testing;
+pub mod topology;
 
 pub use cluster::{
     Cluster, Node, NodeClaimInfo, NodeId, OwnerKind, OwnerRef, Pod, PodId, PodPhase,

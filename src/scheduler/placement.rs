@@ -1,0 +1,179 @@
+//! Where pods are during one scheduling pass: the [`Cluster`] as given plus
+//! the binds decided so far in the pass, kept as an overlay (per-node added
+//! requests and pods) rather than a cloned cluster. It also owns the
+//! call-wide caches that follow binds incrementally: topology indexes,
+//! per-node counts of pods matching each spread / affinity matcher, and the
+//! required anti-affinity terms of placed pods (which constrain every
+//! incoming pod, InterPodAffinity's "existing pods" check).
+
+use std::collections::BTreeMap;
+
+use super::cluster::{Cluster, Node, NodeId, PodId};
+use super::topology::{
+    MatchPart, MatcherId, MatchingPods, PodMatcher, TopologyIndex, node_slots, placed_pods,
+};
+use crate::kube::pod::{HostPort, PodSpec};
+use crate::kube::resources::Resources;
+
+/// Handle of a [`TopologyIndex`] held by a [`Placement`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TopologyId(usize);
+
+/// One required anti-affinity term of a placed pod.
+#[derive(Debug, Clone)]
+pub struct PlacedAntiAffinity {
+    /// Where the owning pod runs.
+    pub node: NodeId,
+    /// Which incoming pods the term repels.
+    pub matcher: PodMatcher,
+    /// The term's topology key.
+    pub topology: TopologyId,
+}
+
+/// The cluster plus the binds of the current pass.
+#[derive(Debug, Clone)]
+pub struct Placement<'c> {
+    cluster: &'c Cluster,
+    added_requested: Vec<Resources>,
+    added_pods: Vec<Vec<PodId>>,
+    matching: MatchingPods,
+    topology_ids: BTreeMap<String, TopologyId>,
+    topologies: Vec<TopologyIndex>,
+    anti_affinity: Vec<PlacedAntiAffinity>,
+}
+
+impl<'c> Placement<'c> {
+    /// A pass over `cluster` with nothing bound yet. Walks every placed pod
+    /// once to collect required anti-affinity terms.
+    pub fn new(cluster: &'c Cluster) -> Placement<'c> {
+        let slots = node_slots(cluster);
+        let mut placement = Placement {
+            cluster,
+            added_requested: vec![Resources::ZERO; slots],
+            added_pods: vec![Vec::new(); slots],
+            matching: MatchingPods::new(slots),
+            topology_ids: BTreeMap::new(),
+            topologies: Vec::new(),
+            anti_affinity: Vec::new(),
+        };
+        for (node, spec) in placed_pods(cluster) {
+            placement.note_anti_affinity(node, spec);
+        }
+        placement
+    }
+
+    /// The cluster underneath.
+    pub fn cluster(&self) -> &'c Cluster {
+        self.cluster
+    }
+
+    /// Records a bind of this pass. The pod must be a live pending pod of
+    /// the cluster and the node a live node (otherwise nothing happens).
+    pub fn bind(&mut self, pod: PodId, node: NodeId) {
+        let slot = node.0 as usize;
+        let (Some(p), true) = (self.cluster.pod(pod), slot < self.added_pods.len()) else {
+            return;
+        };
+        let spec = p.spec.as_ref();
+        self.added_requested[slot] += spec.requests;
+        self.added_pods[slot].push(pod);
+        self.matching.record(node, spec);
+        self.note_anti_affinity(node, spec);
+    }
+
+    fn note_anti_affinity(&mut self, node: NodeId, spec: &PodSpec) {
+        for term in &spec.pod_anti_affinity.required {
+            let Some(part) = MatchPart::for_affinity_term(term, spec) else {
+                continue;
+            };
+            let topology = self.topology(&term.topology_key);
+            self.anti_affinity.push(PlacedAntiAffinity {
+                node,
+                matcher: PodMatcher::single(part),
+                topology,
+            });
+        }
+    }
+
+    /// Requests of everything bound to `node` (cluster plus this pass).
+    pub fn requested(&self, node: NodeId, base: &Node) -> Resources {
+        base.requested
+            + self
+                .added_requested
+                .get(node.0 as usize)
+                .copied()
+                .unwrap_or(Resources::ZERO)
+    }
+
+    /// Specs of the non-finished pods on `node`, cluster first, then this
+    /// pass's binds in order.
+    pub fn pods_on<'s>(
+        &'s self,
+        node: NodeId,
+        base: &'s Node,
+    ) -> impl Iterator<Item = &'s PodSpec> + 's {
+        let added = self
+            .added_pods
+            .get(node.0 as usize)
+            .map_or(&[][..], Vec::as_slice);
+        base.pods
+            .iter()
+            .chain(added)
+            .filter_map(|&id| self.cluster.pod(id))
+            .filter(|p| !p.phase.is_terminal())
+            .map(|p| p.spec.as_ref())
+    }
+
+    /// Host ports in use on `node`.
+    pub fn host_ports_on<'s>(
+        &'s self,
+        node: NodeId,
+        base: &'s Node,
+    ) -> impl Iterator<Item = &'s HostPort> + 's {
+        self.pods_on(node, base)
+            .flat_map(|spec| spec.host_ports.iter())
+    }
+
+    /// The index of topology key `key`, built over every live node on first use.
+    pub fn topology(&mut self, key: &str) -> TopologyId {
+        if let Some(&id) = self.topology_ids.get(key) {
+            return id;
+        }
+        let id = TopologyId(self.topologies.len());
+        self.topologies
+            .push(TopologyIndex::from_cluster(self.cluster, key));
+        self.topology_ids.insert(key.to_string(), id);
+        id
+    }
+
+    /// A topology index by handle.
+    pub fn topology_index(&self, id: TopologyId) -> &TopologyIndex {
+        &self.topologies[id.0]
+    }
+
+    /// Registers a matcher; its per-node counts include this pass's binds.
+    pub fn matcher(&mut self, matcher: PodMatcher) -> MatcherId {
+        let cluster = self.cluster;
+        let added = &self.added_pods;
+        self.matching.register(matcher, || {
+            let in_pass = added.iter().enumerate().flat_map(move |(slot, pods)| {
+                pods.iter().filter_map(move |&id| {
+                    cluster
+                        .pod(id)
+                        .map(|p| (NodeId(slot as u32), p.spec.as_ref()))
+                })
+            });
+            placed_pods(cluster).chain(in_pass)
+        })
+    }
+
+    /// Pods matching a registered matcher on `node`.
+    pub fn matching_on(&self, id: MatcherId, node: NodeId) -> u32 {
+        self.matching.on_node(id, node)
+    }
+
+    /// Required anti-affinity terms of every placed pod.
+    pub fn placed_anti_affinity(&self) -> &[PlacedAntiAffinity] {
+        &self.anti_affinity
+    }
+}
