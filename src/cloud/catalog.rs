@@ -205,6 +205,28 @@ impl Catalog {
         })
     }
 
+    /// A catalog from ready-made parts (synthetic catalogs for tests and
+    /// benchmarks, see [`crate::cloud::fake`]). Types are sorted by name, as
+    /// [`Catalog::load`] sorts them, so indices mean the same thing.
+    pub fn from_parts(
+        region: &'static str,
+        zones: Vec<Zone>,
+        mut types: Vec<InstanceType>,
+    ) -> Catalog {
+        types.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        let mut by_price: Vec<usize> = (0..types.len()).collect();
+        by_price.sort_by(|&a, &b| {
+            (types[a].on_demand_price, &types[a].spec.name)
+                .cmp(&(types[b].on_demand_price, &types[b].spec.name))
+        });
+        Catalog {
+            region,
+            zones,
+            types,
+            by_price,
+        }
+    }
+
     /// The region code.
     pub fn region(&self) -> &'static str {
         self.region

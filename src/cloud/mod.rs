@@ -4,6 +4,7 @@
 
 pub mod allocatable;
 pub mod catalog;
+pub mod fake;
 pub mod labels;
 pub mod nodeclass;
 pub mod offering;

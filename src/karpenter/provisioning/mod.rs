@@ -3,8 +3,32 @@
 //! launch decision that turns a NodeClaim into one concrete offering (§2).
 //! Pure functions of a cluster view: no clock, no randomness, no I/O.
 //!
-//! SKELETON: the signatures are the agreed API; the bodies are filled in by
-//! the provisioning work.
+//! Submodules: `pod` (a pod's requirements and relaxation), `topology`
+//! (spread / affinity / anti-affinity domains), `claim` (templates, DaemonSet
+//! overhead groups, the instance-type filter), `existing` (existing nodes),
+//! `scheduler` (the loop) and `launch` (the offering choice).
+//!
+//! Simplifications against upstream, all deliberate: `PreferencePolicy` is
+//! always `Respect` and `MinValuesPolicy` always `Strict`; no volume
+//! topology, DRA or reserved capacity; a namespace selector on an affinity
+//! term matches every namespace; ties upstream leaves to map order (which
+//! zone a spread constraint picks among equal counts) go to the smallest
+//! name; the `nodes` limit is charged one per NodeClaim during the solve
+//! (upstream charges it only when the NodeClaim is created, which refuses
+//! the excess then).
+
+mod claim;
+mod existing;
+mod launch;
+mod pod;
+mod scheduler;
+mod topology;
+
+#[cfg(test)]
+mod tests;
+
+pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
+pub use scheduler::MAX_INSTANCE_TYPES;
 
 use std::sync::Arc;
 
@@ -12,7 +36,7 @@ use super::nodepool::NodePool;
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::Requirements;
-use crate::kube::resources::Resources;
+use crate::kube::resources::{ResourceKind, Resources};
 use crate::scheduler::{Cluster, NodeId, PodId};
 
 /// A NodePool with the catalog of its EC2NodeClass (allocatable shaped by
@@ -35,8 +59,11 @@ pub struct ProvisioningInput<'a> {
     /// DaemonSet pod templates (their overhead is reserved on new nodes).
     pub daemonsets: &'a [Arc<PodSpec>],
     /// The pods to place: provisionable pending pods, plus pods of deleting
-    /// nodes.
+    /// nodes. DaemonSet pods among them are skipped.
     pub pods: &'a [PodId],
+    /// The slot a NodePool `limits.nodes` entry was read into (the run's
+    /// `ResourceNames::lookup("nodes")`), so it counts one per node.
+    pub node_count_resource: Option<ResourceKind>,
 }
 
 /// A NodeClaim the solve wants created.
@@ -66,9 +93,14 @@ pub struct SchedulingResult {
     pub errors: Vec<(PodId, String)>,
 }
 
-/// Places `input.pods` as Karpenter's scheduler does.
-pub fn solve(_input: &ProvisioningInput<'_>) -> SchedulingResult {
-    todo!("provisioning work")
+/// Places `input.pods` as Karpenter's scheduler does (reference §1.2–1.7):
+/// existing nodes first, then NodeClaims opened earlier in this solve
+/// (fewest pods first), then a new NodeClaim from the heaviest NodePool
+/// that accepts, relaxing one preference at a time; unplaced pods are
+/// retried until a full pass makes no progress. Each new NodeClaim keeps
+/// its 600 cheapest options.
+pub fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
+    scheduler::solve(input)
 }
 
 /// The concrete offering a NodeClaim launches as.
@@ -96,10 +128,12 @@ pub enum LaunchError {
     InsufficientCapacity(String),
 }
 
-/// Picks the offering a NodeClaim launches as (reference §2.2).
+/// Picks the offering a NodeClaim launches as (reference §2.2, the AWS
+/// provider's filters, then the cheapest offering of the chosen capacity
+/// type, as the AWS KWOK fake EC2 fleet does).
 pub fn choose_offering(
-    _claim: &NewNodeClaim,
-    _catalog: &Catalog,
+    claim: &NewNodeClaim,
+    catalog: &Catalog,
 ) -> Result<LaunchDecision, LaunchError> {
-    todo!("provisioning work")
+    launch::choose_offering(claim, catalog)
 }

@@ -1,0 +1,142 @@
+//! Existing nodes as placement targets: registered nodes and launched
+//! NodeClaims still starting (core: scheduling/existingnode.go).
+
+use std::sync::Arc;
+
+use super::claim::{Rejection, merged_get, no_undefined};
+use super::pod::{PodWork, any_port_conflict};
+use super::topology::{Topology, strict_or_empty};
+use crate::kube::labels::LABEL_HOSTNAME;
+use crate::kube::pod::{HostPort, PodSpec};
+use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::resources::Resources;
+use crate::kube::taints::{Taint, taints_for_uninitialized_node, tolerates_all};
+use crate::scheduler::{Cluster, Node, NodeId};
+
+/// A node pods may join.
+pub(super) struct ExistingNode {
+    pub id: NodeId,
+    pub name: String,
+    pub initialized: bool,
+    /// Taints that count: uninitialized managed nodes ignore known
+    /// ephemeral and startup taints.
+    pub taints: Vec<Taint>,
+    /// Node labels plus `hostname In [its hostname]`.
+    pub requirements: Requirements,
+    /// Allocatable − bound requests − DaemonSet pods still to come.
+    pub remaining: Resources,
+    pub host_ports: Vec<HostPort>,
+}
+
+impl ExistingNode {
+    pub fn new(
+        cluster: &Cluster,
+        id: NodeId,
+        node: &Node,
+        daemonsets: &[Arc<PodSpec>],
+    ) -> ExistingNode {
+        let taints: Vec<Taint> = match &node.claim {
+            Some(claim) if !node.initialized => {
+                taints_for_uninitialized_node(&node.taints, &claim.startup_taints)
+                    .into_iter()
+                    .cloned()
+                    .collect()
+            }
+            _ => node.taints.clone(),
+        };
+        let labels = Requirements::from_labels(&node.labels);
+        let mut bound_daemons = Resources::ZERO;
+        let mut host_ports = Vec::new();
+        for pod in node.pods.iter().filter_map(|p| cluster.pod(*p)) {
+            if pod.phase.is_terminal() {
+                continue;
+            }
+            if pod.is_daemonset() {
+                bound_daemons += pod.spec.requests;
+            }
+            host_ports.extend(pod.spec.host_ports.iter().cloned());
+        }
+        let mut daemons = Resources::ZERO;
+        for ds in daemonsets {
+            let strict = strict_or_empty(ds);
+            if tolerates_all(&taints, &ds.tolerations).is_ok()
+                && labels.is_compatible(&strict, no_undefined())
+            {
+                daemons += ds.requests;
+            }
+        }
+        let daemons_to_come = daemons.saturating_sub(&bound_daemons);
+        let hostname = node
+            .labels
+            .get(LABEL_HOSTNAME)
+            .unwrap_or(node.name.as_str())
+            .to_string();
+        let mut requirements = labels;
+        requirements.add(Requirement::in_values(LABEL_HOSTNAME, [hostname]));
+        ExistingNode {
+            id,
+            name: node.name.clone(),
+            initialized: node.initialized,
+            taints,
+            requirements,
+            remaining: node.available().saturating_sub(&daemons_to_come),
+            host_ports,
+        }
+    }
+
+    /// The hostname domain of the node.
+    pub fn hostname(&self) -> &str {
+        self.requirements
+            .get(LABEL_HOSTNAME)
+            .and_then(|r| r.values().first())
+            .map_or(self.name.as_str(), String::as_str)
+    }
+
+    /// Whether the pod could join; on success the node's new requirements.
+    pub fn can_add(
+        &self,
+        topology: &Topology<'_>,
+        pod: &PodWork,
+    ) -> Result<Requirements, Rejection> {
+        if let Err(e) = tolerates_all(&self.taints, &pod.spec.tolerations) {
+            return Err(Rejection::Taint(e));
+        }
+        if any_port_conflict(pod.host_ports(), &self.host_ports) {
+            return Err(Rejection::HostPort("host port in use".to_string()));
+        }
+        if !pod.requests.fits(&self.remaining) {
+            return Err(Rejection::InstanceTypes(
+                "exceeds node resources".to_string(),
+            ));
+        }
+        if let Err(e) = self
+            .requirements
+            .compatible(&pod.requirements, no_undefined())
+        {
+            return Err(Rejection::Requirements(e.to_string()));
+        }
+        let narrowed = if topology.constrains(pod) {
+            let lookup = |key: &str| merged_get(&self.requirements, &pod.requirements, key);
+            topology
+                .add_requirements(pod, &lookup)
+                .map_err(|e| Rejection::Topology(e.0))?
+        } else {
+            Requirements::new()
+        };
+        let mut merged = self.requirements.clone();
+        merged.add_all(&pod.requirements);
+        if !narrowed.is_empty() {
+            merged
+                .compatible(&narrowed, no_undefined())
+                .map_err(|e| Rejection::Topology(e.to_string()))?;
+            merged.add_all(&narrowed);
+        }
+        Ok(merged)
+    }
+
+    pub fn add(&mut self, pod: &PodWork, requirements: Requirements) {
+        self.remaining -= pod.requests;
+        self.requirements = requirements;
+        self.host_ports.extend(pod.host_ports().iter().cloned());
+    }
+}

@@ -1,0 +1,187 @@
+//! The launch decision of the AWS provider (aws: pkg/providers/instance/
+//! instance.go, filter/filter.go): filter a NodeClaim's options, pick the
+//! capacity type, then the cheapest (type, zone) offering of it — what the
+//! AWS KWOK fake EC2 fleet does for both `lowest-price` (on-demand) and, as
+//! an offline stand-in, `price-capacity-optimized` (spot).
+
+use super::claim::{OfferingFilter, format_resources, min_values_shortfall};
+use super::{LaunchDecision, LaunchError, NewNodeClaim};
+use crate::cloud::{CapacityType, Catalog, InstanceType, Offering};
+use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_INSTANCE_SIZE};
+use crate::kube::requirements::Requirements;
+use crate::kube::resources::ResourceKind;
+
+/// The AWS provider's cap on types sent to CreateFleet.
+pub const MAX_LAUNCH_INSTANCE_TYPES: usize = 60;
+
+/// A candidate type with the offerings still allowed for it.
+struct Candidate<'c> {
+    index: usize,
+    instance_type: &'c InstanceType,
+    offerings: Vec<&'c Offering>,
+}
+
+impl Candidate<'_> {
+    fn cheapest(&self) -> Option<&Offering> {
+        self.offerings
+            .iter()
+            .copied()
+            .min_by_key(|o| (o.price, o.zone))
+    }
+}
+
+pub(super) fn choose_offering(
+    claim: &NewNodeClaim,
+    catalog: &Catalog,
+) -> Result<LaunchDecision, LaunchError> {
+    let requirements = &claim.requirements;
+    let allowed = OfferingFilter::new(requirements);
+    // Compatible and available, with room for the requests.
+    let mut candidates: Vec<Candidate<'_>> = claim
+        .instance_types
+        .iter()
+        .filter_map(|&index| {
+            let instance_type = catalog.instance_types().get(index)?;
+            if !instance_type.requirements().is_intersecting(requirements)
+                || !claim.requests.fits(&instance_type.allocatable)
+            {
+                return None;
+            }
+            let offerings: Vec<&Offering> = instance_type
+                .offerings
+                .iter()
+                .filter(|o| allowed.allows(o))
+                .collect();
+            (!offerings.is_empty()).then_some(Candidate {
+                index,
+                instance_type,
+                offerings,
+            })
+        })
+        .collect();
+    if candidates.is_empty() {
+        return Err(LaunchError::InsufficientCapacity(format!(
+            "none of {} instance types has an available offering and room for {}",
+            claim.instance_types.len(),
+            format_resources(&claim.requests)
+        )));
+    }
+    let min_values = requirements.has_min_values();
+    if !min_values {
+        drop_exotic(&mut candidates);
+        drop_pricey_spot(&mut candidates, requirements);
+    }
+    candidates.sort_by(|a, b| {
+        let key = |c: &Candidate<'_>| {
+            (
+                c.cheapest().map(|o| o.price),
+                c.instance_type.name().to_string(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    candidates.truncate(MAX_LAUNCH_INSTANCE_TYPES);
+    if min_values {
+        let type_requirements: Vec<Requirements> = catalog
+            .instance_types()
+            .iter()
+            .map(|it| it.requirements())
+            .collect();
+        let kept: Vec<u32> = candidates.iter().map(|c| c.index as u32).collect();
+        if let Some(shortfall) = min_values_shortfall(&kept, requirements, &type_requirements) {
+            return Err(LaunchError::InsufficientCapacity(format!(
+                "minValues not met by the {MAX_LAUNCH_INSTANCE_TYPES} cheapest instance types: {shortfall}"
+            )));
+        }
+    }
+    let capacity_allowed = |ct: CapacityType| {
+        requirements
+            .get(LABEL_CAPACITY_TYPE)
+            .is_none_or(|r| r.has(ct.label()))
+    };
+    let offered = |ct: CapacityType| {
+        candidates
+            .iter()
+            .any(|c| c.offerings.iter().any(|o| o.capacity_type == ct))
+    };
+    let capacity_type = [CapacityType::Reserved, CapacityType::Spot]
+        .into_iter()
+        .find(|&ct| capacity_allowed(ct) && offered(ct))
+        .unwrap_or(CapacityType::OnDemand);
+    let mut choices: Vec<(&Offering, &Candidate<'_>)> = candidates
+        .iter()
+        .flat_map(|c| c.offerings.iter().map(move |o| (*o, c)))
+        .filter(|(o, _)| o.capacity_type == capacity_type)
+        .collect();
+    choices.sort_by(|(a, ca), (b, cb)| {
+        (a.price, ca.instance_type.name(), a.zone).cmp(&(b.price, cb.instance_type.name(), b.zone))
+    });
+    let Some(&(offering, candidate)) = choices.first() else {
+        return Err(LaunchError::InsufficientCapacity(format!(
+            "no available {capacity_type} offering among {} instance types",
+            candidates.len()
+        )));
+    };
+    Ok(LaunchDecision {
+        instance_type: candidate.index,
+        zone: offering.zone,
+        capacity_type,
+        price: offering.price,
+        compatible_offerings: choices.len(),
+        explanation: format!(
+            "cheapest of {} compatible offerings: {} {} {} {}/h",
+            choices.len(),
+            candidate.instance_type.name(),
+            capacity_type,
+            offering.zone,
+            offering.price
+        ),
+    })
+}
+
+/// Drops bare-metal and accelerator types while a generic type remains.
+fn drop_exotic(candidates: &mut Vec<Candidate<'_>>) {
+    let exotic = |it: &InstanceType| {
+        it.label(LABEL_INSTANCE_SIZE)
+            .is_some_and(|s| s.contains("metal"))
+            || [
+                ResourceKind::AwsNeuron,
+                ResourceKind::AwsNeuronCore,
+                ResourceKind::AmdGpu,
+                ResourceKind::NvidiaGpu,
+                ResourceKind::HabanaGaudi,
+            ]
+            .iter()
+            .any(|&k| it.capacity.get(k) != 0)
+    };
+    if candidates.iter().any(|c| !exotic(c.instance_type)) {
+        candidates.retain(|c| !exotic(c.instance_type));
+    }
+}
+
+/// When both spot and on-demand are allowed and offered, drops spot
+/// offerings pricier than the cheapest on-demand one.
+fn drop_pricey_spot(candidates: &mut Vec<Candidate<'_>>, requirements: &Requirements) {
+    if let Some(ct) = requirements.get(LABEL_CAPACITY_TYPE)
+        && !(ct.has(CapacityType::Spot.label()) && ct.has(CapacityType::OnDemand.label()))
+    {
+        return;
+    }
+    let all = || candidates.iter().flat_map(|c| c.offerings.iter());
+    let has_spot = all().any(|o| o.capacity_type == CapacityType::Spot);
+    let Some(cheapest_on_demand) = all()
+        .filter(|o| o.capacity_type == CapacityType::OnDemand)
+        .map(|o| o.price)
+        .min()
+    else {
+        return;
+    };
+    if !has_spot {
+        return;
+    }
+    for c in candidates.iter_mut() {
+        c.offerings
+            .retain(|o| o.capacity_type != CapacityType::Spot || o.price <= cheapest_on_demand);
+    }
+    candidates.retain(|c| !c.offerings.is_empty());
+}

@@ -1,0 +1,452 @@
+//! The solve loop (core: scheduling/scheduler.go `Solve`, queue.go):
+//! NodePool templates in weight order, pods in queue order, each placed on
+//! an existing node, an in-flight NodeClaim of this solve, or a new
+//! NodeClaim, relaxing one preference at a time, retried until a full pass
+//! over the queue makes no progress.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use super::claim::{Claim, Rejection, Template, min_values_shortfall, no_undefined};
+use super::existing::ExistingNode;
+use super::pod::PodWork;
+use super::topology::{DomainSource, Topology};
+use super::{NewNodeClaim, ProvisioningInput, SchedulingResult};
+use crate::cloud::{Catalog, Price};
+use crate::kube::labels::{
+    LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED, well_known_labels,
+};
+use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::resources::{ResourceKind, Resources};
+use crate::kube::taints::TaintEffect;
+use crate::scheduler::PodId;
+
+/// Upstream `MaxInstanceTypes`: options written on a NodeClaim.
+pub const MAX_INSTANCE_TYPES: usize = 600;
+
+type Limits = BTreeMap<ResourceKind, i64>;
+
+struct Scheduler<'a> {
+    input: &'a ProvisioningInput<'a>,
+    templates: Vec<Template<'a>>,
+    /// Why NodePools have no template (for messages when none is left).
+    template_errors: Vec<String>,
+    remaining: Vec<Option<Limits>>,
+    existing: Vec<ExistingNode>,
+    claims: Vec<Claim>,
+    /// Claim indices, re-sorted by pod count before each pod.
+    claim_order: Vec<usize>,
+    topology: Topology<'a>,
+    tolerate_prefer_no_schedule: bool,
+    hostnames: u32,
+    placed_existing: Vec<(PodId, crate::scheduler::NodeId)>,
+}
+
+/// Requirements of each catalog type, computed once per catalog.
+fn type_requirements_cache(input: &ProvisioningInput<'_>) -> Vec<Arc<Vec<Requirements>>> {
+    let mut seen: Vec<(*const Catalog, Arc<Vec<Requirements>>)> = Vec::new();
+    input
+        .nodepools
+        .iter()
+        .map(|ctx| {
+            let key = ctx.catalog as *const Catalog;
+            if let Some((_, reqs)) = seen.iter().find(|(k, _)| *k == key) {
+                return reqs.clone();
+            }
+            let reqs: Arc<Vec<Requirements>> = Arc::new(
+                ctx.catalog
+                    .instance_types()
+                    .iter()
+                    .map(|it| it.requirements())
+                    .collect(),
+            );
+            seen.push((key, reqs.clone()));
+            reqs
+        })
+        .collect()
+}
+
+/// Places the pods (see [`super::solve`]).
+pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
+    let cluster = input.cluster;
+    let type_reqs = type_requirements_cache(input);
+
+    // Weight descending, then name descending.
+    let mut order: Vec<usize> = (0..input.nodepools.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (pa, pb) = (input.nodepools[a].pool, input.nodepools[b].pool);
+        (pb.weight.unwrap_or(0), &pb.name).cmp(&(pa.weight.unwrap_or(0), &pa.name))
+    });
+    let mut templates = Vec::new();
+    let mut template_errors = Vec::new();
+    for &i in &order {
+        let ctx = &input.nodepools[i];
+        match Template::new(
+            i,
+            ctx.pool,
+            ctx.catalog,
+            type_reqs[i].clone(),
+            input.daemonsets,
+        ) {
+            Ok(t) => templates.push(t),
+            Err(e) => template_errors.push(e),
+        }
+    }
+    let tolerate_prefer_no_schedule = input.nodepools.iter().any(|ctx| {
+        ctx.pool
+            .taints
+            .iter()
+            .any(|t| t.effect == TaintEffect::PreferNoSchedule)
+    });
+
+    // Remaining limits: spec.limits − capacity of the pool's active nodes.
+    let mut remaining: Vec<Option<Limits>> = input
+        .nodepools
+        .iter()
+        .map(|ctx| (!ctx.pool.limits.is_empty()).then(|| ctx.pool.limits.clone()))
+        .collect();
+    let mut existing = Vec::new();
+    for (id, node) in cluster.nodes() {
+        if node.marked_for_deletion {
+            continue;
+        }
+        if let Some(pool) = node.nodepool()
+            && let Some(i) = input.nodepools.iter().position(|c| c.pool.name == pool)
+            && let Some(limits) = remaining[i].as_mut()
+        {
+            for (kind, left) in limits.iter_mut() {
+                *left -= capacity_for_limit(input, *kind, &node.capacity);
+            }
+        }
+        existing.push(ExistingNode::new(cluster, id, node, input.daemonsets));
+    }
+    existing.sort_by(|a, b| (!a.initialized, &a.name).cmp(&(!b.initialized, &b.name)));
+
+    // The batch: DaemonSet pods are never provisioned for.
+    let mut batch: Vec<PodWork> = Vec::new();
+    let mut errors: BTreeMap<PodId, String> = BTreeMap::new();
+    let mut created = Vec::new();
+    for &id in input.pods {
+        let Some(pod) = cluster.pod(id) else { continue };
+        if pod.is_daemonset() {
+            continue;
+        }
+        match PodWork::new(id, pod.spec.clone()) {
+            Ok(work) => {
+                created.push((pod.created_at, pod.uid));
+                batch.push(work);
+            }
+            Err(e) => {
+                errors.insert(id, e);
+            }
+        }
+    }
+
+    let sources = order
+        .iter()
+        .map(|&i| {
+            let pool = input.nodepools[i].pool;
+            let mut requirements = pool.requirement_set.clone();
+            for (key, value) in &pool.labels {
+                requirements.add(Requirement::in_values(key, [value.as_str()]));
+            }
+            DomainSource {
+                requirements,
+                taints: &pool.taints,
+                type_requirements: type_reqs[i].as_slice(),
+            }
+        })
+        .collect();
+    let mut topology = Topology::new(cluster, sources, &batch);
+    for node in &existing {
+        topology.register_host(node.hostname());
+    }
+
+    let mut scheduler = Scheduler {
+        input,
+        templates,
+        template_errors,
+        remaining,
+        existing,
+        claims: Vec::new(),
+        claim_order: Vec::new(),
+        topology,
+        tolerate_prefer_no_schedule,
+        hostnames: 0,
+        placed_existing: Vec::new(),
+    };
+
+    // Queue: cpu desc, memory desc, creation asc, uid asc.
+    let mut queue: VecDeque<usize> = (0..batch.len()).collect();
+    queue.make_contiguous().sort_by(|&a, &b| {
+        let (ra, rb) = (&batch[a].requests, &batch[b].requests);
+        (rb.cpu_millis(), rb.memory_bytes(), created[a]).cmp(&(
+            ra.cpu_millis(),
+            ra.memory_bytes(),
+            created[b],
+        ))
+    });
+    let mut last_len = vec![0usize; batch.len()];
+    while let Some(&next) = queue.front() {
+        if last_len[next] == queue.len() {
+            break;
+        }
+        queue.pop_front();
+        let mut work = batch[next].clone();
+        match scheduler.try_schedule(&mut work) {
+            Ok(()) => {
+                errors.remove(&work.id);
+            }
+            Err(reason) => {
+                errors.insert(work.id, reason);
+                scheduler.topology.update(batch[next].id, &batch[next].spec);
+                queue.push_back(next);
+                last_len[next] = queue.len();
+            }
+        }
+    }
+    scheduler.finish(errors)
+}
+
+/// A resource amount as limits count it (`nodes` is one per node).
+fn capacity_for_limit(
+    input: &ProvisioningInput<'_>,
+    kind: ResourceKind,
+    capacity: &Resources,
+) -> i64 {
+    if input.node_count_resource == Some(kind) {
+        1
+    } else {
+        capacity.get(kind)
+    }
+}
+
+impl<'a> Scheduler<'a> {
+    fn try_schedule(&mut self, pod: &mut PodWork) -> Result<(), String> {
+        loop {
+            match self.add(pod) {
+                Ok(()) => return Ok(()),
+                Err(reason) => {
+                    if !pod.relax(self.tolerate_prefer_no_schedule) {
+                        return Err(reason);
+                    }
+                    self.topology.update(pod.id, &pod.spec);
+                }
+            }
+        }
+    }
+
+    fn add(&mut self, pod: &PodWork) -> Result<(), String> {
+        // 1. Existing nodes, initialized first, then by name.
+        for node in &mut self.existing {
+            if let Ok(requirements) = node.can_add(&self.topology, pod) {
+                self.topology
+                    .record(pod, &node.taints, &requirements, no_undefined());
+                node.add(pod, requirements);
+                self.placed_existing.push((pod.id, node.id));
+                return Ok(());
+            }
+        }
+        // 2. NodeClaims opened in this solve, fewest pods first.
+        let claims = &self.claims;
+        self.claim_order.sort_by_key(|&i| claims[i].pods.len());
+        for &i in &self.claim_order {
+            let claim = &self.claims[i];
+            let template = &self.templates[claim.template];
+            if let Ok(accepted) = claim.can_add(template, &self.topology, pod) {
+                let claim = &mut self.claims[i];
+                claim.add(template, pod, accepted);
+                self.topology.register_host(&claim.hostname);
+                self.topology.record(
+                    pod,
+                    &template.pool.taints,
+                    &claim.requirements,
+                    well_known_labels(),
+                );
+                return Ok(());
+            }
+        }
+        // 3. A new NodeClaim from the first template that accepts.
+        if self.templates.is_empty() {
+            return Err(self
+                .template_errors
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "no NodePools".to_string()));
+        }
+        let mut closest: Option<Rejection> = None;
+        for t in 0..self.templates.len() {
+            let template = &self.templates[t];
+            let options = match self.options_within_limits(template) {
+                Ok(options) => options,
+                Err(rejection) => {
+                    keep_closest(&mut closest, rejection);
+                    continue;
+                }
+            };
+            self.hostnames += 1;
+            let hostname = format!("hostname-placeholder-{:04}", self.hostnames);
+            let mut claim = Claim::new(t, template, hostname, options);
+            match claim.can_add(template, &self.topology, pod) {
+                Ok(accepted) => {
+                    claim.add(template, pod, accepted);
+                    self.topology.register_host(&claim.hostname);
+                    self.topology.record(
+                        pod,
+                        &template.pool.taints,
+                        &claim.requirements,
+                        well_known_labels(),
+                    );
+                    self.subtract_max(t, &claim.options);
+                    self.claim_order.push(self.claims.len());
+                    self.claims.push(claim);
+                    return Ok(());
+                }
+                Err(rejection) => keep_closest(&mut closest, rejection),
+            }
+        }
+        Err(closest.map_or_else(String::new, |r| r.message().to_string()))
+    }
+
+    /// The template's types that stay within the pool's remaining limits.
+    fn options_within_limits(&self, template: &Template<'_>) -> Result<Vec<u32>, Rejection> {
+        let Some(limits) = &self.remaining[template.pool_index] else {
+            return Ok(template.options.clone());
+        };
+        let name = &template.pool.name;
+        if let Some(kind) = self.input.node_count_resource
+            && limits.get(&kind).is_some_and(|&left| left <= 0)
+        {
+            return Err(Rejection::Limits(format!(
+                "NodePool {name}: nodes limit {} reached",
+                template.pool.limits.get(&kind).copied().unwrap_or(0)
+            )));
+        }
+        let mut blocking: Option<ResourceKind> = None;
+        let options: Vec<u32> = template
+            .options
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let capacity = &template.instance_type(i).capacity;
+                let over = limits
+                    .iter()
+                    .find(|(kind, left)| capacity_for_limit(self.input, **kind, capacity) > **left);
+                if let Some((kind, _)) = over {
+                    blocking.get_or_insert(*kind);
+                }
+                over.is_none()
+            })
+            .collect();
+        if options.is_empty() {
+            let kind = blocking.unwrap_or(ResourceKind::Cpu);
+            return Err(Rejection::Limits(format!(
+                "NodePool {name}: {} limit {} reached",
+                self.resource_name(kind),
+                format_limit(kind, template.pool.limits.get(&kind).copied().unwrap_or(0))
+            )));
+        }
+        Ok(options)
+    }
+
+    fn resource_name(&self, kind: ResourceKind) -> &'static str {
+        if self.input.node_count_resource == Some(kind) {
+            "nodes"
+        } else {
+            kind.well_known_name().unwrap_or("extended resource")
+        }
+    }
+
+    /// Pessimistically charges the largest option against the limits.
+    fn subtract_max(&mut self, template: usize, options: &[u32]) {
+        let template = &self.templates[template];
+        let Some(limits) = self.remaining[template.pool_index].as_mut() else {
+            return;
+        };
+        for (kind, left) in limits.iter_mut() {
+            let most = options
+                .iter()
+                .map(|&i| {
+                    let capacity = &template.instance_type(i).capacity;
+                    if self.input.node_count_resource == Some(*kind) {
+                        1
+                    } else {
+                        capacity.get(*kind)
+                    }
+                })
+                .max()
+                .unwrap_or(0);
+            *left -= most;
+        }
+    }
+
+    /// FinalizeScheduling and truncation to the cheapest 600 options.
+    fn finish(self, mut errors: BTreeMap<PodId, String>) -> SchedulingResult {
+        let mut new_nodeclaims = Vec::new();
+        for claim in &self.claims {
+            let template = &self.templates[claim.template];
+            let mut requirements = claim.requirements.clone();
+            for key in [
+                LABEL_HOSTNAME,
+                LABEL_NODE_REGISTERED,
+                LABEL_NODE_INITIALIZED,
+            ] {
+                requirements.remove(key);
+            }
+            let mut priced: Vec<(Price, &str, u32)> = claim
+                .options
+                .iter()
+                .map(|&i| {
+                    let price = template
+                        .cheapest_price(i, &requirements)
+                        .unwrap_or(Price::from_micros(i64::MAX));
+                    (price, template.instance_type(i).name(), i)
+                })
+                .collect();
+            priced.sort();
+            priced.truncate(MAX_INSTANCE_TYPES);
+            let instance_types: Vec<u32> = priced.iter().map(|p| p.2).collect();
+            if let Some(shortfall) =
+                min_values_shortfall(&instance_types, &requirements, &template.type_requirements)
+            {
+                for &pod in &claim.pods {
+                    errors.insert(
+                        pod,
+                        format!(
+                            "NodePool {}: minValues not met by the {MAX_INSTANCE_TYPES} cheapest instance types: {shortfall}",
+                            template.pool.name
+                        ),
+                    );
+                }
+                continue;
+            }
+            new_nodeclaims.push(NewNodeClaim {
+                nodepool: template.pool_index,
+                requirements,
+                instance_types: instance_types.iter().map(|&i| i as usize).collect(),
+                pods: claim.pods.clone(),
+                requests: claim.requests + claim.min_daemon_overhead(template),
+            });
+        }
+        SchedulingResult {
+            new_nodeclaims,
+            existing: self.placed_existing,
+            errors: errors.into_iter().collect(),
+        }
+    }
+}
+
+/// Keeps the rejection that got furthest; the earlier (heavier) NodePool
+/// wins ties.
+fn keep_closest(closest: &mut Option<Rejection>, rejection: Rejection) {
+    if closest.as_ref().is_none_or(|c| rejection.rank() > c.rank()) {
+        *closest = Some(rejection);
+    }
+}
+
+/// A limit value as written in a NodePool (`100` CPUs, `64Gi`).
+fn format_limit(kind: ResourceKind, amount: i64) -> String {
+    super::claim::format_resources(&Resources::ZERO.with(kind, amount))
+        .split_once('=')
+        .map_or_else(|| amount.to_string(), |(_, v)| v.to_string())
+}

@@ -1,0 +1,705 @@
+//! Karpenter's topology model for one solve (core: scheduling/topology.go,
+//! topologygroup.go, topologynodefilter.go, topologydomaingroup.go):
+//! spread constraints, pod affinity and pod anti-affinity as groups of
+//! domain counts that narrow a node's requirements to allowed domains.
+//!
+//! Unlike kube-scheduler, domains also come from what NodePools could
+//! launch (NodePool requirement values and instance-type values), so an
+//! empty zone counts as a domain before any node exists there. Where
+//! upstream picks among equal candidates by map order, this model picks the
+//! smallest domain name.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use super::pod::{PodWork, strict_requirements};
+use crate::kube::labels::{LABEL_HOSTNAME, LabelKeySet, Labels};
+use crate::kube::pod::{InclusionPolicy, PodAffinityTerm, PodSpec};
+use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::selector::LabelSelector;
+use crate::kube::taints::{Taint, Toleration, tolerates_all};
+use crate::scheduler::{Cluster, PodId};
+
+/// What a topology group enforces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(super) enum TopologyKind {
+    /// A topology spread constraint.
+    Spread,
+    /// Pod affinity.
+    Affinity,
+    /// Pod anti-affinity.
+    AntiAffinity,
+}
+
+impl TopologyKind {
+    fn describe(self) -> &'static str {
+        match self {
+            TopologyKind::Spread => "topology spread",
+            TopologyKind::Affinity => "pod affinity",
+            TopologyKind::AntiAffinity => "pod anti-affinity",
+        }
+    }
+}
+
+/// Namespaces a group counts pods in.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Namespaces {
+    /// These namespaces (sorted).
+    List(Vec<String>),
+    /// A namespace selector: namespace labels are not modelled, so every
+    /// namespace is taken to match.
+    All,
+}
+
+impl Namespaces {
+    fn contains(&self, namespace: &str) -> bool {
+        match self {
+            Namespaces::List(list) => list.iter().any(|n| n == namespace),
+            Namespaces::All => true,
+        }
+    }
+}
+
+/// Which nodes a spread constraint counts (core: topologynodefilter.go).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+struct NodeFilter {
+    /// Alternatives (nodeSelector ∩ each required term); empty = any node.
+    requirements: Vec<Requirements>,
+    honor_affinity: bool,
+    honor_taints: bool,
+    tolerations: Vec<Toleration>,
+}
+
+impl NodeFilter {
+    fn for_spread(spec: &PodSpec, taints: InclusionPolicy, affinity: InclusionPolicy) -> Self {
+        let selector: Requirements = spec
+            .node_selector
+            .iter()
+            .map(|(k, v)| Requirement::in_values(k, [v.as_str()]))
+            .collect();
+        let requirements = if spec.node_affinity.required.is_empty() {
+            vec![selector]
+        } else {
+            spec.node_affinity
+                .required
+                .iter()
+                .filter_map(|term| crate::kube::pod::term_requirements(term).ok())
+                .map(|term| {
+                    let mut r = selector.clone();
+                    r.add_all(&term);
+                    r
+                })
+                .collect()
+        };
+        NodeFilter {
+            requirements,
+            honor_affinity: affinity == InclusionPolicy::Honor,
+            honor_taints: taints == InclusionPolicy::Honor,
+            tolerations: spec.tolerations.clone(),
+        }
+    }
+
+    fn matches(&self, taints: &[Taint], node: &Requirements, allow: &LabelKeySet) -> bool {
+        let affinity = !self.honor_affinity
+            || self.requirements.is_empty()
+            || self
+                .requirements
+                .iter()
+                .any(|r| node.is_compatible(r, allow));
+        let tolerated = !self.honor_taints || tolerates_all(taints, &self.tolerations).is_ok();
+        affinity && tolerated
+    }
+}
+
+/// Identity of a group: pods whose constraints build equal keys share it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct GroupKey {
+    key: String,
+    kind: TopologyKind,
+    namespaces: Namespaces,
+    max_skew: i32,
+    min_domains: Option<i32>,
+    filter: NodeFilter,
+    /// `None` selects nothing (a nil selector, as upstream).
+    selector: Option<LabelSelector>,
+}
+
+/// Domain counts of one group.
+#[derive(Debug, Clone)]
+struct Group {
+    spec: GroupKey,
+    domains: BTreeMap<String, i32>,
+    empty: BTreeSet<String>,
+}
+
+impl Group {
+    fn selects(&self, spec: &PodSpec) -> bool {
+        self.spec.namespaces.contains(&spec.namespace)
+            && self
+                .spec
+                .selector
+                .as_ref()
+                .is_some_and(|s| s.matches(&spec.labels))
+    }
+
+    fn counts(
+        &self,
+        spec: &PodSpec,
+        taints: &[Taint],
+        node: &Requirements,
+        allow: &LabelKeySet,
+    ) -> bool {
+        self.selects(spec) && self.spec.filter.matches(taints, node, allow)
+    }
+
+    fn record(&mut self, domain: &str) {
+        *self.domains.entry(domain.to_string()).or_insert(0) += 1;
+        self.empty.remove(domain);
+    }
+
+    fn register(&mut self, domain: &str) {
+        if !self.domains.contains_key(domain) {
+            self.domains.insert(domain.to_string(), 0);
+            self.empty.insert(domain.to_string());
+        }
+    }
+
+    fn count(&self, domain: &str) -> i32 {
+        self.domains.get(domain).copied().unwrap_or(0)
+    }
+
+    /// The allowed domains for a pod on a node (`DoesNotExist` = none).
+    fn next(
+        &self,
+        pod: &PodSpec,
+        pod_domains: &Requirement,
+        node_domains: &Requirement,
+    ) -> Requirement {
+        match self.spec.kind {
+            TopologyKind::Spread => self.next_spread(pod, pod_domains, node_domains),
+            TopologyKind::Affinity => self.next_affinity(pod, pod_domains, node_domains),
+            TopologyKind::AntiAffinity => self.next_anti_affinity(pod_domains, node_domains),
+        }
+    }
+
+    fn single_host<'r>(&self, node_domains: &'r Requirement) -> Option<&'r str> {
+        (self.spec.key == LABEL_HOSTNAME
+            && !node_domains.is_complement()
+            && node_domains.values().len() == 1)
+            .then(|| node_domains.values()[0].as_str())
+    }
+
+    fn none(&self) -> Requirement {
+        Requirement::does_not_exist(&self.spec.key)
+    }
+
+    fn one(&self, domain: &str) -> Requirement {
+        Requirement::in_values(&self.spec.key, [domain])
+    }
+
+    fn next_spread<'d>(
+        &'d self,
+        pod: &PodSpec,
+        pod_domains: &Requirement,
+        node_domains: &'d Requirement,
+    ) -> Requirement {
+        let own = i32::from(self.selects(pod));
+        if let Some(host) = self.single_host(node_domains) {
+            return if self.count(host) + own <= self.spec.max_skew {
+                self.one(host)
+            } else {
+                self.none()
+            };
+        }
+        let min = self.min_count(pod_domains);
+        // The valid domain with the lowest count; ties go to the first in
+        // name order.
+        let mut best: Option<(&str, i32)> = None;
+        let mut consider = |domain: &'d str, count: i32| {
+            let count = count + own;
+            if count - min <= self.spec.max_skew && best.is_none_or(|(_, c)| count < c) {
+                best = Some((domain, count));
+            }
+        };
+        if !node_domains.is_complement() {
+            for domain in node_domains.values() {
+                if let Some((domain, &count)) = self.domains.get_key_value(domain.as_str()) {
+                    consider(domain, count);
+                }
+            }
+        } else {
+            for (domain, &count) in &self.domains {
+                if node_domains.has(domain) {
+                    consider(domain, count);
+                }
+            }
+        }
+        match best {
+            Some((domain, _)) => self.one(domain),
+            None => self.none(),
+        }
+    }
+
+    /// Smallest count over the domains the pod allows; 0 for hostname, or
+    /// when fewer than `minDomains` domains are eligible.
+    fn min_count(&self, pod_domains: &Requirement) -> i32 {
+        if self.spec.key == LABEL_HOSTNAME {
+            return 0;
+        }
+        let mut min = i32::MAX;
+        let mut eligible = 0;
+        for (domain, &count) in &self.domains {
+            if pod_domains.has(domain) {
+                eligible += 1;
+                min = min.min(count);
+            }
+        }
+        if self.spec.min_domains.is_some_and(|m| eligible < m) {
+            min = 0;
+        }
+        min
+    }
+
+    fn next_affinity(
+        &self,
+        pod: &PodSpec,
+        pod_domains: &Requirement,
+        node_domains: &Requirement,
+    ) -> Requirement {
+        let mut options: Vec<String> = Vec::new();
+        let bootstrap = || {
+            self.selects(pod)
+                && (self.domains.len() == self.empty.len()
+                    || !self
+                        .domains
+                        .iter()
+                        .any(|(d, &c)| c > 0 && pod_domains.has(d)))
+        };
+        if let Some(host) = self.single_host(node_domains) {
+            if pod_domains.has(host) && (self.count(host) > 0 || bootstrap()) {
+                options.push(host.to_string());
+            }
+            return Requirement::in_values(&self.spec.key, options);
+        }
+        if !node_domains.is_complement() {
+            for domain in node_domains.values() {
+                if pod_domains.has(domain) && self.domains.get(domain).is_some_and(|&c| c > 0) {
+                    options.push(domain.clone());
+                }
+            }
+        } else {
+            for (domain, &count) in &self.domains {
+                if count > 0 && pod_domains.has(domain) && node_domains.has(domain) {
+                    options.push(domain.clone());
+                }
+            }
+        }
+        if options.is_empty() && bootstrap() {
+            // A self-selecting pod may start the group anywhere it is
+            // allowed, preferring a domain the node already has.
+            let both = pod_domains.intersection(node_domains);
+            if let Some(domain) = self.domains.keys().find(|d| both.has(d)) {
+                options.push(domain.clone());
+            }
+            if let Some(domain) = self.domains.keys().find(|d| pod_domains.has(d)) {
+                options.push(domain.clone());
+            }
+        }
+        Requirement::in_values(&self.spec.key, options)
+    }
+
+    fn next_anti_affinity(
+        &self,
+        pod_domains: &Requirement,
+        node_domains: &Requirement,
+    ) -> Requirement {
+        if let Some(host) = self.single_host(node_domains) {
+            let options: Vec<&str> = if self.count(host) == 0 {
+                vec![host]
+            } else {
+                vec![]
+            };
+            return Requirement::in_values(&self.spec.key, options);
+        }
+        let options: Vec<&String> = self
+            .empty
+            .iter()
+            .filter(|d| node_domains.has(d) && pod_domains.has(d))
+            .collect();
+        Requirement::in_values(&self.spec.key, options.into_iter().cloned())
+    }
+}
+
+/// A NodePool as a source of domains: its requirements and template labels,
+/// its taints, and the requirements of its instance types.
+pub(super) struct DomainSource<'a> {
+    /// NodePool requirements ∩ template labels.
+    pub requirements: Requirements,
+    /// NodePool taints.
+    pub taints: &'a [Taint],
+    /// Requirements of every instance type of the pool.
+    pub type_requirements: &'a [Requirements],
+}
+
+/// Domains of one key with the taint sets that reach them
+/// (core: topologydomaingroup.go).
+type DomainGroup = BTreeMap<String, Vec<Vec<Taint>>>;
+
+fn insert_domain(group: &mut DomainGroup, domain: &str, taints: &[Taint]) {
+    match group.get_mut(domain) {
+        Some(sets) if !taints.is_empty() => {
+            if sets.first().is_some_and(|first| !first.is_empty()) {
+                sets.push(taints.to_vec());
+            }
+        }
+        _ => {
+            group.insert(domain.to_string(), vec![taints.to_vec()]);
+        }
+    }
+}
+
+/// The topology state of one solve.
+pub(super) struct Topology<'a> {
+    cluster: &'a Cluster,
+    sources: Vec<DomainSource<'a>>,
+    domain_groups: HashMap<String, DomainGroup>,
+    /// Pods of the batch: not counted from the cluster.
+    excluded: HashSet<PodId>,
+    groups: Vec<Group>,
+    index: HashMap<GroupKey, usize>,
+    inverse: Vec<Group>,
+    inverse_index: HashMap<GroupKey, usize>,
+    owned: HashMap<PodId, Vec<usize>>,
+    inverse_owned: HashMap<PodId, Vec<usize>>,
+}
+
+/// Why a topology rule admits no domain.
+pub(super) struct TopologyError(pub String);
+
+impl<'a> Topology<'a> {
+    /// Builds the state: inverse anti-affinity of running pods, then the
+    /// groups of every batch pod.
+    pub fn new(cluster: &'a Cluster, sources: Vec<DomainSource<'a>>, batch: &[PodWork]) -> Self {
+        let mut topology = Topology {
+            cluster,
+            sources,
+            domain_groups: HashMap::new(),
+            excluded: batch.iter().map(|p| p.id).collect(),
+            groups: Vec::new(),
+            index: HashMap::new(),
+            inverse: Vec::new(),
+            inverse_index: HashMap::new(),
+            owned: HashMap::new(),
+            inverse_owned: HashMap::new(),
+        };
+        for (id, pod) in cluster.pods() {
+            let Some(node) = pod.node.and_then(|n| cluster.node(n)) else {
+                continue;
+            };
+            if pod.phase.is_terminal()
+                || topology.excluded.contains(&id)
+                || pod.spec.pod_anti_affinity.required.is_empty()
+            {
+                continue;
+            }
+            topology.update_inverse(id, &pod.spec, Some(&node.labels));
+        }
+        for pod in batch {
+            topology.update(pod.id, &pod.spec);
+        }
+        topology
+    }
+
+    fn domain_group(&mut self, key: &str) -> &DomainGroup {
+        if !self.domain_groups.contains_key(key) {
+            let mut group = DomainGroup::new();
+            for source in &self.sources {
+                let own = source.requirements.get(key);
+                for type_reqs in source.type_requirements {
+                    let values: Cow<Requirement> = match (own, type_reqs.get(key)) {
+                        (Some(a), Some(b)) => Cow::Owned(a.intersection(b)),
+                        (Some(a), None) | (None, Some(a)) => Cow::Borrowed(a),
+                        (None, None) => continue,
+                    };
+                    for value in values.values() {
+                        insert_domain(&mut group, value, source.taints);
+                    }
+                }
+                if let Some(own) = own
+                    && !own.is_complement()
+                {
+                    for value in own.values() {
+                        insert_domain(&mut group, value, source.taints);
+                    }
+                }
+            }
+            self.domain_groups.insert(key.to_string(), group);
+        }
+        &self.domain_groups[key]
+    }
+
+    fn new_group(&mut self, spec: GroupKey, pod: &PodSpec) -> Group {
+        let honor_taints = spec.filter.honor_taints;
+        let mut group = Group {
+            domains: BTreeMap::new(),
+            empty: BTreeSet::new(),
+            spec,
+        };
+        let key = group.spec.key.clone();
+        for (domain, taint_sets) in self.domain_group(&key) {
+            let reachable = !honor_taints
+                || taint_sets
+                    .iter()
+                    .any(|taints| tolerates_all(taints, &pod.tolerations).is_ok());
+            if reachable {
+                group.register(domain);
+            }
+        }
+        group
+    }
+
+    /// Counts running pods and registers registered nodes' domains.
+    fn count_existing(&self, group: &mut Group) {
+        let no_allow = LabelKeySet::new();
+        for (_, node) in self.cluster.nodes() {
+            if !node.registered {
+                continue;
+            }
+            if let Some(domain) = node.labels.get(&group.spec.key)
+                && group.spec.filter.matches(
+                    &node.taints,
+                    &Requirements::from_labels(&node.labels),
+                    &no_allow,
+                )
+            {
+                group.register(domain);
+            }
+        }
+        for (id, pod) in self.cluster.pods() {
+            if pod.phase.is_terminal() || self.excluded.contains(&id) || !group.selects(&pod.spec) {
+                continue;
+            }
+            let Some(node) = pod.node.and_then(|n| self.cluster.node(n)) else {
+                continue;
+            };
+            let domain = match node.labels.get(&group.spec.key) {
+                Some(d) => d,
+                None if group.spec.key == LABEL_HOSTNAME => node.name.as_str(),
+                None => continue,
+            };
+            if group.spec.filter.matches(
+                &node.taints,
+                &Requirements::from_labels(&node.labels),
+                &no_allow,
+            ) {
+                group.record(domain);
+            }
+        }
+    }
+
+    fn update_inverse(&mut self, id: PodId, spec: &PodSpec, node_labels: Option<&Labels>) {
+        for term in &spec.pod_anti_affinity.required {
+            let key = affinity_key(TopologyKind::AntiAffinity, term, spec);
+            let index = match self.inverse_index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let group = self.new_group(key.clone(), spec);
+                    self.inverse.push(group);
+                    self.inverse_index.insert(key, self.inverse.len() - 1);
+                    self.inverse.len() - 1
+                }
+            };
+            if let Some(domain) = node_labels.and_then(|l| l.get(&self.inverse[index].spec.key)) {
+                let domain = domain.to_string();
+                self.inverse[index].record(&domain);
+            }
+            let owned = self.inverse_owned.entry(id).or_default();
+            if !owned.contains(&index) {
+                owned.push(index);
+            }
+        }
+    }
+
+    /// (Re)builds the groups a batch pod owns from its current spec.
+    pub fn update(&mut self, id: PodId, spec: &PodSpec) {
+        if !spec.pod_anti_affinity.is_empty() {
+            self.update_inverse(id, spec, None);
+        }
+        let mut keys = Vec::new();
+        for tsc in &spec.topology_spread {
+            let mut selector = tsc.selector.clone();
+            if let Some(selector) = selector.as_mut() {
+                for key in &tsc.match_label_keys {
+                    if let Some(value) = spec.labels.get(key) {
+                        selector.require(key, value);
+                    }
+                }
+            }
+            keys.push(GroupKey {
+                key: tsc.topology_key.clone(),
+                kind: TopologyKind::Spread,
+                namespaces: Namespaces::List(vec![spec.namespace.clone()]),
+                max_skew: tsc.max_skew,
+                min_domains: tsc.min_domains,
+                filter: NodeFilter::for_spread(
+                    spec,
+                    tsc.node_taints_policy,
+                    tsc.node_affinity_policy,
+                ),
+                selector,
+            });
+        }
+        let affinity = spec
+            .pod_affinity
+            .required
+            .iter()
+            .chain(spec.pod_affinity.preferred.iter().map(|w| &w.term));
+        for term in affinity {
+            keys.push(affinity_key(TopologyKind::Affinity, term, spec));
+        }
+        let anti = spec
+            .pod_anti_affinity
+            .required
+            .iter()
+            .chain(spec.pod_anti_affinity.preferred.iter().map(|w| &w.term));
+        for term in anti {
+            keys.push(affinity_key(TopologyKind::AntiAffinity, term, spec));
+        }
+        let mut owned = Vec::with_capacity(keys.len());
+        for key in keys {
+            let index = match self.index.get(&key) {
+                Some(&i) => i,
+                None => {
+                    let mut group = self.new_group(key.clone(), spec);
+                    self.count_existing(&mut group);
+                    self.groups.push(group);
+                    self.index.insert(key, self.groups.len() - 1);
+                    self.groups.len() - 1
+                }
+            };
+            if !owned.contains(&index) {
+                owned.push(index);
+            }
+        }
+        if owned.is_empty() {
+            self.owned.remove(&id);
+        } else {
+            self.owned.insert(id, owned);
+        }
+    }
+
+    /// Whether any rule could narrow this pod's domains.
+    pub fn constrains(&self, pod: &PodWork) -> bool {
+        self.owned.contains_key(&pod.id) || self.inverse.iter().any(|g| g.selects(&pod.spec))
+    }
+
+    /// The narrowed domains the pod needs on a node whose requirements are
+    /// read through `node_domain` (upstream `AddRequirements`).
+    pub fn add_requirements<'n>(
+        &self,
+        pod: &PodWork,
+        node_domain: &dyn Fn(&str) -> Option<Cow<'n, Requirement>>,
+    ) -> Result<Requirements, TopologyError> {
+        let mut narrowed = Requirements::new();
+        let owned = self.owned.get(&pod.id).map(Vec::as_slice).unwrap_or(&[]);
+        // Inverse groups are anti-affinity groups, whose node filter admits
+        // every node: selecting the pod is enough.
+        let inverse = self.inverse.iter().filter(|g| g.selects(&pod.spec));
+        for group in owned.iter().map(|&i| &self.groups[i]).chain(inverse) {
+            let key = group.spec.key.as_str();
+            let pod_domains = pod
+                .strict
+                .get(key)
+                .cloned()
+                .unwrap_or_else(|| Requirement::exists(key));
+            let node_domains =
+                node_domain(key).unwrap_or_else(|| Cow::Owned(Requirement::exists(key)));
+            let domains = group.next(&pod.spec, &pod_domains, &node_domains);
+            if domains.is_empty() {
+                return Err(TopologyError(format!(
+                    "unsatisfiable {} on {key}: no allowed domain (pod allows {pod_domains}, node offers {node_domains})",
+                    group.spec.kind.describe(),
+                )));
+            }
+            narrowed.add(domains);
+        }
+        Ok(narrowed)
+    }
+
+    /// Registers a new hostname domain in every hostname group.
+    pub fn register_host(&mut self, hostname: &str) {
+        for group in self.groups.iter_mut().chain(self.inverse.iter_mut()) {
+            if group.spec.key == LABEL_HOSTNAME {
+                group.register(hostname);
+            }
+        }
+    }
+
+    /// Counts a placed pod in every group that selects it.
+    pub fn record(
+        &mut self,
+        pod: &PodWork,
+        taints: &[Taint],
+        node: &Requirements,
+        allow: &LabelKeySet,
+    ) {
+        for group in &mut self.groups {
+            if !group.counts(&pod.spec, taints, node, allow) {
+                continue;
+            }
+            let Some(domains) = node.get(&group.spec.key) else {
+                continue;
+            };
+            if domains.is_complement() {
+                continue;
+            }
+            let values = domains.values().to_vec();
+            if group.spec.kind == TopologyKind::AntiAffinity {
+                for value in &values {
+                    group.record(value);
+                }
+            } else if let [only] = values.as_slice() {
+                group.record(only);
+            }
+        }
+        if let Some(owned) = self.inverse_owned.get(&pod.id) {
+            for &index in owned {
+                let group = &mut self.inverse[index];
+                if let Some(domains) = node.get(&group.spec.key)
+                    && !domains.is_complement()
+                {
+                    for value in domains.values().to_vec() {
+                        group.record(&value);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn affinity_key(kind: TopologyKind, term: &PodAffinityTerm, spec: &PodSpec) -> GroupKey {
+    let namespaces = if term.namespace_selector.is_some() {
+        Namespaces::All
+    } else if term.namespaces.is_empty() {
+        Namespaces::List(vec![spec.namespace.clone()])
+    } else {
+        let mut list = term.namespaces.clone();
+        list.sort();
+        list.dedup();
+        Namespaces::List(list)
+    };
+    GroupKey {
+        key: term.topology_key.clone(),
+        kind,
+        namespaces,
+        max_skew: i32::MAX,
+        min_domains: None,
+        filter: NodeFilter::default(),
+        selector: term.selector.clone(),
+    }
+}
+
+/// Strict requirements of a spec, or none if its terms are invalid.
+pub(super) fn strict_or_empty(spec: &PodSpec) -> Requirements {
+    strict_requirements(spec).unwrap_or_default()
+}
