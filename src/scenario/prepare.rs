@@ -190,6 +190,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             nodepools,
             capacity_shortages: BTreeSet::new(),
             scheduler: SchedulerConfig::default(),
+            node_count_resource: loaded.resource_names.lookup("nodes"),
         });
     }
     Ok(Prepared {

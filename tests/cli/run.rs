@@ -44,7 +44,6 @@ fn column(path: &Path, name: &str) -> usize {
 /// numbers agree with each other: total cost = Σ cost_usd, launched =
 /// rows, one time-series row per minute of the 12 h run.
 #[test]
-#[ignore = "needs karpenter::provisioning::solve, which lands separately"]
 fn quickstart_writes_consistent_reports() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("report");
@@ -90,7 +89,6 @@ fn quickstart_writes_consistent_reports() {
 
 /// Same scenario twice → byte-identical files.
 #[test]
-#[ignore = "needs karpenter::provisioning::solve, which lands separately"]
 fn runs_are_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));

@@ -168,6 +168,7 @@ impl Engine<'_> {
             nodepools: &contexts,
             daemonsets: &daemonsets,
             pods: &pods,
+            node_count_resource: self.input.node_count_resource,
         });
         drop(contexts);
         for (pod, node) in result.existing {

@@ -50,6 +50,7 @@ use crate::karpenter::nodepool::NodePool;
 use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, ProvisioningInput, SchedulingResult,
 };
+use crate::kube::resources::ResourceKind;
 use crate::kube::workload::{PodDisruptionBudget, Workload};
 use crate::scheduler::kube_scheduler::{self, Decision, SchedulerConfig};
 use crate::scheduler::{Cluster, NodeId, PodId};
@@ -100,6 +101,8 @@ pub struct RunInput {
     pub capacity_shortages: BTreeSet<OfferingKey>,
     /// kube-scheduler settings.
     pub scheduler: SchedulerConfig,
+    /// The resource slot a NodePool `limits.nodes` was read into, if any.
+    pub node_count_resource: Option<ResourceKind>,
 }
 
 /// A NodePool and the catalog of its EC2NodeClass.

@@ -180,6 +180,7 @@ fn input(manifests: &str, duration: SimDuration) -> RunInput {
         }],
         capacity_shortages: BTreeSet::new(),
         scheduler: SchedulerConfig::default(),
+        node_count_resource: None,
     }
 }
 
@@ -491,4 +492,24 @@ fn zones_outside_the_scenario_are_unavailable() {
             .iter()
             .all(|o| o.available == (o.zone == "us-east-1c"))
     );
+}
+
+/// The same hand-derived case with the real kube-scheduler model and
+/// Karpenter solve: 3 pods of 900m, NodePool allowing only m5.large
+/// (1930m allocatable, two pods each) → exactly 2 nodes launched at 1 s,
+/// each $0.096/h × 3599 s.
+#[test]
+fn real_deciders_launch_two_m5_large_for_three_pods() {
+    let out = run(
+        &input(&deployment("web", 3, "900m"), SimDuration::from_hours(1)),
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(out.nodeclaims.len(), 2);
+    assert!(out.nodeclaims.iter().all(|c| c.instance_type == "m5.large"
+        && c.launched_at == SimTime::from_secs(1)
+        && c.cost == MicroUsd(95_973)));
+    assert_eq!(out.summary.total_cost, MicroUsd(2 * 95_973));
+    assert_eq!(out.summary.pods_scheduled, 3);
+    assert_eq!(out.summary.pods_unschedulable, 0);
 }
