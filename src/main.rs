@@ -11,6 +11,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use karpsim::karpenter::manifests;
 use karpsim::report::instance_types::{self, SortBy};
+use karpsim::report::run as run_report;
+use karpsim::scenario::{BundledRegions, Scenario, prepare};
+use karpsim::sim::engine;
 
 #[derive(Parser)]
 #[command(
@@ -27,6 +30,21 @@ struct Cli {
 enum Command {
     /// List the instance types of a region, or those a NodePool allows.
     InstanceTypes(InstanceTypesArgs),
+    /// Simulate a scenario and write its report.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Scenario file (YAML).
+    scenario: PathBuf,
+    /// Report directory; each variant gets a folder inside it
+    /// [default: reports/<scenario name>].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Run only this variant.
+    #[arg(long, value_name = "NAME")]
+    variant: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -63,6 +81,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::InstanceTypes(args) => instance_types_command(&args),
+        Command::Run(args) => run_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -104,6 +123,90 @@ fn instance_types_command(args: &InstanceTypesArgs) -> Result<()> {
         Err(error) if error.kind() == io::ErrorKind::BrokenPipe => Ok(()),
         other => Ok(other?),
     }
+}
+
+fn run_command(args: &RunArgs) -> Result<()> {
+    let scenario = Scenario::load(&args.scenario, &BundledRegions)?;
+    if let Some(name) = &args.variant
+        && !scenario.variants.iter().any(|v| &v.name == name)
+    {
+        let known: Vec<&str> = scenario.variants.iter().map(|v| v.name.as_str()).collect();
+        anyhow::bail!(
+            "{}: no variant named {name:?} (variants: {})",
+            args.scenario.display(),
+            known.join(", ")
+        );
+    }
+    let prepared = prepare(&scenario, args.variant.as_deref())?;
+    for warning in &prepared.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let total_ms = scenario.duration.as_millis() * prepared.runs.len() as u64;
+    let bar = progress_bar(total_ms / 1000);
+    let mut outputs = Vec::new();
+    for (index, input) in prepared.runs.iter().enumerate() {
+        let started = std::time::Instant::now();
+        let offset_ms = scenario.duration.as_millis() * index as u64;
+        if let Some(bar) = &bar {
+            bar.set_message(input.variant.clone());
+        }
+        let output = engine::run(input, &mut |t| {
+            if let Some(bar) = &bar {
+                bar.set_position((offset_ms + t.as_millis()) / 1000);
+            }
+        })?;
+        if bar.is_none() {
+            eprintln!(
+                "variant {}: simulated {} in {:.2}s",
+                input.variant,
+                scenario.duration,
+                started.elapsed().as_secs_f64()
+            );
+        }
+        outputs.push(output);
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let out_dir = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
+    let mut entries: Vec<(String, _)> = outputs
+        .iter()
+        .map(|output| {
+            let name = scenario.name.as_str();
+            (
+                output.summary.variant.clone(),
+                move |dir: &std::path::Path| run_report::write_variant_files(name, output, dir),
+            )
+        })
+        .collect();
+    run_report::atomic::write_dirs(&out_dir, &mut entries)
+        .with_context(|| format!("cannot write the report to {}", out_dir.display()))?;
+    let summaries: Vec<_> = outputs.iter().map(|o| &o.summary).collect();
+    let mut stdout = io::BufWriter::new(io::stdout().lock());
+    writeln!(stdout, "scenario {} ({})", scenario.name, scenario.duration)?;
+    run_report::write_summary_table(&summaries, &mut stdout)?;
+    writeln!(stdout, "report: {}", out_dir.display())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// A progress bar on stderr, only when stderr is a terminal.
+fn progress_bar(total_seconds: u64) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total_seconds);
+    let style = indicatif::ProgressStyle::with_template(
+        "{msg:>16} [{bar:40}] {percent:>3}% simulated, {elapsed} elapsed",
+    )
+    .map(|s| s.progress_chars("=> "))
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    bar.set_style(style);
+    Some(bar)
 }
 
 fn write_listing(listing: &instance_types::Listing, output: Output) -> io::Result<()> {

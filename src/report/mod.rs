@@ -2,4 +2,5 @@
 //! Writers take `&mut impl Write`; nothing here decides anything.
 
 pub mod instance_types;
+pub mod run;
 pub mod table;

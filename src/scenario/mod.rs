@@ -75,6 +75,7 @@
 
 mod error;
 mod names;
+pub mod prepare;
 mod read;
 mod yaml;
 
@@ -84,6 +85,7 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 pub use error::{Position, Problem, ScenarioError};
+pub use prepare::{BundledRegions, PrepareError, Prepared, prepare};
 
 use crate::sim::{LaunchLatency, SimDuration, SimTime};
 

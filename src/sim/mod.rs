@@ -7,6 +7,7 @@
 //! insertion order, random numbers only from named streams derived from the
 //! scenario seed.
 
+pub mod engine;
 pub mod latency;
 pub mod ledger;
 pub mod percentile;

@@ -1,4 +1,5 @@
 //! End-to-end tests of the `karpsim` binary: what a user types and sees.
 
 mod instance_types;
+mod run;
 mod util;

@@ -1,0 +1,316 @@
+//! The report of `karpsim run`: a summary table for the terminal and, per
+//! variant, `summary.json`, `nodeclaims.csv`, `events.csv` and
+//! `timeseries.csv`, written atomically (see [`atomic`]).
+//!
+//! Numbers are written from exact integers with fixed decimals (money with
+//! six, times with three), so the same run always gives the same bytes.
+
+pub mod atomic;
+
+#[cfg(test)]
+mod tests;
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::table::{Align, write_table};
+use crate::sim::engine::{RunOutput, RunSummary};
+use crate::sim::ledger::MicroUsd;
+use crate::sim::time::{SimDuration, SimTime};
+
+/// Names of the files written per variant.
+pub const FILES: [&str; 4] = [
+    "summary.json",
+    "nodeclaims.csv",
+    "events.csv",
+    "timeseries.csv",
+];
+
+/// `12.345678`: micro-USD as dollars, exact.
+pub fn usd(amount: MicroUsd) -> String {
+    let sign = if amount.0 < 0 { "-" } else { "" };
+    let abs = amount.0.unsigned_abs();
+    format!("{sign}{}.{:06}", abs / 1_000_000, abs % 1_000_000)
+}
+
+/// `90.500`: milliseconds as seconds, exact.
+pub fn seconds(ms: u64) -> String {
+    format!("{}.{:03}", ms / 1000, ms % 1000)
+}
+
+fn time_s(t: SimTime) -> String {
+    seconds(t.as_millis())
+}
+
+fn opt_time_s(t: Option<SimTime>) -> String {
+    t.map(time_s).unwrap_or_default()
+}
+
+/// Rounds for JSON: keeps files short and stable.
+fn round(value: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (value * scale).round() / scale
+}
+
+fn usd_f64(amount: MicroUsd) -> f64 {
+    amount.0 as f64 / 1e6
+}
+
+fn secs_f64(d: Option<SimDuration>) -> Option<f64> {
+    d.map(|d| round(d.as_millis() as f64 / 1000.0, 3))
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    scenario: &'a str,
+    variant: &'a str,
+    duration_s: f64,
+    total_cost_usd: f64,
+    cost_by_capacity_type: std::collections::BTreeMap<&'static str, f64>,
+    cost_by_nodepool: std::collections::BTreeMap<&'a str, f64>,
+    node_hours: f64,
+    peak_nodes: usize,
+    nodeclaims_launched: u64,
+    launch_failures: u64,
+    cpu_allocation: f64,
+    memory_allocation: f64,
+    pods_created: usize,
+    pods_scheduled: usize,
+    pods_unschedulable: usize,
+    pending_seconds_p50: Option<f64>,
+    pending_seconds_p95: Option<f64>,
+    pending_seconds_max: Option<f64>,
+    unschedulable_reasons: Vec<ReasonJson<'a>>,
+    events: usize,
+}
+
+#[derive(Serialize)]
+struct ReasonJson<'a> {
+    reason: &'a str,
+    pods: usize,
+    example: &'a str,
+}
+
+/// Writes `summary.json`.
+pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
+    let s = &run.summary;
+    let json = SummaryJson {
+        scenario,
+        variant: &s.variant,
+        duration_s: round(s.duration.as_millis() as f64 / 1000.0, 3),
+        total_cost_usd: usd_f64(s.total_cost),
+        cost_by_capacity_type: s
+            .cost_by_capacity_type
+            .iter()
+            .map(|(ct, cost)| (ct.label(), usd_f64(*cost)))
+            .collect(),
+        cost_by_nodepool: s
+            .cost_by_nodepool
+            .iter()
+            .map(|(pool, cost)| (pool.as_str(), usd_f64(*cost)))
+            .collect(),
+        node_hours: round(s.node_hours(), 4),
+        peak_nodes: s.peak_nodes,
+        nodeclaims_launched: s.nodeclaims_launched,
+        launch_failures: s.launch_failures,
+        cpu_allocation: round(s.cpu_allocation, 4),
+        memory_allocation: round(s.memory_allocation, 4),
+        pods_created: s.pods_created,
+        pods_scheduled: s.pods_scheduled,
+        pods_unschedulable: s.pods_unschedulable,
+        pending_seconds_p50: secs_f64(s.pending_p50),
+        pending_seconds_p95: secs_f64(s.pending_p95),
+        pending_seconds_max: secs_f64(s.pending_max),
+        unschedulable_reasons: s
+            .unschedulable_reasons
+            .iter()
+            .map(|r| ReasonJson {
+                reason: &r.reason,
+                pods: r.pods,
+                example: &r.example,
+            })
+            .collect(),
+        events: s.events,
+    };
+    serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::other)?;
+    writeln!(out)
+}
+
+/// Writes `nodeclaims.csv`.
+pub fn write_nodeclaims_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
+    let mut csv = csv::Writer::from_writer(out);
+    csv.write_record([
+        "name",
+        "nodepool",
+        "instance_type",
+        "capacity_type",
+        "zone",
+        "price_usd_per_hour",
+        "launched_at_s",
+        "ready_at_s",
+        "deleted_at_s",
+        "reason_deleted",
+        "cost_usd",
+    ])
+    .map_err(io::Error::other)?;
+    for claim in &run.nodeclaims {
+        csv.write_record([
+            claim.name.as_str(),
+            &claim.nodepool,
+            &claim.instance_type,
+            claim.capacity_type.label(),
+            &claim.zone,
+            &usd(MicroUsd(claim.price.micros())),
+            &time_s(claim.launched_at),
+            &opt_time_s(claim.ready_at),
+            &opt_time_s(claim.deleted_at),
+            &claim.reason_deleted,
+            &usd(claim.cost),
+        ])
+        .map_err(io::Error::other)?;
+    }
+    csv.flush()
+}
+
+/// Writes `events.csv`.
+pub fn write_events_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
+    let mut csv = csv::Writer::from_writer(out);
+    csv.write_record(["time_s", "type", "reason", "object", "message"])
+        .map_err(io::Error::other)?;
+    for event in &run.events {
+        csv.write_record([
+            time_s(event.time).as_str(),
+            event.kind.as_str(),
+            &event.reason,
+            &event.object,
+            &event.message,
+        ])
+        .map_err(io::Error::other)?;
+    }
+    csv.flush()
+}
+
+/// Writes `timeseries.csv`: one row per simulated minute.
+pub fn write_timeseries_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
+    let mut csv = csv::Writer::from_writer(out);
+    csv.write_record([
+        "time_s",
+        "nodes",
+        "nodes_ready",
+        "cost_usd_per_hour",
+        "cpu_requested",
+        "cpu_allocatable",
+        "memory_requested_gib",
+        "memory_allocatable_gib",
+        "pending_pods",
+    ])
+    .map_err(io::Error::other)?;
+    let cores = |m: i64| format!("{}.{:03}", m / 1000, m % 1000);
+    let gib = |b: i64| format!("{:.3}", b as f64 / (1u64 << 30) as f64);
+    for s in &run.timeseries {
+        csv.write_record([
+            time_s(s.time),
+            s.nodes.to_string(),
+            s.nodes_ready.to_string(),
+            usd(MicroUsd(s.hourly_rate.micros())),
+            cores(s.cpu_requested_millis),
+            cores(s.cpu_allocatable_millis),
+            gib(s.memory_requested_bytes),
+            gib(s.memory_allocatable_bytes),
+            s.pending_pods.to_string(),
+        ])
+        .map_err(io::Error::other)?;
+    }
+    csv.flush()
+}
+
+/// Writes every file of one variant into `dir` (which must exist).
+pub fn write_variant_files(
+    scenario: &str,
+    run: &RunOutput,
+    dir: &std::path::Path,
+) -> io::Result<()> {
+    let create = |name: &str| -> io::Result<io::BufWriter<std::fs::File>> {
+        Ok(io::BufWriter::new(std::fs::File::create(dir.join(name))?))
+    };
+    let mut f = create(FILES[0])?;
+    write_summary_json(scenario, run, &mut f)?;
+    f.flush()?;
+    let mut f = create(FILES[1])?;
+    write_nodeclaims_csv(run, &mut f)?;
+    f.flush()?;
+    let mut f = create(FILES[2])?;
+    write_events_csv(run, &mut f)?;
+    f.flush()?;
+    let mut f = create(FILES[3])?;
+    write_timeseries_csv(run, &mut f)?;
+    f.flush()
+}
+
+fn pct(ratio: f64) -> String {
+    format!("{:.1}%", ratio * 100.0)
+}
+
+fn secs_text(d: Option<SimDuration>) -> String {
+    d.map_or_else(|| "-".to_string(), |d| format!("{:.1}s", d.as_secs_f64()))
+}
+
+/// The terminal summary: one column per variant, then why pods stayed
+/// pending.
+pub fn write_summary_table(runs: &[&RunSummary], out: &mut impl Write) -> io::Result<()> {
+    let mut header: Vec<(&str, Align)> = vec![("", Align::Left)];
+    header.extend(runs.iter().map(|r| (r.variant.as_str(), Align::Right)));
+    let row = |label: &str, cell: &dyn Fn(&RunSummary) -> String| -> Vec<String> {
+        let mut cells = vec![label.to_string()];
+        cells.extend(runs.iter().map(|r| cell(r)));
+        cells
+    };
+    let mut capacity_types: Vec<crate::cloud::CapacityType> = runs
+        .iter()
+        .flat_map(|r| r.cost_by_capacity_type.keys().copied())
+        .collect();
+    capacity_types.sort();
+    capacity_types.dedup();
+    let mut rows = vec![row("total cost", &|r| format!("${}", usd(r.total_cost)))];
+    for ct in capacity_types {
+        rows.push(row(&format!("  {ct}"), &move |r| {
+            format!(
+                "${}",
+                usd(r
+                    .cost_by_capacity_type
+                    .get(&ct)
+                    .copied()
+                    .unwrap_or_default())
+            )
+        }));
+    }
+    rows.extend([
+        row("node-hours", &|r| format!("{:.2}", r.node_hours())),
+        row("peak nodes", &|r| r.peak_nodes.to_string()),
+        row("nodeclaims launched", &|r| {
+            r.nodeclaims_launched.to_string()
+        }),
+        row("launch failures", &|r| r.launch_failures.to_string()),
+        row("cpu allocation", &|r| pct(r.cpu_allocation)),
+        row("memory allocation", &|r| pct(r.memory_allocation)),
+        row("pods scheduled", &|r| r.pods_scheduled.to_string()),
+        row("pending p50", &|r| secs_text(r.pending_p50)),
+        row("pending p95", &|r| secs_text(r.pending_p95)),
+        row("pending max", &|r| secs_text(r.pending_max)),
+        row("pods never scheduled", &|r| {
+            r.pods_unschedulable.to_string()
+        }),
+    ]);
+    write_table(out, &header, &rows)?;
+    for run in runs {
+        for reason in run.unschedulable_reasons.iter().take(5) {
+            writeln!(
+                out,
+                "{}: {} pod(s) never scheduled (e.g. {}): {}",
+                run.variant, reason.pods, reason.example, reason.reason
+            )?;
+        }
+    }
+    Ok(())
+}

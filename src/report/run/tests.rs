@@ -1,0 +1,78 @@
+use std::collections::BTreeMap;
+
+use super::*;
+use crate::cloud::{CapacityType, Price};
+use crate::sim::engine::{NodeClaimRecord, RunOutput, RunSummary};
+
+fn output() -> RunOutput {
+    let claim = NodeClaimRecord {
+        name: "default-00001".into(),
+        nodepool: "default".into(),
+        instance_type: "m5.large".into(),
+        capacity_type: CapacityType::OnDemand,
+        zone: "us-east-1a".into(),
+        price: Price::from_micros(96_000),
+        launched_at: SimTime::from_millis(1_500),
+        ready_at: Some(SimTime::from_millis(41_500)),
+        deleted_at: None,
+        reason_deleted: String::new(),
+        cost: MicroUsd(96_000),
+    };
+    RunOutput {
+        summary: RunSummary {
+            variant: "v".into(),
+            duration: SimDuration::from_hours(1),
+            total_cost: MicroUsd(96_000),
+            cost_by_capacity_type: BTreeMap::from([(CapacityType::OnDemand, MicroUsd(96_000))]),
+            cost_by_nodepool: BTreeMap::from([("default".to_string(), MicroUsd(96_000))]),
+            node_millis: 3_600_000,
+            peak_nodes: 1,
+            nodeclaims_launched: 1,
+            launch_failures: 0,
+            cpu_allocation: 0.5,
+            memory_allocation: 0.25,
+            pods_created: 1,
+            pods_scheduled: 1,
+            pods_unschedulable: 0,
+            pending_p50: Some(SimDuration::from_millis(41_500)),
+            pending_p95: Some(SimDuration::from_millis(41_500)),
+            pending_max: Some(SimDuration::from_millis(41_500)),
+            unschedulable_reasons: Vec::new(),
+            events: 0,
+        },
+        nodeclaims: vec![claim],
+        events: Vec::new(),
+        timeseries: Vec::new(),
+    }
+}
+
+#[test]
+fn money_and_time_are_exact_decimals() {
+    assert_eq!(usd(MicroUsd(96_000)), "0.096000");
+    assert_eq!(usd(MicroUsd(12_345_678)), "12.345678");
+    assert_eq!(seconds(90_500), "90.500");
+}
+
+#[test]
+fn nodeclaims_csv_has_the_documented_columns() {
+    let mut out = Vec::new();
+    write_nodeclaims_csv(&output(), &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    assert_eq!(
+        text,
+        "name,nodepool,instance_type,capacity_type,zone,price_usd_per_hour,launched_at_s,ready_at_s,deleted_at_s,reason_deleted,cost_usd\n\
+         default-00001,default,m5.large,on-demand,us-east-1a,0.096000,1.500,41.500,,,0.096000\n"
+    );
+}
+
+#[test]
+fn summary_json_carries_the_headline_numbers() {
+    let mut out = Vec::new();
+    write_summary_json("demo", &output(), &mut out).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["total_cost_usd"], 0.096);
+    assert_eq!(json["node_hours"], 1.0);
+    assert_eq!(json["cost_by_capacity_type"]["on-demand"], 0.096);
+    assert_eq!(json["pending_seconds_p50"], 41.5);
+    assert_eq!(json["pods_unschedulable"], 0);
+}

@@ -1,0 +1,251 @@
+//! Turns a validated [`Scenario`] into the engine's inputs: reads the
+//! workload manifests of every step and the NodePool files of every variant,
+//! loads each EC2NodeClass's catalog, and checks that every NodePool allows
+//! at least one instance type in the scenario's zones. All file reading of a
+//! run happens here, before anything is simulated.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use super::{ObjectKind, ObjectRef, Provisioner, Scenario, WorkloadAction};
+use crate::cloud::catalog::zones_of;
+use crate::cloud::{Catalog, CatalogError};
+use crate::karpenter::instance_types::filter_instance_types;
+use crate::karpenter::manifests::{self, Manifests};
+use crate::kube::manifest::ManifestError;
+use crate::scheduler::kube_scheduler::SchedulerConfig;
+use crate::sim::engine::{
+    PoolSetup, RunInput, Step, StepAction, Target, TargetKind, restrict_zones,
+};
+
+/// The bundled catalog's regions and zones, for [`Scenario::load`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BundledRegions;
+
+impl super::RegionCatalog for BundledRegions {
+    fn regions(&self) -> Vec<&str> {
+        Catalog::regions()
+    }
+
+    fn zones(&self, region: &str) -> Option<Vec<&str>> {
+        let zones = zones_of(region).ok()?;
+        if zones.is_empty() {
+            return None;
+        }
+        Some(zones.into_iter().map(|z| z.name).collect())
+    }
+}
+
+/// Why a scenario's files could not be turned into runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrepareError {
+    /// A referenced file could not be read.
+    #[error("cannot read {file}: {reason}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// A manifest is invalid.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// The catalog could not be loaded.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// A variant's files hold no NodePool.
+    #[error("variant {variant}: no karpenter.sh/v1 NodePool in {files}")]
+    NoNodePool {
+        /// Variant.
+        variant: String,
+        /// Its NodePool files.
+        files: String,
+    },
+    /// A NodePool allows no instance type.
+    #[error("variant {variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
+    NoInstanceTypes {
+        /// Variant.
+        variant: String,
+        /// NodePool.
+        nodepool: String,
+        /// The zones searched.
+        zones: String,
+        /// The most common exclusion.
+        detail: String,
+    },
+}
+
+/// A scenario ready to run.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// One engine input per variant, in scenario order.
+    pub runs: Vec<RunInput>,
+    /// Manifest warnings (fields karpsim does not model, …), one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Reads every file the scenario references and builds the runs. Only the
+/// variant named `only` is built when given (the caller checks the name).
+pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, PrepareError> {
+    let mut warnings = BTreeSet::new();
+    let mut steps = Vec::new();
+    for step in &scenario.workloads {
+        let action = match &step.action {
+            WorkloadAction::Apply { manifests } => {
+                let loaded = load_files(manifests)?;
+                warnings.extend(loaded.warnings.iter().map(|w| w.to_string()));
+                if !loaded.nodepools.is_empty() || !loaded.nodeclasses.is_empty() {
+                    warnings.insert(format!(
+                        "{}: NodePools and EC2NodeClasses in workload manifests are ignored (list them under a variant's nodePools)",
+                        names(manifests)
+                    ));
+                }
+                StepAction::Apply {
+                    workloads: loaded.core.workloads,
+                    pdbs: loaded.core.pdbs,
+                }
+            }
+            WorkloadAction::Scale { target, replicas } => StepAction::Scale {
+                target: target_of(target),
+                replicas: *replicas,
+            },
+            WorkloadAction::Delete { target } => StepAction::Delete {
+                target: target_of(target),
+            },
+        };
+        steps.push(Step {
+            at: step.at,
+            action,
+        });
+    }
+    let mut runs = Vec::new();
+    for variant in &scenario.variants {
+        if only.is_some_and(|name| name != variant.name) {
+            continue;
+        }
+        let Provisioner::Karpenter(config) = &variant.provisioner;
+        let loaded = load_files(&config.node_pools)?;
+        warnings.extend(loaded.warnings.iter().map(|w| w.to_string()));
+        if loaded.nodepools.is_empty() {
+            return Err(PrepareError::NoNodePool {
+                variant: variant.name.clone(),
+                files: names(&config.node_pools),
+            });
+        }
+        let mut catalogs: BTreeMap<String, Catalog> = BTreeMap::new();
+        let mut nodepools = Vec::new();
+        for pool in &loaded.nodepools {
+            let class_name = &pool.node_class_ref.name;
+            let class = loaded.nodeclasses.iter().find(|c| &c.name == class_name);
+            if class.is_none() {
+                warnings.insert(format!(
+                    "variant {}: NodePool {}: EC2NodeClass {class_name:?} is not in its files; using EC2NodeClass defaults",
+                    variant.name, pool.name
+                ));
+            }
+            if !catalogs.contains_key(class_name) {
+                let settings = class.map(|c| c.settings).unwrap_or_default();
+                catalogs.insert(
+                    class_name.clone(),
+                    Catalog::load(&scenario.region, &settings)?,
+                );
+            }
+            let catalog = catalogs[class_name].clone();
+            let usable = restrict_zones(&catalog, &scenario.zones);
+            let allowed = filter_instance_types(pool, &usable);
+            if allowed.allowed.is_empty() {
+                let detail = allowed
+                    .exclusions
+                    .iter()
+                    .max_by_key(|e| e.first)
+                    .map(|e| format!(" (most types excluded by {})", e.cause))
+                    .or_else(|| {
+                        allowed.min_values_shortfalls.first().map(|s| {
+                            format!(
+                                " (minValues {} for {} but only {} values)",
+                                s.required, s.key, s.available
+                            )
+                        })
+                    })
+                    .unwrap_or_default();
+                return Err(PrepareError::NoInstanceTypes {
+                    variant: variant.name.clone(),
+                    nodepool: pool.name.clone(),
+                    zones: scenario.zones.join(", "),
+                    detail,
+                });
+            }
+            nodepools.push(PoolSetup {
+                pool: pool.clone(),
+                catalog,
+            });
+        }
+        runs.push(RunInput {
+            variant: variant.name.clone(),
+            seed: scenario.seed,
+            duration: scenario.duration,
+            zones: scenario.zones.clone(),
+            launch_latency: scenario.node_launch_latency,
+            steps: steps.clone(),
+            nodepools,
+            capacity_shortages: BTreeSet::new(),
+            scheduler: SchedulerConfig::default(),
+            node_count_resource: loaded.resource_names.lookup("nodes"),
+        });
+    }
+    Ok(Prepared {
+        runs,
+        warnings: warnings.into_iter().collect(),
+    })
+}
+
+fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {
+    let mut texts = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path).map_err(|e| PrepareError::Read {
+            file: shown(path),
+            reason: e.to_string(),
+        })?;
+        texts.push((shown(path), text));
+    }
+    let sources: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
+    Ok(manifests::load(&sources)?)
+}
+
+/// A path as the user would write it: relative to the working directory
+/// when it is below it.
+fn shown(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+fn names(paths: &[std::path::PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| shown(p))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn target_of(object: &ObjectRef) -> Target {
+    let kind = match object.kind {
+        ObjectKind::Deployment => TargetKind::Deployment,
+        ObjectKind::StatefulSet => TargetKind::StatefulSet,
+        ObjectKind::ReplicaSet => TargetKind::ReplicaSet,
+        ObjectKind::DaemonSet => TargetKind::DaemonSet,
+        ObjectKind::Job => TargetKind::Job,
+        ObjectKind::Pod => TargetKind::Pod,
+    };
+    Target {
+        kind,
+        namespace: object.namespace.clone(),
+        name: object.name.clone(),
+    }
+}

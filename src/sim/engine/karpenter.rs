@@ -1,0 +1,389 @@
+//! The controllers around the decision functions: the kube-scheduler pass,
+//! Karpenter's batcher and requeue, turning a solve into NodeClaims, launch
+//! (with insufficient-capacity failures and the ICE cache) and node
+//! registration timing.
+
+use std::collections::BTreeSet;
+
+use super::{
+    Batch, Engine, EngineError, Event, EventType, NodeMeta, OfferingKey, PROVISIONING_REQUEUE,
+    UNAVAILABLE_OFFERING_TTL, daemonset_templates,
+};
+use crate::karpenter::provisioning::{
+    LaunchDecision, NewNodeClaim, NodePoolContext, ProvisioningInput,
+};
+use crate::kube::labels::{
+    LABEL_CAPACITY_TYPE, LABEL_EC2_NODECLASS, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
+    LABEL_TOPOLOGY_ZONE_ID, Labels,
+};
+use crate::scheduler::kube_scheduler::Decision;
+use crate::scheduler::{Node, NodeClaimInfo, NodeId, PodId};
+use crate::sim::ledger::NodeLaunch;
+
+impl Engine<'_> {
+    /// One kube-scheduler pass over every pending (non-DaemonSet) pod.
+    pub(super) fn run_scheduler(&mut self) -> Result<(), EngineError> {
+        self.scheduler_queued = false;
+        let pending: Vec<PodId> = self
+            .cluster
+            .pending_pods()
+            .filter(|(_, p)| !p.is_daemonset())
+            .map(|(id, _)| id)
+            .collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let decisions = (self.deciders.schedule)(&self.cluster, &pending, &self.input.scheduler);
+        let mut newly_unschedulable = Vec::new();
+        let mut bound_any = false;
+        for decision in decisions {
+            match decision {
+                Decision::Bind(pod, node) => {
+                    self.bind_pod(pod, node)?;
+                    bound_any = true;
+                }
+                Decision::Unschedulable(pod, reason) => {
+                    let Some(p) = self.cluster.pod_mut(pod) else {
+                        continue;
+                    };
+                    if !p.unschedulable {
+                        p.unschedulable = true;
+                        newly_unschedulable.push(pod);
+                    }
+                    self.note_pending_reason(pod, reason);
+                }
+            }
+        }
+        if bound_any {
+            self.touch()?;
+        }
+        self.trigger_batch(&newly_unschedulable)
+    }
+
+    /// Records why a pod is pending; logs a FailedScheduling event when the
+    /// reason changes (as the API server folds repeats into one event).
+    fn note_pending_reason(&mut self, pod: PodId, reason: String) {
+        let meta = &mut self.pod_meta[pod.0 as usize];
+        if meta.last_reason.as_deref() == Some(reason.as_str()) {
+            return;
+        }
+        meta.last_reason = Some(reason.clone());
+        let object = self.pod_object(pod);
+        self.log(EventType::Warning, "FailedScheduling", object, reason);
+    }
+
+    /// Adds pods to Karpenter's batch window, opening one if needed. A pod
+    /// new to the window extends the idle timer; the window never outlives
+    /// its maximum.
+    pub(super) fn trigger_batch(&mut self, pods: &[PodId]) -> Result<(), EngineError> {
+        if pods.is_empty() {
+            return Ok(());
+        }
+        let now = self.now();
+        let batch = self.batch.get_or_insert_with(|| Batch {
+            opened: now,
+            last_new: now,
+            members: BTreeSet::new(),
+        });
+        let mut added = false;
+        for pod in pods {
+            added |= batch.members.insert(*pod);
+        }
+        if added {
+            batch.last_new = now;
+            let deadline = batch.deadline();
+            self.schedule(deadline, Event::BatchCheck)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the batch window if it is due and provisions.
+    pub(super) fn check_batch(&mut self) -> Result<(), EngineError> {
+        let due = self
+            .batch
+            .as_ref()
+            .is_some_and(|b| b.deadline() <= self.now());
+        if due {
+            self.batch = None;
+            self.provision()?;
+        }
+        Ok(())
+    }
+
+    /// Karpenter's 10 s requeue of still-provisionable pods.
+    pub(super) fn requeue(&mut self) -> Result<(), EngineError> {
+        self.requeue_armed = false;
+        let pods = self.provisionable_pods();
+        if pods.is_empty() {
+            return Ok(());
+        }
+        if self.last_solve_version == Some(self.version) {
+            // Nothing changed since the last solve: it would answer the
+            // same. Sleep until the cluster changes.
+            self.requeue_waiting = true;
+            return Ok(());
+        }
+        self.trigger_batch(&pods)
+    }
+
+    fn arm_requeue(&mut self) -> Result<(), EngineError> {
+        if !self.requeue_armed {
+            self.requeue_armed = true;
+            self.requeue_waiting = false;
+            let at = self.now() + PROVISIONING_REQUEUE;
+            self.schedule(at, Event::Requeue)?;
+        }
+        Ok(())
+    }
+
+    /// Pods Karpenter acts on: marked Unschedulable by kube-scheduler,
+    /// still pending, not DaemonSet pods.
+    fn provisionable_pods(&self) -> Vec<PodId> {
+        self.cluster
+            .pending_pods()
+            .filter(|(_, p)| p.unschedulable && !p.is_daemonset())
+            .map(|(id, _)| id)
+            .collect()
+    }
+
+    /// Solve over every provisionable pod, then launch the new NodeClaims.
+    fn provision(&mut self) -> Result<(), EngineError> {
+        let pods = self.provisionable_pods();
+        if pods.is_empty() {
+            return Ok(());
+        }
+        let input = self.input;
+        let contexts: Vec<NodePoolContext<'_>> = input
+            .nodepools
+            .iter()
+            .zip(&self.catalogs)
+            .map(|(setup, catalog)| NodePoolContext {
+                pool: &setup.pool,
+                catalog,
+            })
+            .collect();
+        let daemonsets = daemonset_templates(&self.workloads);
+        let result = (self.deciders.solve)(&ProvisioningInput {
+            cluster: &self.cluster,
+            nodepools: &contexts,
+            daemonsets: &daemonsets,
+            pods: &pods,
+            node_count_resource: self.input.node_count_resource,
+        });
+        drop(contexts);
+        for (pod, node) in result.existing {
+            self.nominate(pod, node);
+        }
+        for (pod, reason) in result.errors {
+            self.note_pending_reason(pod, format!("Failed to schedule pod, {reason}"));
+        }
+        let mut retry = Vec::new();
+        for claim in &result.new_nodeclaims {
+            match self.launch(claim)? {
+                Some(node) => {
+                    for pod in &claim.pods {
+                        self.nominate(*pod, node);
+                    }
+                }
+                None => retry.extend(claim.pods.iter().copied()),
+            }
+        }
+        self.last_solve_version = Some(self.version);
+        self.last_solve_at = self.now();
+        self.arm_requeue()?;
+        // Pods of failed launches are re-provisioned in a new batch without
+        // the offerings that just failed.
+        self.trigger_batch(&retry)
+    }
+
+    /// Logs that Karpenter expects `pod` to land on `node` (once per node).
+    fn nominate(&mut self, pod: PodId, node: NodeId) {
+        if self.pod_meta[pod.0 as usize].nominated == Some(node) {
+            return;
+        }
+        self.pod_meta[pod.0 as usize].nominated = Some(node);
+        let kind = match self.cluster.node(node) {
+            Some(n) if !n.registered => "nodeclaim",
+            _ => "node",
+        };
+        let message = format!("Pod should schedule on: {kind}/{}", self.node_name(node));
+        let object = self.pod_object(pod);
+        self.log(EventType::Normal, "Nominated", object, message);
+    }
+
+    /// Launches one NodeClaim: picks the offering, and either adds the node
+    /// (unregistered, billed from now) or records an insufficient-capacity
+    /// failure. Returns the node, or `None` when the launch failed.
+    fn launch(&mut self, claim: &NewNodeClaim) -> Result<Option<NodeId>, EngineError> {
+        let pool_index = claim.nodepool;
+        let pool = &self.input.nodepools[pool_index].pool;
+        let decision = match (self.deciders.choose_offering)(claim, &self.catalogs[pool_index]) {
+            Ok(decision) => decision,
+            Err(error) => {
+                self.launch_failures += 1;
+                self.log(
+                    EventType::Warning,
+                    "LaunchFailed",
+                    format!("nodepool/{}", pool.name),
+                    format!("Launching NodeClaim: {error}"),
+                );
+                for pod in &claim.pods {
+                    self.note_pending_reason(*pod, format!("Failed to launch node: {error}"));
+                }
+                return Ok(None);
+            }
+        };
+        let instance_type = &self.catalogs[pool_index].instance_types()[decision.instance_type];
+        let key = OfferingKey {
+            instance_type: instance_type.name().to_string(),
+            zone: decision.zone.to_string(),
+            capacity_type: decision.capacity_type,
+        };
+        if self.input.capacity_shortages.contains(&key) {
+            self.insufficient_capacity(pool_index, key)?;
+            return Ok(None);
+        }
+        let node_id = self.add_node(claim, &decision)?;
+        Ok(Some(node_id))
+    }
+
+    /// EC2 had no capacity for the chosen offering: cache it as unavailable
+    /// for 3 minutes.
+    fn insufficient_capacity(&mut self, pool: usize, key: OfferingKey) -> Result<(), EngineError> {
+        self.launch_failures += 1;
+        let expiry = self.now() + UNAVAILABLE_OFFERING_TTL;
+        let pool_name = self.input.nodepools[pool].pool.name.clone();
+        self.log(
+            EventType::Warning,
+            "InsufficientCapacityError",
+            format!("nodepool/{pool_name}"),
+            format!(
+                "NodeClaim launch failed: InsufficientInstanceCapacity for {} {} in {}; offering unavailable for {}",
+                key.instance_type, key.capacity_type, key.zone, UNAVAILABLE_OFFERING_TTL
+            ),
+        );
+        self.ice.insert(key.clone(), expiry);
+        self.rebuild_catalogs();
+        self.schedule(expiry, Event::IceExpired(key))?;
+        self.touch()
+    }
+
+    /// An offering leaves the ICE cache (unless a later failure renewed it).
+    pub(super) fn ice_expired(&mut self, key: OfferingKey) -> Result<(), EngineError> {
+        if self.ice.get(&key) != Some(&self.now()) {
+            return Ok(());
+        }
+        self.ice.remove(&key);
+        self.rebuild_catalogs();
+        self.touch()
+    }
+
+    fn rebuild_catalogs(&mut self) {
+        self.catalogs = self.base_catalogs.clone();
+        for catalog in &mut self.catalogs {
+            for key in self.ice.keys() {
+                catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
+            }
+        }
+    }
+
+    /// Adds the launched node, starts billing and schedules registration.
+    fn add_node(
+        &mut self,
+        claim: &NewNodeClaim,
+        decision: &LaunchDecision,
+    ) -> Result<NodeId, EngineError> {
+        let now = self.now();
+        let pool_index = claim.nodepool;
+        let pool = &self.input.nodepools[pool_index].pool;
+        let instance_type = &self.catalogs[pool_index].instance_types()[decision.instance_type];
+        self.nodes_per_pool[pool_index] += 1;
+        let name = format!("{}-{:05}", pool.name, self.nodes_per_pool[pool_index]);
+        let mut labels: Labels = instance_type
+            .labels
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .collect();
+        labels.extend_from(&claim.requirements.custom_labels());
+        for (key, value) in &pool.labels {
+            labels.insert(key.as_str(), value.as_str());
+        }
+        labels.insert(LABEL_TOPOLOGY_ZONE, decision.zone);
+        if let Some(offering) = instance_type
+            .offerings
+            .iter()
+            .find(|o| o.zone == decision.zone)
+        {
+            labels.insert(LABEL_TOPOLOGY_ZONE_ID, offering.zone_id);
+        }
+        labels.insert(LABEL_CAPACITY_TYPE, decision.capacity_type.label());
+        labels.insert(LABEL_NODEPOOL, pool.name.as_str());
+        labels.insert(LABEL_EC2_NODECLASS, pool.node_class_ref.name.as_str());
+        labels.insert(LABEL_HOSTNAME, name.as_str());
+        let mut taints = pool.taints.clone();
+        taints.extend(pool.startup_taints.iter().cloned());
+        let node = Node {
+            name: name.clone(),
+            labels,
+            taints,
+            capacity: instance_type.capacity,
+            allocatable: instance_type.allocatable,
+            requested: Default::default(),
+            pods: Vec::new(),
+            registered: false,
+            initialized: false,
+            marked_for_deletion: false,
+            claim: Some(NodeClaimInfo {
+                nodepool: pool.name.clone(),
+                instance_type: instance_type.name().to_string(),
+                capacity_type: decision.capacity_type,
+                zone: decision.zone.to_string(),
+                price: decision.price,
+                startup_taints: pool.startup_taints.clone(),
+            }),
+            created_at: now,
+        };
+        let billing = self
+            .ledger
+            .launch(NodeLaunch {
+                node_name: name.clone(),
+                pool: pool.name.clone(),
+                capacity_type: decision.capacity_type,
+                launched_at: now,
+                price: decision.price,
+            })
+            .map_err(|e| self.ledger_error(e))?;
+        let type_name = instance_type.name().to_string();
+        let node_id = self.cluster.add_node(node);
+        debug_assert_eq!(node_id.0 as usize, self.node_meta.len());
+        self.node_meta.push(NodeMeta {
+            billing,
+            instance_type: type_name.clone(),
+            zone: decision.zone.to_string(),
+            ready_at: None,
+            deleted_at: None,
+            reason_deleted: String::new(),
+        });
+        self.launched += 1;
+        self.peak_nodes = self.peak_nodes.max(self.cluster.node_count());
+        let message = format!(
+            "Launched {type_name} {} in {} at ${}/h for {} pod(s); {} compatible instance type(s); {}",
+            decision.capacity_type,
+            decision.zone,
+            decision.price.decimal(),
+            claim.pods.len(),
+            claim.instance_types.len(),
+            decision.explanation
+        );
+        self.log(
+            EventType::Normal,
+            "Launched",
+            format!("nodeclaim/{name}"),
+            message,
+        );
+        let latency = self.input.launch_latency.sample(&mut self.latency_rng);
+        self.schedule(now + latency, Event::NodeReady(node_id))?;
+        self.touch()?;
+        Ok(node_id)
+    }
+}

@@ -1,0 +1,605 @@
+//! The discrete-event run of one variant: a cluster whose pods come from
+//! owner controllers (Deployments, ReplicaSets, StatefulSets, Jobs,
+//! DaemonSets, bare Pods) driven by the scenario's workload steps, bound by
+//! the kube-scheduler model, and whose nodes Karpenter provisions.
+//!
+//! The engine owns state and time; decisions come from pure functions
+//! ([`crate::scheduler::kube_scheduler::schedule`],
+//! [`crate::karpenter::provisioning::solve`] and
+//! [`crate::karpenter::provisioning::choose_offering`]) that never see the
+//! clock or a random generator. Time is integer milliseconds; events due at
+//! the same millisecond run in the order they were scheduled, so a run is
+//! deterministic. Randomness (launch latency) comes from its own seeded
+//! stream.
+//!
+//! Controller cadence (reference: Karpenter core
+//! pkg/controllers/provisioning/batcher.go, controller.go):
+//! - kube-scheduler runs, at the same instant, whenever pods are pending and
+//!   something changed (pod created, node registered, capacity freed);
+//! - pods it cannot place are marked Unschedulable and trigger Karpenter's
+//!   batcher: the window closes 1 s after the last new pod or 10 s after the
+//!   first; then `solve` runs over every provisionable pending pod;
+//! - pods still pending re-trigger every 10 s, but only if the cluster
+//!   changed since the last solve (an unchanged cluster would get the same
+//!   answer, so the requeue sleeps until something changes);
+//! - a NodeClaim's node appears at once (unregistered, billed from launch)
+//!   and registers and initializes after a latency drawn from the
+//!   launch-latency stream;
+//! - a launch that fails with insufficient capacity marks that offering
+//!   unavailable for 3 minutes (the ICE cache) and re-provisions its pods.
+//!
+//! Simplifications: registration and initialization happen at the same
+//! instant (startup taints are removed then); a Job's `activeDeadlineSeconds`
+//! serves as its pods' run time when no `karpsim.dev/duration` is given (the
+//! Job is not failed at the deadline); re-applying an existing object
+//! replaces its spec without rolling its pods. Nodes are not deleted yet
+//! (disruption comes later); the records keep a place for it.
+
+mod karpenter;
+mod owners;
+mod record;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::cloud::{CapacityType, Catalog};
+use crate::karpenter::nodepool::NodePool;
+use crate::karpenter::provisioning::{
+    self, LaunchDecision, LaunchError, NewNodeClaim, ProvisioningInput, SchedulingResult,
+};
+use crate::kube::resources::ResourceKind;
+use crate::kube::workload::{PodDisruptionBudget, Workload};
+use crate::scheduler::kube_scheduler::{self, Decision, SchedulerConfig};
+use crate::scheduler::{Cluster, NodeId, PodId};
+
+use super::latency::LaunchLatency;
+use super::ledger::{BillingId, CostLedger, LedgerError};
+use super::queue::{EventQueue, ScheduleError};
+use super::rng::{RngStreams, SimRng, Stream};
+use super::time::{SimDuration, SimTime};
+
+pub use record::{
+    EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput, RunSummary, Sample,
+};
+
+/// Karpenter's batch idle window (`BATCH_IDLE_DURATION`).
+pub const BATCH_IDLE: SimDuration = SimDuration::from_secs(1);
+/// Karpenter's batch maximum window (`BATCH_MAX_DURATION`).
+pub const BATCH_MAX: SimDuration = SimDuration::from_secs(10);
+/// How often a still-provisionable pod re-triggers provisioning.
+pub const PROVISIONING_REQUEUE: SimDuration = SimDuration::from_secs(10);
+/// How long an offering stays in the ICE cache after a failed launch
+/// (aws: pkg/cache `UnavailableOfferingsTTL`).
+pub const UNAVAILABLE_OFFERING_TTL: SimDuration = SimDuration::from_mins(3);
+/// Interval of the time-series samples.
+pub const SAMPLE_INTERVAL: SimDuration = SimDuration::from_mins(1);
+
+/// Everything one variant's run needs; built by
+/// [`crate::scenario::prepare`] from a scenario's files.
+#[derive(Debug, Clone)]
+pub struct RunInput {
+    /// Variant name (for messages).
+    pub variant: String,
+    /// Scenario seed; every random stream derives from it.
+    pub seed: u64,
+    /// Run length.
+    pub duration: SimDuration,
+    /// Zones nodes may launch in; offerings elsewhere are unavailable.
+    /// Empty = every zone of the catalogs.
+    pub zones: Vec<String>,
+    /// Launch-to-ready latency.
+    pub launch_latency: LaunchLatency,
+    /// Workload steps in time order.
+    pub steps: Vec<Step>,
+    /// NodePools with their catalogs (shaped by their EC2NodeClass).
+    pub nodepools: Vec<PoolSetup>,
+    /// Offerings the cloud has no capacity for: a launch that picks one
+    /// fails with insufficient capacity (tests and what-if runs).
+    pub capacity_shortages: BTreeSet<OfferingKey>,
+    /// kube-scheduler settings.
+    pub scheduler: SchedulerConfig,
+    /// The resource slot a NodePool `limits.nodes` was read into, if any.
+    pub node_count_resource: Option<ResourceKind>,
+}
+
+/// A NodePool and the catalog of its EC2NodeClass.
+#[derive(Debug, Clone)]
+pub struct PoolSetup {
+    /// The NodePool.
+    pub pool: NodePool,
+    /// Its catalog.
+    pub catalog: Catalog,
+}
+
+/// One timed workload action.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// When.
+    pub at: SimTime,
+    /// What.
+    pub action: StepAction,
+}
+
+/// What a workload step does.
+#[derive(Debug, Clone)]
+pub enum StepAction {
+    /// Create (or replace) these objects.
+    Apply {
+        /// Pod-creating objects.
+        workloads: Vec<Workload>,
+        /// PodDisruptionBudgets.
+        pdbs: Vec<PodDisruptionBudget>,
+    },
+    /// Set a replica count.
+    Scale {
+        /// The Deployment, ReplicaSet or StatefulSet.
+        target: Target,
+        /// New replica count.
+        replicas: u32,
+    },
+    /// Delete an object and its pods.
+    Delete {
+        /// The object.
+        target: Target,
+    },
+}
+
+/// The kind of object a step names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TargetKind {
+    /// Deployment.
+    Deployment,
+    /// ReplicaSet.
+    ReplicaSet,
+    /// StatefulSet.
+    StatefulSet,
+    /// DaemonSet.
+    DaemonSet,
+    /// Job.
+    Job,
+    /// Pod.
+    Pod,
+}
+
+impl TargetKind {
+    /// The Kubernetes kind, lower case, as in `kubectl get` object names.
+    pub fn resource(self) -> &'static str {
+        match self {
+            TargetKind::Deployment => "deployment",
+            TargetKind::ReplicaSet => "replicaset",
+            TargetKind::StatefulSet => "statefulset",
+            TargetKind::DaemonSet => "daemonset",
+            TargetKind::Job => "job",
+            TargetKind::Pod => "pod",
+        }
+    }
+}
+
+/// A namespaced object named by a step.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Target {
+    /// Kind.
+    pub kind: TargetKind,
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+/// One offering: instance type × zone × capacity type.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OfferingKey {
+    /// Instance type name.
+    pub instance_type: String,
+    /// Zone name.
+    pub zone: String,
+    /// Capacity type.
+    pub capacity_type: CapacityType,
+}
+
+/// An engine failure: these come from engine bugs, not from input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The cost ledger refused an operation.
+    #[error("variant {variant}: cost ledger: {source}")]
+    Ledger {
+        /// Variant.
+        variant: String,
+        /// Cause.
+        source: LedgerError,
+    },
+    /// An event was scheduled in the past.
+    #[error("variant {variant}: event queue: {source}")]
+    Queue {
+        /// Variant.
+        variant: String,
+        /// Cause.
+        source: ScheduleError,
+    },
+}
+
+/// The decision functions a run calls. [`Deciders::default`] is the real
+/// kube-scheduler model and Karpenter provisioner; tests substitute simple
+/// stand-ins to exercise the engine alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Deciders {
+    /// kube-scheduler.
+    pub schedule: fn(&Cluster, &[PodId], &SchedulerConfig) -> Vec<Decision>,
+    /// Karpenter's solve.
+    pub solve: fn(&ProvisioningInput<'_>) -> SchedulingResult,
+    /// Karpenter's launch decision.
+    pub choose_offering: fn(&NewNodeClaim, &Catalog) -> Result<LaunchDecision, LaunchError>,
+}
+
+impl Default for Deciders {
+    fn default() -> Self {
+        Deciders {
+            schedule: kube_scheduler::schedule,
+            solve: provisioning::solve,
+            choose_offering: provisioning::choose_offering,
+        }
+    }
+}
+
+/// Runs one variant to its end with the real decision functions.
+/// `progress` is called with the simulated time as it advances (at most
+/// once per simulated minute).
+pub fn run(input: &RunInput, progress: &mut dyn FnMut(SimTime)) -> Result<RunOutput, EngineError> {
+    run_with(input, Deciders::default(), progress)
+}
+
+/// Runs one variant with the given decision functions.
+pub fn run_with(
+    input: &RunInput,
+    deciders: Deciders,
+    progress: &mut dyn FnMut(SimTime),
+) -> Result<RunOutput, EngineError> {
+    let mut engine = Engine::new(input, deciders);
+    for (index, step) in input.steps.iter().enumerate() {
+        engine.schedule(step.at, Event::Step(index))?;
+    }
+    let end = SimTime::ZERO + input.duration;
+    while let Some(at) = engine.queue.peek_time() {
+        if at > end {
+            break;
+        }
+        engine.advance_to(at, progress);
+        let Some((_, event)) = engine.queue.pop() else {
+            break;
+        };
+        engine.handle(event)?;
+    }
+    engine.advance_to(end, progress);
+    engine.sample_at(end);
+    Ok(engine.finish(end))
+}
+
+/// Something that happens at an instant.
+#[derive(Debug, Clone)]
+enum Event {
+    /// Apply workload step `n`.
+    Step(usize),
+    /// Run kube-scheduler over pending pods.
+    SchedulerRun,
+    /// Close Karpenter's batch window if it is due.
+    BatchCheck,
+    /// Karpenter's 10 s pod requeue.
+    Requeue,
+    /// A launched node registers and initializes.
+    NodeReady(NodeId),
+    /// A pod finishes its run.
+    PodDone(PodId),
+    /// An offering leaves the ICE cache.
+    IceExpired(OfferingKey),
+}
+
+/// Engine-side facts about a pod (indexed like the cluster's pod arena).
+#[derive(Debug, Clone)]
+struct PodMeta {
+    workload: Option<usize>,
+    namespace: String,
+    name: String,
+    ordinal: Option<u32>,
+    daemonset: bool,
+    created_at: SimTime,
+    first_bound: Option<SimTime>,
+    removed: bool,
+    /// The latest reason it could not be placed.
+    last_reason: Option<String>,
+    /// Node Karpenter nominated it for.
+    nominated: Option<NodeId>,
+}
+
+/// Engine-side facts about a node (indexed like the cluster's node arena).
+#[derive(Debug, Clone)]
+struct NodeMeta {
+    billing: BillingId,
+    instance_type: String,
+    zone: String,
+    ready_at: Option<SimTime>,
+    deleted_at: Option<SimTime>,
+    reason_deleted: String,
+}
+
+/// Karpenter's open batch window.
+#[derive(Debug, Clone)]
+struct Batch {
+    opened: SimTime,
+    last_new: SimTime,
+    members: BTreeSet<PodId>,
+}
+
+impl Batch {
+    fn deadline(&self) -> SimTime {
+        (self.last_new + BATCH_IDLE).min(self.opened + BATCH_MAX)
+    }
+}
+
+/// A pod-creating object and its controller's state.
+#[derive(Debug, Clone)]
+struct WorkloadState {
+    target: Target,
+    workload: Workload,
+    desired: u32,
+    pods: Vec<PodId>,
+    next_suffix: u64,
+    succeeded: u32,
+    complete: bool,
+    deleted: bool,
+}
+
+struct Engine<'a> {
+    input: &'a RunInput,
+    deciders: Deciders,
+    queue: EventQueue<Event>,
+    cluster: Cluster,
+    ledger: CostLedger,
+    latency_rng: SimRng,
+    /// Catalogs with out-of-scenario zones marked unavailable.
+    base_catalogs: Vec<Catalog>,
+    /// `base_catalogs` minus the ICE cache.
+    catalogs: Vec<Catalog>,
+    /// Offerings in the ICE cache, with their expiry.
+    ice: BTreeMap<OfferingKey, SimTime>,
+    workloads: Vec<WorkloadState>,
+    workload_index: BTreeMap<Target, usize>,
+    pod_meta: Vec<PodMeta>,
+    pod_names: BTreeMap<(String, String), PodId>,
+    node_meta: Vec<NodeMeta>,
+    nodes_per_pool: Vec<u64>,
+    scheduler_queued: bool,
+    batch: Option<Batch>,
+    /// Bumped on every cluster change; compared by the requeue.
+    version: u64,
+    last_solve_version: Option<u64>,
+    last_solve_at: SimTime,
+    requeue_armed: bool,
+    requeue_waiting: bool,
+    events: Vec<EventRecord>,
+    samples: Vec<Sample>,
+    next_sample: SimTime,
+    integrated_until: SimTime,
+    /// ∫ requested / allocatable over time, in (milli-cores | bytes) × ms.
+    cpu_requested_ms: i128,
+    cpu_allocatable_ms: i128,
+    memory_requested_ms: i128,
+    memory_allocatable_ms: i128,
+    peak_nodes: usize,
+    launched: u64,
+    launch_failures: u64,
+    last_progress: SimTime,
+}
+
+impl<'a> Engine<'a> {
+    fn new(input: &'a RunInput, deciders: Deciders) -> Engine<'a> {
+        let base_catalogs: Vec<Catalog> = input
+            .nodepools
+            .iter()
+            .map(|setup| restrict_zones(&setup.catalog, &input.zones))
+            .collect();
+        Engine {
+            input,
+            deciders,
+            queue: EventQueue::new(),
+            cluster: Cluster::new(),
+            ledger: CostLedger::new(),
+            latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
+            catalogs: base_catalogs.clone(),
+            base_catalogs,
+            ice: BTreeMap::new(),
+            workloads: Vec::new(),
+            workload_index: BTreeMap::new(),
+            pod_meta: Vec::new(),
+            pod_names: BTreeMap::new(),
+            node_meta: Vec::new(),
+            nodes_per_pool: vec![0; input.nodepools.len()],
+            scheduler_queued: false,
+            batch: None,
+            version: 0,
+            last_solve_version: None,
+            last_solve_at: SimTime::ZERO,
+            requeue_armed: false,
+            requeue_waiting: false,
+            events: Vec::new(),
+            samples: Vec::new(),
+            next_sample: SimTime::ZERO,
+            integrated_until: SimTime::ZERO,
+            cpu_requested_ms: 0,
+            cpu_allocatable_ms: 0,
+            memory_requested_ms: 0,
+            memory_allocatable_ms: 0,
+            peak_nodes: 0,
+            launched: 0,
+            launch_failures: 0,
+            last_progress: SimTime::ZERO,
+        }
+    }
+
+    fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    fn schedule(&mut self, at: SimTime, event: Event) -> Result<(), EngineError> {
+        self.queue
+            .schedule(at, event)
+            .map(|_| ())
+            .map_err(|source| EngineError::Queue {
+                variant: self.input.variant.clone(),
+                source,
+            })
+    }
+
+    fn ledger_error(&self, source: LedgerError) -> EngineError {
+        EngineError::Ledger {
+            variant: self.input.variant.clone(),
+            source,
+        }
+    }
+
+    fn handle(&mut self, event: Event) -> Result<(), EngineError> {
+        match event {
+            Event::Step(index) => self.apply_step(index),
+            Event::SchedulerRun => self.run_scheduler(),
+            Event::BatchCheck => self.check_batch(),
+            Event::Requeue => self.requeue(),
+            Event::NodeReady(node) => self.node_ready(node),
+            Event::PodDone(pod) => self.pod_done(pod),
+            Event::IceExpired(key) => self.ice_expired(key),
+        }
+    }
+
+    /// Something in the cluster changed: the requeue may act again.
+    fn touch(&mut self) -> Result<(), EngineError> {
+        self.version += 1;
+        if self.requeue_waiting && !self.requeue_armed {
+            self.requeue_waiting = false;
+            let at = (self.last_solve_at + PROVISIONING_REQUEUE).max(self.now());
+            self.requeue_armed = true;
+            self.schedule(at, Event::Requeue)?;
+        }
+        Ok(())
+    }
+
+    /// Queues a kube-scheduler pass at the current instant (once).
+    fn wake_scheduler(&mut self) -> Result<(), EngineError> {
+        if !self.scheduler_queued {
+            self.scheduler_queued = true;
+            let now = self.now();
+            self.schedule(now, Event::SchedulerRun)?;
+        }
+        Ok(())
+    }
+
+    fn log(&mut self, kind: EventType, reason: &str, object: String, message: String) {
+        self.events.push(EventRecord {
+            time: self.now(),
+            kind,
+            reason: reason.to_string(),
+            object,
+            message,
+        });
+    }
+
+    fn pod_object(&self, pod: PodId) -> String {
+        let meta = &self.pod_meta[pod.0 as usize];
+        format!("pod/{}/{}", meta.namespace, meta.name)
+    }
+
+    fn node_name(&self, node: NodeId) -> String {
+        self.cluster
+            .node(node)
+            .map_or_else(|| format!("node#{}", node.0), |n| n.name.clone())
+    }
+
+    /// Moves time forward to `to`: integrates allocation, takes the
+    /// per-minute samples due before `to`, reports progress.
+    fn advance_to(&mut self, to: SimTime, progress: &mut dyn FnMut(SimTime)) {
+        while self.next_sample < to {
+            let at = self.next_sample;
+            self.integrate_until(at);
+            self.sample_at(at);
+            self.next_sample = at + SAMPLE_INTERVAL;
+        }
+        self.integrate_until(to);
+        if to >= self.last_progress + SAMPLE_INTERVAL {
+            self.last_progress = to;
+            progress(to);
+        }
+    }
+
+    fn integrate_until(&mut self, to: SimTime) {
+        let dt = i128::from(
+            to.saturating_duration_since(self.integrated_until)
+                .as_millis(),
+        );
+        if dt > 0 {
+            for (_, node) in self.cluster.nodes() {
+                self.cpu_requested_ms += i128::from(node.requested.cpu_millis()) * dt;
+                self.cpu_allocatable_ms += i128::from(node.allocatable.cpu_millis()) * dt;
+                self.memory_requested_ms += i128::from(node.requested.memory_bytes()) * dt;
+                self.memory_allocatable_ms += i128::from(node.allocatable.memory_bytes()) * dt;
+            }
+        }
+        self.integrated_until = self.integrated_until.max(to);
+    }
+
+    fn sample_at(&mut self, at: SimTime) {
+        if self.samples.last().is_some_and(|s| s.time == at) {
+            return;
+        }
+        let mut sample = Sample {
+            time: at,
+            hourly_rate: self.ledger.current_hourly_rate(),
+            ..Sample::default()
+        };
+        for (_, node) in self.cluster.nodes() {
+            sample.nodes += 1;
+            if node.registered {
+                sample.nodes_ready += 1;
+            }
+            sample.cpu_requested_millis += node.requested.cpu_millis();
+            sample.cpu_allocatable_millis += node.allocatable.cpu_millis();
+            sample.memory_requested_bytes += node.requested.memory_bytes();
+            sample.memory_allocatable_bytes += node.allocatable.memory_bytes();
+        }
+        sample.pending_pods = self.cluster.pending_pods().count();
+        self.samples.push(sample);
+    }
+}
+
+/// A copy of `catalog` whose offerings outside `zones` are unavailable
+/// (every zone is kept when `zones` is empty).
+pub fn restrict_zones(catalog: &Catalog, zones: &[String]) -> Catalog {
+    let mut restricted = catalog.clone();
+    if zones.is_empty() {
+        return restricted;
+    }
+    let mut outside = Vec::new();
+    for instance_type in catalog.instance_types() {
+        for offering in &instance_type.offerings {
+            if !zones.iter().any(|z| z == offering.zone) {
+                outside.push((
+                    instance_type.name().to_string(),
+                    offering.zone,
+                    offering.capacity_type,
+                ));
+            }
+        }
+    }
+    for (name, zone, capacity_type) in outside {
+        restricted.mark_unavailable(&name, zone, capacity_type);
+    }
+    restricted
+}
+
+/// Shared pod template handle used for DaemonSet overhead.
+fn daemonset_templates(workloads: &[WorkloadState]) -> Vec<Arc<crate::kube::pod::PodSpec>> {
+    workloads
+        .iter()
+        .filter(|w| !w.deleted && w.target.kind == TargetKind::DaemonSet)
+        .map(|w| w.workload.template.clone())
+        .collect()
+}

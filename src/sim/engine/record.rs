@@ -1,0 +1,281 @@
+//! What a run leaves behind: the event log, one record per NodeClaim, the
+//! per-minute time series and the summary numbers, all traceable to events.
+
+use std::collections::BTreeMap;
+
+use super::Engine;
+use crate::cloud::{CapacityType, Price};
+use crate::sim::ledger::MicroUsd;
+use crate::sim::percentile::SortedSamples;
+use crate::sim::time::{SimDuration, SimTime};
+
+/// `kubectl get events` type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum EventType {
+    /// Normal.
+    Normal,
+    /// Warning.
+    Warning,
+}
+
+impl EventType {
+    /// `Normal` / `Warning`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Normal => "Normal",
+            EventType::Warning => "Warning",
+        }
+    }
+}
+
+/// One event, like a Kubernetes Event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventRecord {
+    /// When.
+    pub time: SimTime,
+    /// Normal or Warning.
+    pub kind: EventType,
+    /// kubectl-style reason (`Launched`, `Scheduled`, `FailedScheduling`, …).
+    pub reason: String,
+    /// `pod/<ns>/<name>`, `nodeclaim/<name>`, `deployment/<ns>/<name>`, …
+    pub object: String,
+    /// What happened and why.
+    pub message: String,
+}
+
+/// One NodeClaim, like `kubectl get nodeclaims -o wide` plus its bill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeClaimRecord {
+    /// Name (also the node name).
+    pub name: String,
+    /// NodePool.
+    pub nodepool: String,
+    /// Instance type.
+    pub instance_type: String,
+    /// Capacity type.
+    pub capacity_type: CapacityType,
+    /// Zone.
+    pub zone: String,
+    /// Hourly price at launch.
+    pub price: Price,
+    /// Launch (billing start).
+    pub launched_at: SimTime,
+    /// Registered and initialized.
+    pub ready_at: Option<SimTime>,
+    /// Termination (`None`: still running at the end of the run).
+    pub deleted_at: Option<SimTime>,
+    /// Why it was deleted (empty while running).
+    pub reason_deleted: String,
+    /// Cost from launch to termination or the end of the run (60 s minimum).
+    pub cost: MicroUsd,
+}
+
+/// The cluster at one instant (one row per simulated minute).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Sample {
+    /// The instant.
+    pub time: SimTime,
+    /// Nodes (launched, registered or not).
+    pub nodes: usize,
+    /// Registered nodes.
+    pub nodes_ready: usize,
+    /// Fleet price per hour.
+    pub hourly_rate: Price,
+    /// Requested CPU (millicores) of pods on nodes.
+    pub cpu_requested_millis: i64,
+    /// Allocatable CPU (millicores).
+    pub cpu_allocatable_millis: i64,
+    /// Requested memory (bytes).
+    pub memory_requested_bytes: i64,
+    /// Allocatable memory (bytes).
+    pub memory_allocatable_bytes: i64,
+    /// Pending pods.
+    pub pending_pods: usize,
+}
+
+/// Pods still pending at the end, grouped by why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReasonCount {
+    /// The latest reason they could not be placed.
+    pub reason: String,
+    /// How many pods.
+    pub pods: usize,
+    /// One of them, `<ns>/<name>`.
+    pub example: String,
+}
+
+/// The headline numbers of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunSummary {
+    /// Variant.
+    pub variant: String,
+    /// Run length.
+    pub duration: SimDuration,
+    /// Total cost (sum of the NodeClaim costs).
+    pub total_cost: MicroUsd,
+    /// Cost per capacity type.
+    pub cost_by_capacity_type: BTreeMap<CapacityType, MicroUsd>,
+    /// Cost per NodePool.
+    pub cost_by_nodepool: BTreeMap<String, MicroUsd>,
+    /// Node lifetime summed over nodes, in milliseconds.
+    pub node_millis: u64,
+    /// Most nodes at once.
+    pub peak_nodes: usize,
+    /// NodeClaims launched.
+    pub nodeclaims_launched: u64,
+    /// Launches that failed (insufficient capacity or no offering).
+    pub launch_failures: u64,
+    /// Time-weighted requested / allocatable CPU over all nodes (0–1).
+    pub cpu_allocation: f64,
+    /// Same for memory.
+    pub memory_allocation: f64,
+    /// Workload pods (not DaemonSet) created.
+    pub pods_created: usize,
+    /// Workload pods that were bound at least once.
+    pub pods_scheduled: usize,
+    /// Workload pods still pending at the end that were never bound.
+    pub pods_unschedulable: usize,
+    /// Pending time (creation → first bind) of scheduled pods: p50.
+    pub pending_p50: Option<SimDuration>,
+    /// p95.
+    pub pending_p95: Option<SimDuration>,
+    /// Maximum.
+    pub pending_max: Option<SimDuration>,
+    /// Why the unschedulable pods are pending, most pods first.
+    pub unschedulable_reasons: Vec<ReasonCount>,
+    /// Events logged.
+    pub events: usize,
+}
+
+impl RunSummary {
+    /// Node-hours.
+    pub fn node_hours(&self) -> f64 {
+        self.node_millis as f64 / 3_600_000.0
+    }
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunOutput {
+    /// Headline numbers.
+    pub summary: RunSummary,
+    /// NodeClaims in launch order.
+    pub nodeclaims: Vec<NodeClaimRecord>,
+    /// Events in time order.
+    pub events: Vec<EventRecord>,
+    /// One sample per simulated minute, from 0 to the end.
+    pub timeseries: Vec<Sample>,
+}
+
+impl Engine<'_> {
+    /// Closes the books at `end`.
+    pub(super) fn finish(self, end: SimTime) -> RunOutput {
+        let totals = self.ledger.totals_at(end);
+        let mut node_millis = 0u64;
+        let nodeclaims: Vec<NodeClaimRecord> = self
+            .node_meta
+            .iter()
+            .filter_map(|meta| {
+                let record = self.ledger.record(meta.billing)?;
+                let stop = meta.deleted_at.unwrap_or(end).min(end);
+                node_millis += stop
+                    .saturating_duration_since(record.launched_at())
+                    .as_millis();
+                Some(NodeClaimRecord {
+                    name: record.node_name().to_string(),
+                    nodepool: record.pool().to_string(),
+                    instance_type: meta.instance_type.clone(),
+                    capacity_type: record.capacity_type(),
+                    zone: meta.zone.clone(),
+                    price: record.launch_price(),
+                    launched_at: record.launched_at(),
+                    ready_at: meta.ready_at,
+                    deleted_at: meta.deleted_at,
+                    reason_deleted: meta.reason_deleted.clone(),
+                    cost: record.cost(end),
+                })
+            })
+            .collect();
+
+        let workload_pods = || {
+            self.pod_meta
+                .iter()
+                .enumerate()
+                .filter(|(_, m)| !m.daemonset)
+        };
+        let pending_samples: Vec<SimDuration> = workload_pods()
+            .filter_map(|(_, m)| {
+                m.first_bound
+                    .map(|b| b.saturating_duration_since(m.created_at))
+            })
+            .collect();
+        let pending = SortedSamples::new(pending_samples);
+        let mut reasons: BTreeMap<String, (usize, String)> = BTreeMap::new();
+        let mut unschedulable = 0;
+        for (index, meta) in workload_pods() {
+            let still_pending = !meta.removed
+                && meta.first_bound.is_none()
+                && self
+                    .cluster
+                    .pod(crate::scheduler::PodId(index as u32))
+                    .is_some_and(|p| p.node.is_none() && !p.phase.is_terminal());
+            if still_pending {
+                unschedulable += 1;
+                let reason = meta
+                    .last_reason
+                    .clone()
+                    .unwrap_or_else(|| "not yet considered by the scheduler".to_string());
+                let entry = reasons
+                    .entry(reason)
+                    .or_insert_with(|| (0, format!("{}/{}", meta.namespace, meta.name)));
+                entry.0 += 1;
+            }
+        }
+        let mut unschedulable_reasons: Vec<ReasonCount> = reasons
+            .into_iter()
+            .map(|(reason, (pods, example))| ReasonCount {
+                reason,
+                pods,
+                example,
+            })
+            .collect();
+        unschedulable_reasons.sort_by(|a, b| b.pods.cmp(&a.pods).then(a.reason.cmp(&b.reason)));
+
+        let ratio = |num: i128, den: i128| {
+            if den > 0 {
+                num as f64 / den as f64
+            } else {
+                0.0
+            }
+        };
+        let summary = RunSummary {
+            variant: self.input.variant.clone(),
+            duration: self.input.duration,
+            total_cost: totals.total,
+            cost_by_capacity_type: totals.by_capacity_type,
+            cost_by_nodepool: totals.by_pool,
+            node_millis,
+            peak_nodes: self.peak_nodes,
+            nodeclaims_launched: self.launched,
+            launch_failures: self.launch_failures,
+            cpu_allocation: ratio(self.cpu_requested_ms, self.cpu_allocatable_ms),
+            memory_allocation: ratio(self.memory_requested_ms, self.memory_allocatable_ms),
+            pods_created: workload_pods().count(),
+            pods_scheduled: workload_pods()
+                .filter(|(_, m)| m.first_bound.is_some())
+                .count(),
+            pods_unschedulable: unschedulable,
+            pending_p50: pending.percentile(crate::sim::Percentile::P50),
+            pending_p95: pending.percentile(crate::sim::Percentile::P95),
+            pending_max: pending.percentile(crate::sim::Percentile::MAX),
+            unschedulable_reasons,
+            events: self.events.len(),
+        };
+        RunOutput {
+            summary,
+            nodeclaims,
+            events: self.events,
+            timeseries: self.samples,
+        }
+    }
+}

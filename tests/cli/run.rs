@@ -1,0 +1,207 @@
+//! `karpsim run`: the shipped quickstart end to end, determinism, and bad
+//! scenarios (one error line, exit 1, no report directory left behind).
+
+use std::fs;
+use std::path::Path;
+
+use crate::util::{karpsim, karpsim_in, repo, single_error_line, stderr, stdout};
+
+const VARIANTS: [&str; 2] = ["on-demand", "spot-first"];
+const FILES: [&str; 4] = [
+    "summary.json",
+    "nodeclaims.csv",
+    "events.csv",
+    "timeseries.csv",
+];
+
+fn run_quickstart(out: &Path) {
+    let output = karpsim(&[
+        "run",
+        "scenarios/quickstart.yaml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("total cost"), "{text}");
+    for variant in VARIANTS {
+        assert!(text.contains(variant), "{text}");
+    }
+}
+
+fn rows(path: &Path) -> Vec<csv::StringRecord> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    reader.records().map(Result::unwrap).collect()
+}
+
+fn column(path: &Path, name: &str) -> usize {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    headers.iter().position(|h| h == name).unwrap()
+}
+
+/// The README's first command writes every file of every variant, and the
+/// numbers agree with each other: total cost = Σ cost_usd, launched =
+/// rows, one time-series row per minute of the 12 h run.
+#[test]
+fn quickstart_writes_consistent_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    run_quickstart(&out);
+    for variant in VARIANTS {
+        let base = out.join(variant);
+        for file in FILES {
+            assert!(base.join(file).is_file(), "{variant}/{file}");
+        }
+        let summary: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(base.join("summary.json")).unwrap()).unwrap();
+        let claims_path = base.join("nodeclaims.csv");
+        let claims = rows(&claims_path);
+        let cost = column(&claims_path, "cost_usd");
+        let total: f64 = claims.iter().map(|r| r[cost].parse::<f64>().unwrap()).sum();
+        let reported = summary["total_cost_usd"].as_f64().unwrap();
+        assert!((total - reported).abs() < 1e-6, "{total} vs {reported}");
+        assert!(reported > 0.0);
+        assert_eq!(
+            summary["nodeclaims_launched"].as_u64().unwrap() as usize,
+            claims.len()
+        );
+        assert!(summary["peak_nodes"].as_u64().unwrap() as usize <= claims.len());
+        for key in [
+            "node_hours",
+            "pods_scheduled",
+            "pods_unschedulable",
+            "pending_seconds_p50",
+            "pending_seconds_p95",
+            "cost_by_capacity_type",
+        ] {
+            assert!(!summary[key].is_null(), "{variant}: {key}");
+        }
+        let events_path = base.join("events.csv");
+        let reason = column(&events_path, "reason");
+        let events = rows(&events_path);
+        let launched = events.iter().filter(|r| &r[reason] == "Launched").count();
+        assert_eq!(launched, claims.len());
+        assert!(events.iter().any(|r| &r[reason] == "Scheduled"));
+        assert_eq!(rows(&base.join("timeseries.csv")).len(), 12 * 60 + 1);
+    }
+}
+
+/// Same scenario twice → byte-identical files.
+#[test]
+fn runs_are_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+    run_quickstart(&a);
+    run_quickstart(&b);
+    for variant in VARIANTS {
+        for file in FILES {
+            let left = fs::read(a.join(variant).join(file)).unwrap();
+            let right = fs::read(b.join(variant).join(file)).unwrap();
+            assert!(left == right, "{variant}/{file} differs");
+        }
+    }
+}
+
+const GOOD_POOL: &str = "
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+";
+
+const WORKLOAD: &str = "
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+";
+
+fn scenario(body: &str) -> String {
+    format!(
+        "name: bad\nduration: 1h\n{body}workloads:\n  - manifests: web.yaml\nvariants:\n  - name: v\n    karpenter: {{nodePools: pool.yaml}}\n"
+    )
+}
+
+/// Writes a scenario folder, runs it and checks the failure: exit 1, one
+/// `error:` line containing `expect`, no report directory.
+fn fails(scenario_text: &str, pool: &str, expect: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(dir.path().join("s.yaml"), scenario_text).unwrap();
+    fs::write(dir.path().join("web.yaml"), WORKLOAD).unwrap();
+    fs::write(dir.path().join("pool.yaml"), pool).unwrap();
+    let out = karpsim_in(dir.path(), &["run", "s.yaml", "--out", "out/report"]);
+    let line = single_error_line(&out);
+    assert!(line.contains(expect), "{line}");
+    assert!(!dir.path().join("out").exists(), "no report directory left");
+    assert!(!dir.path().join("reports").exists());
+}
+
+#[test]
+fn missing_scenario_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = karpsim_in(dir.path(), &["run", "nope.yaml"]);
+    let line = single_error_line(&out);
+    assert!(line.contains("nope.yaml"), "{line}");
+    assert!(!dir.path().join("reports").exists());
+}
+
+#[test]
+fn unknown_key() {
+    fails(
+        &scenario("regoin: us-east-1\n"),
+        GOOD_POOL,
+        "unknown key \"regoin\"",
+    );
+}
+
+#[test]
+fn bad_duration() {
+    fails(
+        "name: bad\nduration: 2x\nworkloads:\n  - manifests: web.yaml\nvariants:\n  - name: v\n    karpenter: {nodePools: pool.yaml}\n",
+        GOOD_POOL,
+        "invalid duration",
+    );
+}
+
+#[test]
+fn nodepool_allowing_no_instance_type() {
+    let pool = GOOD_POOL.replace(
+        "values: [on-demand]}",
+        "values: [on-demand]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [no-such.type]}",
+    );
+    fails(
+        &scenario(""),
+        &pool,
+        "NodePool default allows no instance type",
+    );
+}
+
+#[test]
+fn unknown_variant() {
+    let dir = repo();
+    let out = karpsim_in(
+        &dir,
+        &[
+            "run",
+            "scenarios/quickstart.yaml",
+            "--variant",
+            "nope",
+            "--out",
+            "/nonexistent/x",
+        ],
+    );
+    let line = single_error_line(&out);
+    assert!(line.contains("no variant named \"nope\""), "{line}");
+}
