@@ -329,10 +329,10 @@ mod tests {
         );
     }
 
-    /// core: disruption/helpers.go `BuildDisruptionBudgetMapping`; suite
-    /// "should not allow more than the budget when nodes are already
-    /// disrupting": NotReady or deleting nodes consume the budget,
-    /// uninitialized ones are not counted.
+    /// core: disruption/helpers.go `BuildDisruptionBudgetMapping`;
+    /// suite_test.go "should not consider nodes that are not initialized as
+    /// part of disruption count": NotReady or deleting nodes consume the
+    /// budget, uninitialized ones are not counted.
     #[test]
     fn mapping_subtracts_disrupting_nodes() {
         let mut cluster = cluster_with_pool_nodes("default", 10);

@@ -65,11 +65,10 @@ impl World {
     }
 }
 
-/// core: disruption/suite_test.go "Candidate Filtering": node-level
-/// rejections ("should not consider candidates that are not initialized",
-/// "... that are deleting", "... nominated", "... have do-not-disrupt on
-/// nodes", "... whose NodePool doesn't exist", "... already being
-/// disrupted").
+/// core: disruption/suite_test.go "should not consider candidates that are
+/// nominated", "... that are deleting", "... that have do-not-disrupt on
+/// nodes"; the other messages are `ValidateNodeDisruptable` /
+/// `NewCandidate`'s.
 #[test]
 fn node_level_rejections() {
     let mut w = World::new(0);
@@ -107,9 +106,8 @@ fn node_level_rejections() {
 }
 
 /// core: disruption/suite_test.go "should not consider candidates that
-/// have do-not-disrupt pods scheduled", "... with do-not-disrupt duration
-/// not yet elapsed", "should consider candidates that have do-not-disrupt
-/// terminal pods".
+/// have do-not-disrupt pods scheduled and no terminationGracePeriod" and
+/// "should consider candidates that have do-not-disrupt terminal pods".
 #[test]
 fn do_not_disrupt_pods() {
     let mut w = World::new(2);
@@ -139,9 +137,12 @@ fn do_not_disrupt_pods() {
 }
 
 /// core: disruption/suite_test.go "should not consider candidates that
-/// have PDB-blocked pods" and "... pods matched by multiple PDBs"; drift
-/// suite "should consider candidates with blocking PDBs when the NodeClaim
-/// has a terminationGracePeriod" (Eventual class).
+/// have fully blocking PDBs", "... that have multiple PDBs on the same pod",
+/// "should consider candidates that have PDB-blocked pods scheduled with a
+/// terminationGracePeriod set for eventual disruption" and "should not
+/// consider ... PDB-blocked pods scheduled with a terminationGracePeriod
+/// set for graceful disruption" / "... without a terminationGracePeriod set
+/// for eventual disruption".
 #[test]
 fn pdb_blocks_and_eventual_bypass() {
     let mut w = World::new(3);
@@ -173,9 +174,10 @@ fn pdb_blocks_and_eventual_bypass() {
     );
 }
 
-/// core: disruption/types.go `NewCandidate` values; consolidation suite
-/// "should consider a node empty when its pods' eviction costs clamp to 0"
-/// (v1.14 `IsEmpty`), and utils/disruption `LifetimeRemaining`.
+/// core: disruption/types.go `NewCandidate` values (v1.14 `IsEmpty`:
+/// eviction costs clamped at 0 add nothing), utils/disruption
+/// `LifetimeRemaining`; emptiness_test.go "will consider a node with a
+/// DaemonSet pod as empty".
 #[test]
 fn candidate_values() {
     let mut w = World::new(2);
@@ -207,8 +209,9 @@ fn candidate_values() {
 }
 
 /// core: nodeclaim/disruption/consolidation_test.go "should mark
-/// NodeClaims as consolidatable after consolidateAfter", "... use
-/// lastPodEventTime", "should not ... when consolidateAfter is Never".
+/// NodeClaims as consolidatable based on the nodeclaim initialized time",
+/// "should remove the status condition from the nodeClaim when lastPodEvent
+/// is too recent" and "... when consolidateAfter is never".
 #[test]
 fn consolidatable_condition() {
     let mut w = World::new(0);
@@ -251,9 +254,10 @@ fn consolidatable_condition() {
     );
 }
 
-/// core: disruption/emptiness.go and consolidation.go `ShouldDisrupt`
-/// messages ("has consolidation disabled", "has consolidation policy
-/// WhenEmpty, but node is not empty", "does not have label").
+/// core: disruption/consolidation_test.go "should fire an event for
+/// ConsolidationDisabled when the NodePool has consolidation set to
+/// WhenEmpty" and "... consolidateAfter set to 'Never'"; the label message
+/// is consolidation.go `ShouldDisrupt`'s.
 #[test]
 fn method_filters() {
     let w = World::new(1);

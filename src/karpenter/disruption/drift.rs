@@ -195,9 +195,10 @@ mod tests {
         n
     }
 
-    /// core: nodeclaim/disruption/drift_test.go "should detect static drift
-    /// ..." entries for labels, annotations, taints, startupTaints,
-    /// nodeClassRef, expireAfter, terminationGracePeriod.
+    /// core: nodeclaim/disruption/drift_test.go "should return drifted only
+    /// on NodeClaims that are drifted from an updated nodePool", entries
+    /// Annotations, Labels, Taints, StartupTaints, NodeClassRef Name,
+    /// ExpireAfter, TerminationGracePeriod.
     #[test]
     fn template_changes_drift() {
         let base = pool("default");
@@ -234,8 +235,10 @@ mod tests {
         }
     }
 
-    /// core: drift_test.go "should not detect drift on behavior fields"
-    /// (weight, limits, disruption) and taint order (SlicesAsSets).
+    /// Reference §4.6 (weight, limits and disruption never drift nodes;
+    /// taints hash as a set) and drift_test.go "should not return drifted if
+    /// karpenter.sh/nodepool-hash annotation is not present on the
+    /// NodeClaim".
     #[test]
     fn behaviour_fields_do_not_drift() {
         let mut base = pool("default");
@@ -259,9 +262,8 @@ mod tests {
         assert!(!nodepool_drifted(&changed, &unstamped));
     }
 
-    /// core: drift_test.go "should detect drift when requirements are no
-    /// longer compatible" / "should not detect drift if requirements still
-    /// match".
+    /// core: drift_test.go "should detect node requirement drift before
+    /// cloud provider drift" (drift.go `areRequirementsDrifted`).
     #[test]
     fn requirements_drift() {
         let mut p = pool("default");
@@ -282,8 +284,10 @@ mod tests {
         assert!(requirements_drifted(&q, &n));
     }
 
-    /// core: nodeclaim/expiration/suite_test.go "should expire a NodeClaim
-    /// after expireAfter" / "should not expire with expireAfter Never".
+    /// core: nodeclaim/expiration/suite_test.go "should not remove the
+    /// NodeClaims when expiration is disabled", "should not remove
+    /// non-expired NodeClaims" and "should delete NodeClaims if the
+    /// nodeClaim is expired but the node isn't".
     #[test]
     fn expiration() {
         let mut cluster = Cluster::new();

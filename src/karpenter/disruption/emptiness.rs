@@ -125,10 +125,10 @@ mod tests {
         command.candidates.iter().map(|c| c.node.0).collect()
     }
 
-    /// core: disruption/emptiness_test.go "should only allow N empty nodes
-    /// to be disrupted with a budget of N" and "should allow all empty
-    /// nodes across nodepools": one command, best savings first, each pool
-    /// limited by its own budget.
+    /// core: disruption/emptiness_test.go "should only allow 3 empty nodes
+    /// to be disrupted", "should allow no empty nodes to be disrupted";
+    /// consolidation_test.go "should not mark empty node consolidated if all
+    /// candidates can't be disrupted due to budgets with many nodepools".
     #[test]
     fn takes_empty_nodes_within_budgets() {
         let candidates = vec![
@@ -160,9 +160,10 @@ mod tests {
         );
     }
 
-    /// core: disruption/validation.go `EmptinessValidator.validateCandidates`;
-    /// emptiness suite "should not disrupt a node that gained a pod during
-    /// validation" and "... if budgets changed during validation".
+    /// core: disruption/validation.go `EmptinessValidator.validateCandidates`
+    /// (churn and budget failures; cases derived by hand), in the spirit of
+    /// consolidation_test.go "should not delete node if pods schedule with
+    /// karpenter.sh/do-not-disrupt set to true during the TTL wait".
     #[test]
     fn validation_keeps_survivors_within_budget() {
         let command = EmptyCommand {

@@ -112,8 +112,9 @@ mod tests {
         c.iter().map(|c| c.name.as_str()).collect()
     }
 
-    /// core: disruption/consolidation_test.go "should sort candidates by
-    /// savings ratio descending" ($/h per unit disruption).
+    /// core: disruption/singlenodeconsolidation_test.go "should sort
+    /// candidates by savings ratio descending" and "should sort candidates
+    /// by savings ratio with different disruption costs".
     #[test]
     fn savings_ratio_descending_with_name_ties() {
         let mut c = vec![
@@ -128,8 +129,9 @@ mod tests {
         assert_eq!(names(&c), ["cheap", "b-tie", "big", "busy-big"]);
     }
 
-    /// core: singlenodeconsolidation_test.go "should interleave candidates
-    /// across nodepools" and "should prioritize previously unseen nodepools".
+    /// core: singlenodeconsolidation.go `shuffleCandidates`;
+    /// singlenodeconsolidation_test.go "should prioritize nodepools that
+    /// timed out in previous runs".
     #[test]
     fn round_robin_across_pools() {
         let c = vec![

@@ -292,9 +292,9 @@ mod tests {
         (cluster, scales)
     }
 
-    /// k8s: pkg/controller/disruption/disruption_test.go
-    /// "TestMaxUnavailable" / "TestSimpleController" shapes: maxUnavailable
-    /// resolves against the owners' scale, rounding up.
+    /// k8s: pkg/controller/disruption/disruption.go `getExpectedPodCount`
+    /// (values derived by hand): maxUnavailable resolves against the owners'
+    /// scale, rounding up.
     #[test]
     fn max_unavailable_against_scale() {
         let (cluster, scales) = web_cluster(5, 5);
@@ -325,9 +325,9 @@ mod tests {
         );
     }
 
-    /// k8s: disruption_test.go "TestMinAvailable" / "TestNakedPod" and
-    /// "TestIntegerMaxUnavailableWithScaling": int minAvailable counts the
-    /// matched pods; percent minAvailable rounds up against the scale.
+    /// k8s: disruption.go `getExpectedPodCount` / `countHealthyPods` (values
+    /// derived by hand): int minAvailable counts the matched pods; percent
+    /// minAvailable rounds up against the scale; pending pods are unhealthy.
     #[test]
     fn min_available_int_and_percent() {
         let (mut cluster, scales) = web_cluster(5, 4);
@@ -356,9 +356,9 @@ mod tests {
         assert_eq!((s.current_healthy, s.disruptions_allowed), (3, 0));
     }
 
-    /// k8s: disruption_test.go "TestUnmanagedPodsNotCountedInScale" style:
-    /// pods without owner are skipped by the scale; an owner without a scale
-    /// (a Job) fails the sync and allows nothing.
+    /// k8s: disruption.go `getExpectedScale` and `failSafe`: pods without
+    /// an owner are skipped by the scale; an owner without a scale (a Job)
+    /// fails the sync and allows nothing.
     #[test]
     fn unscalable_owner_fails_safe() {
         let (mut cluster, scales) = web_cluster(2, 2);
@@ -388,9 +388,10 @@ mod tests {
         );
     }
 
-    /// core: pkg/utils/pdb/pdb.go `isEvictable`; suite "should not consider
-    /// candidates that have fully blocking PDBs" / "... pods matched by
-    /// multiple PDBs".
+    /// core: pkg/utils/pdb/pdb.go `isEvictable`; disruption/suite_test.go
+    /// "should not consider candidates that have fully blocking PDBs",
+    /// "... multiple PDBs on the same pod", "should consider candidates that
+    /// have fully blocking PDBs on terminal pods".
     #[test]
     fn can_evict_checks() {
         let (mut cluster, scales) = web_cluster(3, 3);

@@ -105,8 +105,9 @@ mod tests {
     use crate::scheduler::cluster::OwnerRef;
     use crate::sim::SimDuration;
 
-    /// core: pkg/utils/disruption/suite_test.go `EvictionCost` cases:
-    /// deletion cost and priority shift the base cost of 1, within ±10.
+    /// core: pkg/utils/disruption/disruption.go `EvictionCost` (values
+    /// derived by hand): deletion cost and priority shift the base cost of
+    /// 1, within ±10.
     #[test]
     fn eviction_cost_from_deletion_cost_and_priority() {
         let mut pod = running_pod("a");
@@ -124,8 +125,11 @@ mod tests {
         assert_eq!(eviction_cost(&pod), -10.0);
     }
 
-    /// core: pkg/utils/pod/scheduling.go `IsDoNotDisruptActive`; suite
-    /// "should consider pods with do-not-disrupt duration ... elapsed".
+    /// core: pkg/utils/pod/scheduling.go `IsDoNotDisruptActive`;
+    /// disruption/consolidation_test.go "does not consolidate nodes with pods
+    /// that have a duration-based do-not-disrupt annotation that is still
+    /// active" and "can consolidate nodes after duration-based do-not-disrupt
+    /// annotation expires".
     #[test]
     fn do_not_disrupt_duration_counts_from_start() {
         let mut pod = running_pod("a");
@@ -159,7 +163,9 @@ mod tests {
         );
     }
 
-    /// core: pkg/utils/pod/scheduling.go `IsReschedulable`, `IsEvictable`.
+    /// core: pkg/utils/pod/scheduling.go `IsReschedulable`, `IsEvictable`;
+    /// emptiness_test.go "will not consider a node with a terminating
+    /// StatefulSet pod as empty".
     #[test]
     fn reschedulable_and_evictable() {
         let mut pod = running_pod("a");
