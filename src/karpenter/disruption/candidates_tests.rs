@@ -201,7 +201,7 @@ fn candidate_values() {
     assert!(c.is_empty());
     assert_eq!(c.reschedulable_pods.len(), 2);
     // DaemonSet pods are not reschedulable.
-    let mut ds = pod_of("ds", "agent", OwnerKind::DaemonSet, "agent");
+    let mut ds = pod_of("ds", "logs", OwnerKind::DaemonSet, "log-collector");
     ds.spec = ds.spec.with(|s| s.priority = 1 << 20);
     w.cluster.add_pod(ds);
     let c = w.check(DisruptionClass::Graceful, SimTime::ZERO).unwrap();
