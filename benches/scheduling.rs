@@ -135,6 +135,7 @@ fn setup(count: usize) -> Setup {
         .into_iter()
         .map(|spec| {
             cluster.add_pod(Pod {
+                lifecycle: Default::default(),
                 name: String::new(),
                 uid: 0,
                 spec: Arc::new(spec),

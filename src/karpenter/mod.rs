@@ -1,6 +1,7 @@
 //! Karpenter: the `karpenter.sh/v1` NodePool and `karpenter.k8s.aws/v1`
 //! EC2NodeClass APIs, and (later) provisioning and disruption.
 
+pub mod disruption;
 pub mod ec2nodeclass;
 pub mod instance_types;
 pub mod manifests;

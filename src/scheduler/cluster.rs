@@ -18,7 +18,7 @@ use crate::kube::pod::PodSpec;
 use crate::kube::resources::{ResourceNames, Resources};
 use crate::kube::taints::Taint;
 use crate::kube::workload::PodDisruptionBudget;
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 /// Index of a node in [`Cluster`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -43,6 +43,45 @@ pub struct NodeClaimInfo {
     pub price: Price,
     /// NodePool startup taints (ignored while the node is uninitialized).
     pub startup_taints: Vec<Taint>,
+    /// Lifecycle facts the disruption controller reads (kept by the engine).
+    pub lifecycle: ClaimLifecycle,
+}
+
+/// The NodeClaim's `Drifted` status condition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DriftedCondition {
+    /// Upstream's condition reason (`NodePoolDrifted`, `RequirementsDrifted`, ...).
+    pub reason: String,
+    /// When the condition became true (drift candidates are taken oldest first).
+    pub since: SimTime,
+}
+
+/// What Karpenter's disruption logic reads from a NodeClaim besides its
+/// offering: timestamps, the NodePool template it was launched from, and
+/// annotations. Everything defaults to "unknown / not set".
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ClaimLifecycle {
+    /// When the `Initialized` condition became true.
+    pub initialized_at: Option<SimTime>,
+    /// `status.lastPodEventTime`: last bind / termination of a non-DaemonSet
+    /// pod here (restarts the `consolidateAfter` clock).
+    pub last_pod_event_at: Option<SimTime>,
+    /// The node is the target of pending pods until this instant (upstream
+    /// nominates for `max(2 × batch max duration, 10s)` = 20 s).
+    pub nominated_until: Option<SimTime>,
+    /// The NodePool template hash stamped at launch
+    /// (`karpenter.sh/nodepool-hash`); `None` = unknown, never drifts.
+    pub nodepool_hash: Option<String>,
+    /// The `Drifted` condition, once set.
+    pub drifted: Option<DriftedCondition>,
+    /// `spec.expireAfter` copied from the NodePool at launch; `None` = Never.
+    pub expire_after: Option<SimDuration>,
+    /// `spec.terminationGracePeriod` copied from the NodePool at launch.
+    pub termination_grace_period: Option<SimDuration>,
+    /// Node annotation `karpenter.sh/do-not-disrupt: "true"`.
+    pub do_not_disrupt: bool,
+    /// The `InstanceTerminating` condition: the instance is being deleted.
+    pub instance_terminating: bool,
 }
 
 /// A node: a registered Node, or a NodeClaim whose instance is still
@@ -153,6 +192,18 @@ pub struct Pod {
     /// kube-scheduler marked it `PodScheduled=False, reason Unschedulable`:
     /// what makes Karpenter consider it.
     pub unschedulable: bool,
+    /// Status timestamps disruption decisions read (kept by the engine).
+    pub lifecycle: PodLifecycle,
+}
+
+/// Pod status timestamps; everything defaults to "not set".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PodLifecycle {
+    /// `status.startTime`: when the kubelet accepted the pod (a
+    /// do-not-disrupt duration counts from here; unknown = still active).
+    pub started_at: Option<SimTime>,
+    /// `metadata.deletionTimestamp`: the pod is terminating.
+    pub deleting_since: Option<SimTime>,
 }
 
 impl Pod {
@@ -379,6 +430,7 @@ mod tests {
             phase: PodPhase::Pending,
             created_at: SimTime::ZERO,
             unschedulable: false,
+            lifecycle: PodLifecycle::default(),
         }
     }
 

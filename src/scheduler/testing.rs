@@ -249,6 +249,7 @@ impl PodBuilder {
     /// The pod (pending, unbound; its uid is set when added to a cluster).
     pub fn build(self) -> Pod {
         Pod {
+            lifecycle: Default::default(),
             name: self.name,
             uid: 0,
             spec: Arc::new(self.spec),

@@ -334,6 +334,7 @@ impl Engine<'_> {
             initialized: false,
             marked_for_deletion: false,
             claim: Some(NodeClaimInfo {
+                lifecycle: Default::default(),
                 nodepool: pool.name.clone(),
                 instance_type: instance_type.name().to_string(),
                 capacity_type: decision.capacity_type,

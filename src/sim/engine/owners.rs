@@ -280,6 +280,7 @@ impl Engine<'_> {
     ) -> PodId {
         let namespace = self.workloads[w].target.namespace.clone();
         let pod = Pod {
+            lifecycle: Default::default(),
             name: name.clone(),
             uid: 0,
             spec,

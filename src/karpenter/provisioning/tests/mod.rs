@@ -127,6 +127,7 @@ impl World {
 
     pub fn add_pending(&mut self, spec: PodSpec) -> PodId {
         let id = self.cluster.add_pod(Pod {
+            lifecycle: Default::default(),
             name: format!("pod-{}", self.pending.len()),
             uid: 0,
             spec: Arc::new(spec),
@@ -172,6 +173,7 @@ impl World {
             initialized: registered,
             marked_for_deletion: false,
             claim: nodepool.map(|nodepool| NodeClaimInfo {
+                lifecycle: Default::default(),
                 nodepool,
                 instance_type: "fake-it-3".into(),
                 capacity_type: crate::cloud::CapacityType::OnDemand,
@@ -186,6 +188,7 @@ impl World {
     /// Binds a running pod to a node.
     pub fn add_running(&mut self, spec: PodSpec, node: NodeId) -> PodId {
         let id = self.cluster.add_pod(Pod {
+            lifecycle: Default::default(),
             name: "running".into(),
             uid: 0,
             spec: Arc::new(spec),

@@ -1,0 +1,397 @@
+//! Disruption candidates (core: disruption/types.go `NewCandidate`,
+//! state/statenode.go `ValidateNodeDisruptable` / `ValidatePodsDisruptable`,
+//! the methods' `ShouldDisrupt` filters, and
+//! nodeclaim/disruption/consolidation.go for `Consolidatable`).
+//!
+//! A rejection carries the sentence upstream publishes as a
+//! `DisruptionBlocked` / `Unconsolidatable` event, so users recognise it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use super::pdb::{EvictionBlock, PdbLimits};
+use super::pods::{eviction_cost, is_disruptable, is_reschedulable, pod_key};
+use crate::cloud::Price;
+use crate::karpenter::nodepool::{ConsolidationPolicy, NodePool};
+use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
+use crate::kube::pod::DO_NOT_DISRUPT_ANNOTATION;
+use crate::scheduler::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
+use crate::sim::{SimDuration, SimTime};
+
+/// The base cost of draining any node (upstream `PerNodeBaseDisruptionCost`).
+pub const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
+
+/// How a method treats pods that block eviction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DisruptionClass {
+    /// Emptiness and consolidation: do-not-disrupt pods and PDBs always block.
+    Graceful,
+    /// Drift: a NodeClaim with `terminationGracePeriod` is disrupted anyway
+    /// (the grace period bounds the drain).
+    Eventual,
+}
+
+/// Why a node is not a candidate, in upstream's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Rejection {
+    /// Already in the orchestration queue.
+    AlreadyDisrupting,
+    /// No NodeClaim.
+    NotManaged,
+    /// No Node object yet.
+    NoNode,
+    /// Not initialized.
+    NotInitialized,
+    /// Deleting, marked for deletion, or instance terminating.
+    Deleting,
+    /// Nominated for pending pods.
+    Nominated,
+    /// The node carries `karpenter.sh/do-not-disrupt: "true"`.
+    NodeDoNotDisrupt,
+    /// No `karpenter.sh/nodepool` label.
+    MissingNodePoolLabel,
+    /// The NodePool does not exist.
+    NodePoolNotFound(String),
+    /// A pod's do-not-disrupt annotation is active (pod key).
+    PodDoNotDisrupt(String),
+    /// A PDB allows no eviction of a pod (PDB key).
+    PdbBlocks(String),
+    /// A pod is selected by several PDBs (PDB keys).
+    MultiplePdbs(Vec<String>),
+}
+
+impl fmt::Display for Rejection {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Rejection::AlreadyDisrupting => write!(f, "candidate is already being disrupted"),
+            Rejection::NotManaged => write!(f, "node isn't managed by karpenter"),
+            Rejection::NoNode => write!(f, "nodeclaim does not have an associated node"),
+            Rejection::NotInitialized => write!(f, "node isn't initialized"),
+            Rejection::Deleting => write!(f, "node is deleting or marked for deletion"),
+            Rejection::Nominated => write!(f, "node is nominated for a pending pod"),
+            Rejection::NodeDoNotDisrupt => write!(
+                f,
+                "disruption is blocked through the {DO_NOT_DISRUPT_ANNOTATION:?} annotation"
+            ),
+            Rejection::MissingNodePoolLabel => {
+                write!(f, "node doesn't have required label {LABEL_NODEPOOL:?}")
+            }
+            Rejection::NodePoolNotFound(name) => write!(f, "NodePool not found (NodePool={name})"),
+            Rejection::PodDoNotDisrupt(pod) => {
+                write!(
+                    f,
+                    "pod {pod:?} has {DO_NOT_DISRUPT_ANNOTATION:?} annotation"
+                )
+            }
+            Rejection::PdbBlocks(pdb) => write!(f, "pdb {pdb:?} prevents pod evictions"),
+            Rejection::MultiplePdbs(pdbs) => {
+                let keys: Vec<String> = pdbs.iter().map(|k| format!("{k:?}")).collect();
+                write!(
+                    f,
+                    "eviction does not support multiple PDBs ({})",
+                    keys.join(", ")
+                )
+            }
+        }
+    }
+}
+
+impl Rejection {
+    /// Whether this is a pod blocking eviction (what Eventual methods
+    /// ignore for NodeClaims with a termination grace period).
+    pub fn is_pod_block(&self) -> bool {
+        matches!(
+            self,
+            Rejection::PodDoNotDisrupt(_) | Rejection::PdbBlocks(_) | Rejection::MultiplePdbs(_)
+        )
+    }
+}
+
+/// A node considered for disruption, with the values methods sort and
+/// budget by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The node.
+    pub node: NodeId,
+    /// Node name.
+    pub name: String,
+    /// Owning NodePool.
+    pub nodepool: String,
+    /// Price of its offering.
+    pub price: Price,
+    /// Every pod bound to it.
+    pub pods: Vec<PodId>,
+    /// The pods that need a new home if it goes.
+    pub reschedulable_pods: Vec<PodId>,
+    /// `1 + Σ max(0, EvictionCost)` over the reschedulable pods.
+    pub reschedule_disruption_cost: f64,
+    /// Pre-v1.14 `DisruptionCost`: `Σ EvictionCost(all pods) × LifetimeRemaining`.
+    pub disruption_cost: f64,
+    /// The NodeClaim's `Consolidatable` condition.
+    pub consolidatable: bool,
+    /// The NodeClaim was launched with a `terminationGracePeriod`.
+    pub has_termination_grace_period: bool,
+}
+
+impl Candidate {
+    /// Price per unit of disruption (higher = better to disrupt).
+    pub fn savings_ratio(&self) -> f64 {
+        self.price.dollars() / self.reschedule_disruption_cost
+    }
+
+    /// No pod adds reschedule cost (v1.14: pods whose eviction cost clamps
+    /// to ≤ 0 count as nothing).
+    pub fn is_empty(&self) -> bool {
+        self.reschedule_disruption_cost <= PER_NODE_BASE_DISRUPTION_COST
+    }
+}
+
+/// What candidate selection reads.
+#[derive(Debug, Clone, Copy)]
+pub struct CandidateInputs<'a> {
+    /// The cluster.
+    pub cluster: &'a Cluster,
+    /// NodePools by name.
+    pub pools: &'a BTreeMap<String, NodePool>,
+    /// PDBs with their allowed disruptions.
+    pub pdbs: &'a PdbLimits,
+    /// Nodes already in the orchestration queue.
+    pub in_flight: &'a BTreeSet<NodeId>,
+    /// The decision instant.
+    pub now: SimTime,
+}
+
+/// `clamp((expireAfter − age) / expireAfter, 0, 1)`; 1 without expiry.
+pub fn lifetime_remaining(node: &Node, claim: &NodeClaimInfo, now: SimTime) -> f64 {
+    match claim.lifecycle.expire_after {
+        Some(total) if !total.is_zero() => {
+            let age = now.saturating_duration_since(node.created_at).as_millis() as f64;
+            let total = total.as_millis() as f64;
+            ((total - age) / total).clamp(0.0, 1.0)
+        }
+        // A zero lifetime is already over.
+        Some(_) => 0.0,
+        None => 1.0,
+    }
+}
+
+/// The NodeClaim's `Consolidatable` condition: consolidation enabled, the
+/// node initialized, and `consolidateAfter` elapsed since the last pod
+/// event (or since initialization). Without a recorded initialization time
+/// the node's creation time stands in.
+pub fn is_consolidatable(
+    node: &Node,
+    claim: &NodeClaimInfo,
+    pool: &NodePool,
+    now: SimTime,
+) -> bool {
+    let Some(after) = pool.disruption.consolidate_after else {
+        return false;
+    };
+    if !node.initialized {
+        return false;
+    }
+    let since = claim
+        .lifecycle
+        .last_pod_event_at
+        .or(claim.lifecycle.initialized_at)
+        .unwrap_or(node.created_at);
+    let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+    now.saturating_duration_since(since) >= after
+}
+
+/// The node-level checks (`ValidateNodeDisruptable`).
+fn validate_node<'a>(
+    inputs: &CandidateInputs<'a>,
+    id: NodeId,
+    node: &'a Node,
+) -> Result<(&'a NodeClaimInfo, &'a NodePool), Rejection> {
+    if inputs.in_flight.contains(&id) {
+        return Err(Rejection::AlreadyDisrupting);
+    }
+    let claim = node.claim.as_ref().ok_or(Rejection::NotManaged)?;
+    if !node.registered && !node.initialized {
+        return Err(Rejection::NoNode);
+    }
+    if !node.initialized {
+        return Err(Rejection::NotInitialized);
+    }
+    if node.marked_for_deletion || claim.lifecycle.instance_terminating {
+        return Err(Rejection::Deleting);
+    }
+    if claim
+        .lifecycle
+        .nominated_until
+        .is_some_and(|t| t > inputs.now)
+    {
+        return Err(Rejection::Nominated);
+    }
+    if claim.lifecycle.do_not_disrupt {
+        return Err(Rejection::NodeDoNotDisrupt);
+    }
+    let pool_name = node.labels.get(LABEL_NODEPOOL).unwrap_or(&claim.nodepool);
+    if pool_name.is_empty() {
+        return Err(Rejection::MissingNodePoolLabel);
+    }
+    let pool = inputs
+        .pools
+        .get(pool_name)
+        .ok_or_else(|| Rejection::NodePoolNotFound(pool_name.to_string()))?;
+    Ok((claim, pool))
+}
+
+/// The pod-level checks (`ValidatePodsDisruptable`): do-not-disrupt first
+/// over all pods, then PDBs.
+fn validate_pods(inputs: &CandidateInputs<'_>, node: &Node) -> Result<(), Rejection> {
+    let pods = node.pods.iter().filter_map(|id| inputs.cluster.pod(*id));
+    for pod in pods.clone() {
+        if !is_disruptable(pod, inputs.now) {
+            return Err(Rejection::PodDoNotDisrupt(pod_key(pod)));
+        }
+    }
+    inputs
+        .pdbs
+        .can_evict_all(pods, inputs.now)
+        .map_err(|(_, block)| match block {
+            EvictionBlock::Pdb(key) => Rejection::PdbBlocks(key),
+            EvictionBlock::MultiplePdbs(keys) => Rejection::MultiplePdbs(keys),
+        })
+}
+
+/// Builds the candidate for one node, or says why it is not one.
+pub fn new_candidate(
+    inputs: &CandidateInputs<'_>,
+    id: NodeId,
+    class: DisruptionClass,
+) -> Result<Candidate, Rejection> {
+    let node = inputs.cluster.node(id).ok_or(Rejection::NotManaged)?;
+    let (claim, pool) = validate_node(inputs, id, node)?;
+    if let Err(rejection) = validate_pods(inputs, node) {
+        let eventual = class == DisruptionClass::Eventual
+            && claim.lifecycle.termination_grace_period.is_some();
+        if !(eventual && rejection.is_pod_block()) {
+            return Err(rejection);
+        }
+    }
+    let pods: Vec<PodId> = node.pods.clone();
+    let reschedulable_pods: Vec<PodId> = pods
+        .iter()
+        .copied()
+        .filter(|id| inputs.cluster.pod(*id).is_some_and(is_reschedulable))
+        .collect();
+    let reschedule_disruption_cost = PER_NODE_BASE_DISRUPTION_COST
+        + reschedulable_pods
+            .iter()
+            .filter_map(|id| inputs.cluster.pod(*id))
+            .map(|p| eviction_cost(p).max(0.0))
+            .sum::<f64>();
+    let all_pods_cost: f64 = pods
+        .iter()
+        .filter_map(|id| inputs.cluster.pod(*id))
+        .map(eviction_cost)
+        .sum();
+    Ok(Candidate {
+        node: id,
+        name: node.name.clone(),
+        nodepool: pool.name.clone(),
+        price: claim.price,
+        pods,
+        reschedulable_pods,
+        reschedule_disruption_cost,
+        disruption_cost: all_pods_cost * lifetime_remaining(node, claim, inputs.now),
+        consolidatable: is_consolidatable(node, claim, pool, inputs.now),
+        has_termination_grace_period: claim.lifecycle.termination_grace_period.is_some(),
+    })
+}
+
+/// Every node's candidate or rejection, in node order (rejections of
+/// unmanaged nodes included; upstream only publishes events for managed).
+pub fn evaluate_nodes(
+    inputs: &CandidateInputs<'_>,
+    class: DisruptionClass,
+) -> Vec<(NodeId, Result<Candidate, Rejection>)> {
+    inputs
+        .cluster
+        .nodes()
+        .map(|(id, _)| (id, new_candidate(inputs, id, class)))
+        .collect()
+}
+
+/// The candidates among all nodes, in node order.
+pub fn candidates(inputs: &CandidateInputs<'_>, class: DisruptionClass) -> Vec<Candidate> {
+    evaluate_nodes(inputs, class)
+        .into_iter()
+        .filter_map(|(_, c)| c.ok())
+        .collect()
+}
+
+/// A method's verdict on a candidate: `Ok` keeps it; `Err(Some(message))`
+/// drops it with an `Unconsolidatable` event; `Err(None)` drops it quietly.
+pub type FilterVerdict = Result<(), Option<String>>;
+
+/// Emptiness `ShouldDisrupt`: consolidation enabled, empty, consolidatable.
+pub fn emptiness_filter(candidate: &Candidate, pool: &NodePool) -> FilterVerdict {
+    if pool.disruption.consolidate_after.is_none() {
+        return Err(Some(format!(
+            "NodePool {:?} has consolidation disabled",
+            pool.name
+        )));
+    }
+    if candidate.is_empty() && candidate.consolidatable {
+        Ok(())
+    } else {
+        Err(None)
+    }
+}
+
+/// Consolidation `ShouldDisrupt` (multi- and single-node): a priced
+/// instance type with capacity-type and zone labels, consolidation enabled,
+/// not empty (Emptiness handles those), a policy other than WhenEmpty,
+/// consolidatable.
+pub fn consolidation_filter(candidate: &Candidate, node: &Node, pool: &NodePool) -> FilterVerdict {
+    let instance_type = node.claim.as_ref().map_or("", |c| c.instance_type.as_str());
+    if instance_type.is_empty() {
+        return Err(Some(format!("Instance Type {instance_type:?} not found")));
+    }
+    for label in [LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE] {
+        if !node.labels.contains_key(label) {
+            return Err(Some(format!("Node does not have label {label:?}")));
+        }
+    }
+    if pool.disruption.consolidate_after.is_none() {
+        return Err(Some(format!(
+            "NodePool {:?} has consolidation disabled",
+            pool.name
+        )));
+    }
+    if candidate.is_empty() {
+        return Err(None);
+    }
+    if pool.disruption.consolidation_policy == ConsolidationPolicy::WhenEmpty {
+        return Err(Some(format!(
+            "NodePool {:?} has consolidation policy WhenEmpty, but node is not empty",
+            pool.name
+        )));
+    }
+    if candidate.consolidatable {
+        Ok(())
+    } else {
+        Err(None)
+    }
+}
+
+/// Drift `ShouldDisrupt`: the NodeClaim carries the `Drifted` condition.
+pub fn drift_filter(node: &Node) -> FilterVerdict {
+    match node
+        .claim
+        .as_ref()
+        .and_then(|c| c.lifecycle.drifted.as_ref())
+    {
+        Some(_) => Ok(()),
+        None => Err(None),
+    }
+}
+
+#[cfg(test)]
+#[path = "candidates_tests.rs"]
+mod tests;

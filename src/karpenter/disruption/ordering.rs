@@ -1,0 +1,155 @@
+//! The order in which disruption methods try candidates (core:
+//! disruption/consolidation.go `sortCandidates`, singlenodeconsolidation.go
+//! `shuffleCandidates`, drift.go).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use super::candidates::Candidate;
+use crate::scheduler::cluster::Cluster;
+
+/// Highest savings ratio first (v1.14+). Upstream's sort is not stable;
+/// ties here fall back to the node name so results are deterministic.
+pub fn sort_by_savings_ratio(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
+        b.savings_ratio()
+            .total_cmp(&a.savings_ratio())
+            .then_with(|| a.name.cmp(&b.name))
+    });
+}
+
+/// Lowest legacy `DisruptionCost` first (the order before v1.14).
+pub fn sort_by_disruption_cost(candidates: &mut [Candidate]) {
+    candidates.sort_by(|a, b| {
+        a.disruption_cost
+            .total_cmp(&b.disruption_cost)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+}
+
+/// Single-node consolidation's order: sorted by savings ratio, then dealt
+/// round-robin across NodePools so one large pool cannot starve the others.
+/// Pools a timed-out pass did not reach (`previously_unseen`, in the given
+/// order) deal first; the rest follow in name order (upstream: map order).
+pub fn interleave_by_nodepool(
+    mut candidates: Vec<Candidate>,
+    previously_unseen: &[String],
+) -> Vec<Candidate> {
+    sort_by_savings_ratio(&mut candidates);
+    let mut by_pool: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
+    for c in candidates {
+        by_pool.entry(c.nodepool.clone()).or_default().push(c);
+    }
+    let mut pool_order: Vec<String> = previously_unseen
+        .iter()
+        .filter(|p| by_pool.contains_key(*p))
+        .cloned()
+        .collect();
+    pool_order.extend(
+        by_pool
+            .keys()
+            .filter(|p| !previously_unseen.contains(p))
+            .cloned(),
+    );
+    let mut queues: Vec<std::vec::IntoIter<Candidate>> = pool_order
+        .iter()
+        .filter_map(|p| by_pool.remove(p))
+        .map(Vec::into_iter)
+        .collect();
+    let mut out = Vec::new();
+    loop {
+        let before = out.len();
+        for q in &mut queues {
+            out.extend(q.next());
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
+}
+
+/// Drift's order: empty candidates first, each group by the time the
+/// `Drifted` condition was set (oldest first), then by name.
+pub fn sort_for_drift(candidates: &mut [Candidate], cluster: &Cluster) {
+    let since = |c: &Candidate| {
+        cluster
+            .node(c.node)
+            .and_then(|n| n.claim.as_ref())
+            .and_then(|claim| claim.lifecycle.drifted.as_ref())
+            .map(|d| d.since)
+    };
+    candidates.sort_by(|a, b| {
+        b.is_empty()
+            .cmp(&a.is_empty())
+            .then_with(|| since(a).cmp(&since(b)))
+            .then_with(|| a.name.cmp(&b.name))
+            .then(Ordering::Equal)
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::Price;
+    use crate::scheduler::cluster::NodeId;
+
+    pub(super) fn candidate(name: &str, pool: &str, price_micros: i64, cost: f64) -> Candidate {
+        Candidate {
+            node: NodeId(0),
+            name: name.into(),
+            nodepool: pool.into(),
+            price: Price::from_micros(price_micros),
+            pods: Vec::new(),
+            reschedulable_pods: Vec::new(),
+            reschedule_disruption_cost: cost,
+            disruption_cost: cost - 1.0,
+            consolidatable: true,
+            has_termination_grace_period: false,
+        }
+    }
+
+    fn names(c: &[Candidate]) -> Vec<&str> {
+        c.iter().map(|c| c.name.as_str()).collect()
+    }
+
+    /// core: disruption/singlenodeconsolidation_test.go "should sort
+    /// candidates by savings ratio descending" and "should sort candidates
+    /// by savings ratio with different disruption costs".
+    #[test]
+    fn savings_ratio_descending_with_name_ties() {
+        let mut c = vec![
+            candidate("cheap", "p", 100_000, 1.0),    // 0.1
+            candidate("busy-big", "p", 400_000, 5.0), // 0.08
+            candidate("big", "p", 400_000, 2.0),      // 0.2
+            candidate("b-tie", "p", 200_000, 2.0),    // 0.1
+        ];
+        sort_by_savings_ratio(&mut c);
+        assert_eq!(names(&c), ["big", "b-tie", "cheap", "busy-big"]);
+        sort_by_disruption_cost(&mut c);
+        assert_eq!(names(&c), ["cheap", "b-tie", "big", "busy-big"]);
+    }
+
+    /// core: singlenodeconsolidation.go `shuffleCandidates`;
+    /// singlenodeconsolidation_test.go "should prioritize nodepools that
+    /// timed out in previous runs".
+    #[test]
+    fn round_robin_across_pools() {
+        let c = vec![
+            candidate("a1", "a", 300_000, 1.0),
+            candidate("a2", "a", 200_000, 1.0),
+            candidate("a3", "a", 100_000, 1.0),
+            candidate("b1", "b", 50_000, 1.0),
+            candidate("c1", "c", 250_000, 1.0),
+            candidate("c2", "c", 10_000, 1.0),
+        ];
+        assert_eq!(
+            names(&interleave_by_nodepool(c.clone(), &[])),
+            ["a1", "b1", "c1", "a2", "c2", "a3"]
+        );
+        let unseen = ["c".to_string(), "zz".to_string()];
+        assert_eq!(
+            names(&interleave_by_nodepool(c, &unseen)),
+            ["c1", "a1", "b1", "c2", "a2", "a3"]
+        );
+    }
+}
