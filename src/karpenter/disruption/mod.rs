@@ -8,6 +8,7 @@
 
 pub mod budgets;
 pub mod candidates;
+pub mod controller;
 pub mod cron;
 pub mod drift;
 pub mod emptiness;

@@ -1,0 +1,108 @@
+//! The disruption controller's decision: one pass of Emptiness → Drift →
+//! Multi-node → Single-node consolidation over a read-only cluster view
+//! (core: pkg/controllers/disruption/controller.go), and the 15 s
+//! re-validation of a command before it executes.
+//!
+//! SKELETON: the types and signatures are the agreed API; the bodies are
+//! filled in by the consolidation work.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use crate::cloud::Price;
+use crate::karpenter::nodepool::DisruptionReason;
+use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext};
+use crate::kube::pod::PodSpec;
+use crate::kube::resources::ResourceKind;
+use crate::scheduler::{Cluster, NodeId, PodId};
+use crate::time::SimTime;
+
+use super::pdb::ControllerScales;
+
+/// Feature gates and options that change disruption decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DisruptionOptions {
+    /// Feature gate `SpotToSpotConsolidation` (default off).
+    pub spot_to_spot_consolidation: bool,
+}
+
+/// Everything a disruption pass reads.
+#[derive(Debug, Clone, Copy)]
+pub struct DisruptionInput<'a> {
+    /// The cluster (PDBs are in `cluster.pdbs`).
+    pub cluster: &'a Cluster,
+    /// Every NodePool with its catalog (as provisioning sees them).
+    pub nodepools: &'a [NodePoolContext<'a>],
+    /// DaemonSet pod templates.
+    pub daemonsets: &'a [Arc<PodSpec>],
+    /// Desired replicas of pod owners (for PDB percentages).
+    pub scales: &'a ControllerScales,
+    /// Pods pending right now (they join every consolidation simulation).
+    pub pending: &'a [PodId],
+    /// Nodes already in the orchestration queue (being disrupted).
+    pub in_flight: &'a BTreeSet<NodeId>,
+    /// Spare resource slot that holds `limits.nodes`, if any.
+    pub node_count_resource: Option<ResourceKind>,
+    /// Options.
+    pub options: DisruptionOptions,
+    /// The decision instant.
+    pub now: SimTime,
+}
+
+/// Which method produced a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Method {
+    /// Emptiness.
+    Emptiness,
+    /// Drift.
+    Drift,
+    /// Multi-node consolidation.
+    MultiNodeConsolidation,
+    /// Single-node consolidation.
+    SingleNodeConsolidation,
+}
+
+/// A decided disruption: delete `candidates`, after launching
+/// `replacements` (empty = pure delete).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// The method that produced it.
+    pub method: Method,
+    /// The disruption reason (budgets and reports use it).
+    pub reason: DisruptionReason,
+    /// Nodes to disrupt.
+    pub candidates: Vec<NodeId>,
+    /// Replacement NodeClaims to launch first (launch with
+    /// `provisioning::choose_offering`).
+    pub replacements: Vec<NewNodeClaim>,
+    /// Σ candidate prices − cheapest replacement price (0 for drift).
+    pub estimated_savings: Price,
+    /// Whether the command waits [`super::COMMAND_VALIDATION_DELAY`] and
+    /// must pass [`validate`] before executing (Emptiness and
+    /// consolidation; not Drift).
+    pub needs_validation: bool,
+    /// What a user reads, e.g. `replace 3 × m5.2xlarge with 1 × c6a.4xlarge:
+    /// underutilized, saves $0.41/h`.
+    pub explanation: String,
+}
+
+/// The outcome of one pass.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PassOutcome {
+    /// The command to start, if any method acted.
+    pub command: Option<Command>,
+    /// Why nodes were not disrupted this pass, in upstream's words
+    /// (`Unconsolidatable` events): at most one per node.
+    pub unconsolidatable: Vec<(NodeId, String)>,
+}
+
+/// One disruption pass.
+pub fn next_command(_input: &DisruptionInput<'_>) -> PassOutcome {
+    todo!("consolidation work")
+}
+
+/// Re-checks a command after the validation delay (core:
+/// disruption/validation.go); `Err` says why it was dropped.
+pub fn validate(_input: &DisruptionInput<'_>, _command: &Command) -> Result<(), String> {
+    todo!("consolidation work")
+}
