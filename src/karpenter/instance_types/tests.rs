@@ -1,3 +1,5 @@
+//! Tests of the NodePool instance-type filter.
+
 use super::*;
 use crate::cloud::CapacityType;
 use crate::cloud::nodeclass::NodeClassSettings;

@@ -1,3 +1,5 @@
+//! Tests of the instance-types listing and its writers.
+
 use super::*;
 use crate::karpenter::manifests::load_str;
 
