@@ -2,12 +2,14 @@
 //!
 //! The library is layered; arrows point one way: [`kube`] (Kubernetes
 //! vocabulary) ← [`cloud`] (the AWS catalog) ← [`karpenter`] (NodePools,
-//! EC2NodeClasses and their decisions) ← [`sim`] (the discrete-event engine)
+//! EC2NodeClasses and their decisions) and [`autoscaler`] (the Cluster
+//! Autoscaler model) ← [`sim`] (the discrete-event engine)
 //! ← [`scenario`] (what to simulate) and [`report`] (what to show).
 //! [`yaml`] (located YAML trees) sits below them all, for [`kube`]'s
 //! manifest reader and [`scenario`] alike.
 //! See ARCHITECTURE.md for the map.
 
+pub mod autoscaler;
 pub mod cloud;
 pub mod karpenter;
 pub mod kube;

@@ -263,6 +263,13 @@ pub struct PodSpec {
     pub topology_spread: Vec<TopologySpreadConstraint>,
     /// Host ports of all containers (init containers included).
     pub host_ports: Vec<HostPort>,
+    /// `metadata.annotations` as written (the Cluster Autoscaler reads
+    /// `cluster-autoscaler.kubernetes.io/safe-to-evict` and friends here).
+    pub annotations: BTreeMap<String, String>,
+    /// Names of the volumes that keep data on the node: `hostPath` and
+    /// `emptyDir` not backed by memory (what the Cluster Autoscaler's
+    /// local-storage rule looks at).
+    pub local_storage_volumes: Vec<String>,
 }
 
 impl Default for PodSpec {
@@ -284,6 +291,8 @@ impl Default for PodSpec {
             pod_anti_affinity: PodAffinity::default(),
             topology_spread: Vec::new(),
             host_ports: Vec::new(),
+            annotations: BTreeMap::new(),
+            local_storage_volumes: Vec::new(),
         }
     }
 }

@@ -309,6 +309,18 @@ pub(crate) fn pod_spec(
             });
         }
     }
+    out.local_storage_volumes = spec
+        .volumes
+        .iter()
+        .flatten()
+        .filter(|v| {
+            v.host_path.is_some()
+                || v.empty_dir
+                    .as_ref()
+                    .is_some_and(|e| e.medium.as_deref() != Some("Memory"))
+        })
+        .map(|v| v.name.clone())
+        .collect();
     unmodelled(ctx, spec, spec_path);
     Ok(out)
 }
@@ -322,6 +334,7 @@ fn annotations(
     let Some(annotations) = annotations else {
         return Ok(());
     };
+    out.annotations = annotations.clone();
     let path = format!("{meta_path}.annotations");
     if let Some(v) = annotations.get(pod::DO_NOT_DISRUPT_ANNOTATION) {
         out.do_not_disrupt = if v == "true" {
