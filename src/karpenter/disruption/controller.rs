@@ -3,8 +3,15 @@
 //! (core: pkg/controllers/disruption/controller.go), and the 15 s
 //! re-validation of a command before it executes.
 //!
-//! SKELETON: the types and signatures are the agreed API; the bodies are
-//! filled in by the consolidation work.
+//! The methods live in `methods`, the re-check in `validation`, the
+//! simulation in `simulate` and the N → 0/1 decision in `consolidation`.
+//!
+//! Simplifications: a pass is stateless, so upstream's "skip consolidation
+//! while the cluster state is unchanged" shortcut and single-node's memory
+//! of NodePools a timed-out pass did not reach are left to the caller; the
+//! multi- (1 min) and single-node (3 min) wall-clock timeouts are replaced
+//! by an optional bound on single-node evaluations
+//! ([`DisruptionOptions::single_node_candidate_limit`]).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -24,6 +31,10 @@ use super::pdb::ControllerScales;
 pub struct DisruptionOptions {
     /// Feature gate `SpotToSpotConsolidation` (default off).
     pub spot_to_spot_consolidation: bool,
+    /// At most this many single-node consolidation simulations per pass
+    /// (`None` = all candidates). Stands in for upstream's 3-minute
+    /// single-node timeout, which bounds the same work by wall-clock time.
+    pub single_node_candidate_limit: Option<usize>,
 }
 
 /// Everything a disruption pass reads.
@@ -96,13 +107,35 @@ pub struct PassOutcome {
     pub unconsolidatable: Vec<(NodeId, String)>,
 }
 
-/// One disruption pass.
-pub fn next_command(_input: &DisruptionInput<'_>) -> PassOutcome {
-    todo!("consolidation work")
+/// One disruption pass: the first method (Emptiness, Drift, Multi-node,
+/// Single-node) that yields a command wins.
+pub fn next_command(input: &DisruptionInput<'_>) -> PassOutcome {
+    super::methods::run_pass(input)
 }
 
 /// Re-checks a command after the validation delay (core:
-/// disruption/validation.go); `Err` says why it was dropped.
-pub fn validate(_input: &DisruptionInput<'_>, _command: &Command) -> Result<(), String> {
-    todo!("consolidation work")
+/// disruption/validation.go); `Err` says why it was dropped. `Ok` only when
+/// the whole command still holds: an Emptiness command of which only some
+/// nodes survive fails here, while [`revalidate`] returns the survivors
+/// (which upstream goes on to delete).
+pub fn validate(input: &DisruptionInput<'_>, command: &Command) -> Result<(), String> {
+    let survivor = revalidate(input, command)?;
+    if survivor.candidates == command.candidates {
+        Ok(())
+    } else {
+        Err(format!(
+            "churn: {} of {} candidates are no longer valid",
+            command.candidates.len() - survivor.candidates.len(),
+            command.candidates.len()
+        ))
+    }
+}
+
+/// Re-checks a command after the validation delay and returns what may
+/// execute: the command itself, or for Emptiness the nodes that are still
+/// empty, eligible and within budget. Drift commands are not validated.
+/// Error messages start with upstream's failure class (`churn`, `budget`,
+/// `scheduling`).
+pub fn revalidate(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
+    super::validation::revalidate(input, command)
 }

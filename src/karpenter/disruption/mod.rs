@@ -6,15 +6,24 @@
 //! pkg/utils/pdb, pkg/utils/pod, pkg/controllers/nodeclaim/{disruption,
 //! expiration}).
 
+pub mod balanced;
 pub mod budgets;
 pub mod candidates;
+pub mod consolidation;
 pub mod controller;
 pub mod cron;
 pub mod drift;
 pub mod emptiness;
+pub mod explain;
+mod methods;
 pub mod ordering;
 pub mod pdb;
 pub mod pods;
+pub mod simulate;
+mod validation;
+
+#[cfg(test)]
+mod controller_tests;
 
 #[cfg(test)]
 mod test_support;
@@ -32,4 +41,8 @@ pub const POLLING_PERIOD: SimDuration = SimDuration::from_secs(10);
 
 pub use budgets::{SIM_EPOCH_UNIX_SECONDS, allowed_disruptions, budget_mapping, is_active};
 pub use candidates::{Candidate, CandidateInputs, DisruptionClass, Rejection, new_candidate};
+pub use controller::{
+    Command, DisruptionInput, DisruptionOptions, Method, PassOutcome, next_command, revalidate,
+    validate,
+};
 pub use pdb::{ControllerScales, PdbLimits};

@@ -1,0 +1,335 @@
+//! The consolidation decision for a set of candidate nodes (core:
+//! disruption/consolidation.go `computeConsolidation`,
+//! `computeSpotToSpotConsolidation`; multinodeconsolidation.go
+//! `filterOutSameInstanceType`; cloudprovider/types.go `WorstLaunchPrice`,
+//! `SatisfiesMinValues`; scheduling/nodeclaim.go
+//! `RemoveInstanceTypeOptionsByPriceAndMinValues`).
+//!
+//! Consolidation is always N → 0 (delete) or N → 1 (replace with one
+//! cheaper NodeClaim); anything else is a no-op.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::candidates::Candidate;
+use super::controller::DisruptionInput;
+use super::pdb::PdbLimits;
+use super::simulate::{SimulationView, scheduling_errors_message};
+use crate::cloud::{CapacityType, Catalog, InstanceType, Price};
+use crate::karpenter::provisioning::NewNodeClaim;
+use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE};
+use crate::kube::requirements::{Requirement, Requirements};
+
+/// Upstream `MinInstanceTypesForSpotToSpotConsolidation`.
+pub const MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT: usize = 15;
+
+/// Message when the `SpotToSpotConsolidation` gate is off.
+pub const SPOT_TO_SPOT_DISABLED: &str =
+    "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node";
+
+/// Message when no option is cheaper than the candidates.
+pub const NO_CHEAPER_NODE: &str = "Can't replace with a cheaper node";
+
+/// What consolidating a set of candidates would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Nothing; with upstream's `Unconsolidatable` message when a single
+    /// candidate was evaluated.
+    NoOp(Option<String>),
+    /// Delete the candidates: their pods fit elsewhere.
+    Delete,
+    /// Replace the candidates with this one cheaper NodeClaim.
+    Replace(NewNodeClaim),
+}
+
+/// Whether a requirement set lets a capacity type through (a missing key
+/// allows everything).
+pub fn allows_capacity_type(requirements: &Requirements, ct: CapacityType) -> bool {
+    requirements
+        .get(LABEL_CAPACITY_TYPE)
+        .is_none_or(|r| r.has(ct.label()))
+}
+
+/// The price a launch of `it` under `requirements` could cost at worst:
+/// the most expensive available compatible offering of the capacity type
+/// that would be launched (reserved before spot before on-demand).
+pub fn worst_launch_price(it: &InstanceType, requirements: &Requirements) -> Option<Price> {
+    [
+        CapacityType::Reserved,
+        CapacityType::Spot,
+        CapacityType::OnDemand,
+    ]
+    .into_iter()
+    .find_map(|ct| {
+        it.offerings
+            .iter()
+            .filter(|o| o.available && o.capacity_type == ct && o.is_compatible(requirements))
+            .map(|o| o.price)
+            .max()
+    })
+}
+
+/// The cheapest available offering of `it` allowed by `requirements`.
+pub fn cheapest_launch_price(it: &InstanceType, requirements: &Requirements) -> Option<Price> {
+    it.offerings
+        .iter()
+        .filter(|o| o.available && o.is_compatible(requirements))
+        .map(|o| o.price)
+        .min()
+}
+
+/// Upstream `SatisfiesMinValues` over options in order: how many of the
+/// first options it takes to meet every `minValues` (0 without any), or the
+/// keys still short after all of them.
+pub fn min_values_needed(
+    options: &[usize],
+    catalog: &Catalog,
+    requirements: &Requirements,
+) -> Result<usize, Vec<String>> {
+    let keyed: Vec<(&str, usize)> = requirements
+        .iter()
+        .filter_map(|r| r.min_values().map(|m| (r.key(), m as usize)))
+        .collect();
+    if keyed.is_empty() {
+        return Ok(0);
+    }
+    let mut values: Vec<BTreeSet<String>> = vec![BTreeSet::new(); keyed.len()];
+    for (i, &index) in options.iter().enumerate() {
+        let Some(it) = catalog.instance_types().get(index) else {
+            continue;
+        };
+        let type_requirements = it.requirements();
+        for ((key, _), seen) in keyed.iter().zip(values.iter_mut()) {
+            if let Some(r) = type_requirements.get(key)
+                && !r.is_complement()
+            {
+                seen.extend(r.values().iter().cloned());
+            }
+        }
+        if keyed
+            .iter()
+            .zip(&values)
+            .all(|((_, min), v)| v.len() >= *min)
+        {
+            return Ok(i + 1);
+        }
+    }
+    Err(keyed
+        .iter()
+        .zip(&values)
+        .filter(|((_, min), v)| v.len() < *min)
+        .map(|((key, _), _)| key.to_string())
+        .collect())
+}
+
+/// Upstream `RemoveInstanceTypeOptionsByPriceAndMinValues`: keeps options
+/// whose worst launch price is below `max_price`, then re-checks minValues
+/// (`Err` with upstream's message when they no longer hold).
+pub fn remove_options_by_price(
+    claim: &mut NewNodeClaim,
+    catalog: &Catalog,
+    max_price: Price,
+) -> Result<(), String> {
+    let requirements = &claim.requirements;
+    claim.instance_types.retain(|&i| {
+        catalog
+            .instance_types()
+            .get(i)
+            .and_then(|it| worst_launch_price(it, requirements))
+            .is_some_and(|p| p < max_price)
+    });
+    min_values_needed(&claim.instance_types, catalog, &claim.requirements)
+        .map(|_| ())
+        .map_err(|keys| format!("minValues requirement is not met for label(s) {keys:?}"))
+}
+
+/// Σ candidate prices − the cheapest available offering of the first
+/// (cheapest) option of each replacement (all candidate prices for a
+/// delete).
+pub fn estimated_savings(
+    candidates: &[&Candidate],
+    replacements: &[NewNodeClaim],
+    input: &DisruptionInput<'_>,
+) -> Price {
+    let source = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
+    let destination = replacements.iter().fold(Price::ZERO, |sum, claim| {
+        let catalog = input.nodepools.get(claim.nodepool).map(|c| c.catalog);
+        let price = claim
+            .instance_types
+            .first()
+            .and_then(|&i| catalog?.instance_types().get(i))
+            .and_then(|it| cheapest_launch_price(it, &claim.requirements))
+            .unwrap_or(Price::ZERO);
+        sum + price
+    });
+    Price::from_micros(source.micros() - destination.micros())
+}
+
+/// The consolidation decision for `candidates` (one simulation).
+pub fn compute_consolidation(
+    input: &DisruptionInput<'_>,
+    pdbs: &PdbLimits,
+    view: &mut SimulationView,
+    candidates: &[&Candidate],
+) -> Decision {
+    let single = candidates.len() == 1;
+    let note = |message: String| Decision::NoOp(single.then_some(message));
+    let simulation = view.simulate(input, pdbs, candidates, true);
+    if !simulation.all_non_pending_scheduled() {
+        return note(scheduling_errors_message(
+            input.cluster,
+            &simulation.non_pending_errors,
+        ));
+    }
+    let mut claims = simulation.result.new_nodeclaims;
+    match claims.len() {
+        0 => return Decision::Delete,
+        1 => {}
+        n => return note(format!("Can't remove without creating {n} candidates")),
+    }
+    let mut claim = claims.remove(0);
+    let Some(catalog) = input.nodepools.get(claim.nodepool).map(|c| c.catalog) else {
+        return Decision::NoOp(None);
+    };
+    let candidate_price = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
+    let all_spot = candidates.iter().all(|c| {
+        input
+            .cluster
+            .node(c.node)
+            .and_then(|n| n.claim.as_ref())
+            .is_some_and(|claim| claim.capacity_type == CapacityType::Spot)
+    });
+    if all_spot && allows_capacity_type(&claim.requirements, CapacityType::Spot) {
+        return spot_to_spot(input, catalog, claim, candidate_price, single);
+    }
+    if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price) {
+        return note(format!("Filtering by price: {e}"));
+    }
+    if claim.instance_types.is_empty() {
+        return note(NO_CHEAPER_NODE.to_string());
+    }
+    // An on-demand → spot move must not fall back to a pricier on-demand
+    // launch.
+    if allows_capacity_type(&claim.requirements, CapacityType::Spot)
+        && allows_capacity_type(&claim.requirements, CapacityType::OnDemand)
+    {
+        pin_to_spot(&mut claim);
+    }
+    Decision::Replace(claim)
+}
+
+fn pin_to_spot(claim: &mut NewNodeClaim) {
+    claim.requirements.add(Requirement::in_values(
+        LABEL_CAPACITY_TYPE,
+        [CapacityType::Spot.label()],
+    ));
+}
+
+/// Spot candidates replaced by a spot NodeClaim: gated, and for a single
+/// node only with enough cheaper spot types to keep the replacement from
+/// chasing the cheapest (most interrupted) pools.
+fn spot_to_spot(
+    input: &DisruptionInput<'_>,
+    catalog: &Catalog,
+    mut claim: NewNodeClaim,
+    candidate_price: Price,
+    single: bool,
+) -> Decision {
+    let note = |message: String| Decision::NoOp(single.then_some(message));
+    if !input.options.spot_to_spot_consolidation {
+        return note(SPOT_TO_SPOT_DISABLED.to_string());
+    }
+    pin_to_spot(&mut claim);
+    let requirements = &claim.requirements;
+    claim.instance_types.retain(|&i| {
+        catalog.instance_types().get(i).is_some_and(|it| {
+            it.requirements().is_intersecting(requirements)
+                && it
+                    .offerings
+                    .iter()
+                    .any(|o| o.available && o.is_compatible(requirements))
+        })
+    });
+    if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price) {
+        return note(format!("Filtering by price: {e}"));
+    }
+    if claim.instance_types.is_empty() {
+        return note(NO_CHEAPER_NODE.to_string());
+    }
+    if !single {
+        return Decision::Replace(claim);
+    }
+    let cheaper = claim.instance_types.len();
+    if cheaper < MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT {
+        return note(format!(
+            "SpotToSpotConsolidation requires {MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT} cheaper instance type options than the current candidate to consolidate, got {cheaper}"
+        ));
+    }
+    let needed =
+        min_values_needed(&claim.instance_types, catalog, &claim.requirements).unwrap_or(cheaper);
+    claim
+        .instance_types
+        .truncate(MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT.max(needed));
+    Decision::Replace(claim)
+}
+
+/// Multi-node's `filterOutSameInstanceType`: when an option is the
+/// instance type of one of the candidates, drop every option that costs at
+/// least the cheapest such candidate's offering (deleting one of the nodes
+/// would then be the better move). `Err` when minValues no longer hold.
+pub fn filter_out_same_instance_type(
+    input: &DisruptionInput<'_>,
+    claim: &mut NewNodeClaim,
+    candidates: &[&Candidate],
+) -> Result<(), String> {
+    let Some(catalog) = input.nodepools.get(claim.nodepool).map(|c| c.catalog) else {
+        return Ok(());
+    };
+    // Cheapest offering of each candidate's type in its own zone and
+    // capacity type (upstream leaves types without one at price 0).
+    let mut existing: BTreeMap<String, Option<Price>> = BTreeMap::new();
+    for candidate in candidates {
+        let Some(node) = input.cluster.node(candidate.node) else {
+            continue;
+        };
+        let Some(node_claim) = &node.claim else {
+            continue;
+        };
+        let own_catalog = input
+            .nodepools
+            .iter()
+            .find(|c| c.pool.name == node_claim.nodepool)
+            .map(|c| c.catalog);
+        let mut labels = Requirements::new();
+        for key in [LABEL_TOPOLOGY_ZONE, LABEL_CAPACITY_TYPE] {
+            if let Some(value) = node.labels.get(key) {
+                labels.add(Requirement::in_values(key, [value]));
+            }
+        }
+        let price = own_catalog
+            .and_then(|c| c.get(&node_claim.instance_type))
+            .and_then(|it| {
+                it.offerings
+                    .iter()
+                    .filter(|o| o.is_compatible(&labels))
+                    .map(|o| o.price)
+                    .min()
+            });
+        let entry = existing
+            .entry(node_claim.instance_type.clone())
+            .or_insert(None);
+        if let Some(p) = price {
+            *entry = Some(entry.map_or(p, |e| e.min(p)));
+        }
+    }
+    let max_price = claim
+        .instance_types
+        .iter()
+        .filter_map(|&i| catalog.instance_types().get(i))
+        .filter_map(|it| existing.get(it.name()))
+        .map(|p| p.unwrap_or(Price::ZERO))
+        .min();
+    match max_price {
+        Some(max_price) => remove_options_by_price(claim, catalog, max_price),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,367 @@
+//! The four disruption methods of one pass (core: disruption/emptiness.go,
+//! drift.go, multinodeconsolidation.go, singlenodeconsolidation.go,
+//! controller.go `disrupt`): each builds its candidates, takes a fresh
+//! budget mapping for its reason, and returns at most one command.
+
+use std::collections::BTreeMap;
+
+use super::balanced::{self, PoolTotals};
+use super::budgets::budget_mapping;
+use super::candidates::{
+    Candidate, CandidateInputs, DisruptionClass, Rejection, consolidation_filter, drift_filter,
+    emptiness_filter, evaluate_nodes,
+};
+use super::consolidation::{
+    Decision, compute_consolidation, estimated_savings, filter_out_same_instance_type,
+};
+use super::controller::{Command, DisruptionInput, Method, PassOutcome};
+use super::emptiness::empty_command;
+use super::explain;
+use super::ordering::{interleave_by_nodepool, sort_by_savings_ratio};
+use super::pdb::PdbLimits;
+use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
+use crate::cloud::Price;
+use crate::karpenter::nodepool::{DisruptionReason, NodePool};
+use crate::scheduler::NodeId;
+
+/// Upstream's cap on multi-node consolidation's batch (`maxParallel`).
+pub const MAX_MULTI_NODE_CANDIDATES: usize = 100;
+
+/// What every method of a pass reads, built once.
+pub(super) struct PassContext<'i, 'a> {
+    pub input: &'i DisruptionInput<'a>,
+    pub pools: BTreeMap<String, NodePool>,
+    pub pdbs: PdbLimits,
+    view: Option<SimulationView>,
+    /// First reason recorded per node.
+    notes: BTreeMap<NodeId, String>,
+}
+
+impl<'i, 'a> PassContext<'i, 'a> {
+    pub fn new(input: &'i DisruptionInput<'a>) -> Self {
+        PassContext {
+            input,
+            pools: input
+                .nodepools
+                .iter()
+                .map(|c| (c.pool.name.clone(), c.pool.clone()))
+                .collect(),
+            pdbs: PdbLimits::from_cluster(input.cluster, input.scales),
+            view: None,
+            notes: BTreeMap::new(),
+        }
+    }
+
+    pub fn candidate_inputs(&self) -> CandidateInputs<'_> {
+        CandidateInputs {
+            cluster: self.input.cluster,
+            pools: &self.pools,
+            pdbs: &self.pdbs,
+            in_flight: self.input.in_flight,
+            now: self.input.now,
+        }
+    }
+
+    /// Simulates removing `candidates` on the pass's cluster copy (made on
+    /// first use).
+    pub fn simulate(&mut self, candidates: &[&Candidate], consolidation: bool) -> Simulation {
+        let (input, pdbs) = (self.input, &self.pdbs);
+        let view = self
+            .view
+            .get_or_insert_with(|| SimulationView::new(input, pdbs));
+        view.simulate(input, pdbs, candidates, consolidation)
+    }
+
+    /// The consolidation decision for `candidates`.
+    pub fn consolidate(&mut self, candidates: &[&Candidate]) -> Decision {
+        let (input, pdbs) = (self.input, &self.pdbs);
+        let view = self
+            .view
+            .get_or_insert_with(|| SimulationView::new(input, pdbs));
+        compute_consolidation(input, pdbs, view, candidates)
+    }
+
+    pub fn note(&mut self, node: NodeId, message: String) {
+        self.notes.entry(node).or_insert(message);
+    }
+
+    /// Every candidate of `class`, noting why the other managed nodes are
+    /// not candidates.
+    pub fn candidates(&mut self, class: DisruptionClass) -> Vec<Candidate> {
+        let evaluated = evaluate_nodes(&self.candidate_inputs(), class);
+        let mut out = Vec::new();
+        for (id, verdict) in evaluated {
+            match verdict {
+                Ok(c) => out.push(c),
+                Err(Rejection::NotManaged) => {}
+                Err(rejection) => self.note(id, rejection.to_string()),
+            }
+        }
+        out
+    }
+
+    pub fn budgets(&self, reason: DisruptionReason) -> BTreeMap<String, u32> {
+        budget_mapping(self.input.cluster, &self.pools, reason, self.input.now)
+    }
+
+    /// Keeps the candidates a method's filter accepts, noting the
+    /// rejections that carry a message.
+    pub fn filter(
+        &mut self,
+        candidates: &[Candidate],
+        accept: impl Fn(&Candidate, &NodePool) -> Result<(), Option<String>>,
+    ) -> Vec<Candidate> {
+        let mut kept = Vec::new();
+        for c in candidates {
+            let Some(pool) = self.pools.get(&c.nodepool) else {
+                continue;
+            };
+            match accept(c, pool) {
+                Ok(()) => kept.push(c.clone()),
+                Err(Some(message)) => self.note(c.node, message),
+                Err(None) => {}
+            }
+        }
+        kept
+    }
+
+    /// The candidates consolidation (multi- and single-node) considers.
+    pub fn consolidation_candidates(&mut self, graceful: &[Candidate]) -> Vec<Candidate> {
+        let cluster = self.input.cluster;
+        self.filter(graceful, |c, pool| match cluster.node(c.node) {
+            Some(node) => consolidation_filter(c, node, pool),
+            None => Err(None),
+        })
+    }
+}
+
+/// One pass of every method in upstream's order.
+pub(super) fn run_pass(input: &DisruptionInput<'_>) -> PassOutcome {
+    let mut ctx = PassContext::new(input);
+    let graceful = ctx.candidates(DisruptionClass::Graceful);
+    let command = emptiness(&mut ctx, &graceful)
+        .or_else(|| drift(&mut ctx))
+        .or_else(|| {
+            let consolidatable = ctx.consolidation_candidates(&graceful);
+            let totals = balanced::pool_totals(input.cluster, &graceful);
+            multi_node(&mut ctx, &consolidatable, &totals)
+                .or_else(|| single_node(&mut ctx, consolidatable, &totals))
+        });
+    if let Some(command) = &command {
+        for node in &command.candidates {
+            ctx.notes.remove(node);
+        }
+    }
+    PassOutcome {
+        command,
+        unconsolidatable: ctx.notes.into_iter().collect(),
+    }
+}
+
+/// Emptiness: every empty, consolidatable candidate within its pool's
+/// `Empty` budget, in one pure delete.
+pub(super) fn emptiness(ctx: &mut PassContext<'_, '_>, graceful: &[Candidate]) -> Option<Command> {
+    let empty = ctx.filter(graceful, emptiness_filter);
+    if empty.is_empty() {
+        return None;
+    }
+    let mut budgets = ctx.budgets(DisruptionReason::Empty);
+    let decision = empty_command(empty, &mut budgets);
+    let taken = decision.command?.candidates;
+    Some(empty_nodes_command(ctx.input, &taken))
+}
+
+/// The Emptiness command for `taken`.
+pub(super) fn empty_nodes_command(input: &DisruptionInput<'_>, taken: &[Candidate]) -> Command {
+    let refs: Vec<&Candidate> = taken.iter().collect();
+    let savings = estimated_savings(&refs, &[], input);
+    Command {
+        method: Method::Emptiness,
+        reason: DisruptionReason::Empty,
+        candidates: taken.iter().map(|c| c.node).collect(),
+        replacements: Vec::new(),
+        estimated_savings: savings,
+        needs_validation: true,
+        explanation: explain::empty(input.cluster, &refs, savings),
+    }
+}
+
+/// Drift: the oldest drifted candidate (empty ones first) within its
+/// pool's `Drifted` budget whose pods all fit, replaced by however many
+/// NodeClaims that takes.
+fn drift(ctx: &mut PassContext<'_, '_>) -> Option<Command> {
+    let eventual = ctx.candidates(DisruptionClass::Eventual);
+    let cluster = ctx.input.cluster;
+    let mut drifted = ctx.filter(&eventual, |c, _| match cluster.node(c.node) {
+        Some(node) => drift_filter(node),
+        None => Err(None),
+    });
+    if drifted.is_empty() {
+        return None;
+    }
+    let condition = |c: &Candidate| {
+        cluster
+            .node(c.node)
+            .and_then(|n| n.claim.as_ref())
+            .and_then(|claim| claim.lifecycle.drifted.clone())
+    };
+    drifted.sort_by(|a, b| {
+        let key = |c: &Candidate| {
+            (
+                !c.reschedulable_pods.is_empty(),
+                condition(c).map(|d| d.since),
+            )
+        };
+        key(a).cmp(&key(b)).then_with(|| a.name.cmp(&b.name))
+    });
+    let budgets = ctx.budgets(DisruptionReason::Drifted);
+    for candidate in &drifted {
+        if budgets.get(&candidate.nodepool).copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        let simulation = ctx.simulate(&[candidate], false);
+        if !simulation.all_non_pending_scheduled() {
+            let message = scheduling_errors_message(cluster, &simulation.non_pending_errors);
+            ctx.note(candidate.node, message);
+            continue;
+        }
+        let reason = condition(candidate).map_or_else(|| "Drifted".to_string(), |d| d.reason);
+        let replacements = simulation.result.new_nodeclaims;
+        return Some(Command {
+            method: Method::Drift,
+            reason: DisruptionReason::Drifted,
+            candidates: vec![candidate.node],
+            explanation: explain::drift(&reason, replacements.len()),
+            replacements,
+            estimated_savings: Price::ZERO,
+            needs_validation: false,
+        });
+    }
+    None
+}
+
+/// A consolidation decision turned into a command (no-ops give `None`).
+pub(super) fn consolidation_command(
+    input: &DisruptionInput<'_>,
+    method: Method,
+    candidates: &[&Candidate],
+    decision: Decision,
+) -> Option<Command> {
+    let replacements = match decision {
+        Decision::NoOp(_) => return None,
+        Decision::Delete => Vec::new(),
+        Decision::Replace(claim) => vec![claim],
+    };
+    let savings = estimated_savings(candidates, &replacements, input);
+    Some(Command {
+        method,
+        reason: DisruptionReason::Underutilized,
+        candidates: candidates.iter().map(|c| c.node).collect(),
+        explanation: explain::consolidation(input, candidates, &replacements, savings),
+        replacements,
+        estimated_savings: savings,
+        needs_validation: true,
+    })
+}
+
+/// Multi-node: binary search for the longest prefix (≥ 2 nodes, at most
+/// 100) of the best candidates that can be deleted or replaced by one
+/// cheaper node of a type none of them already is (or is cheaper than).
+fn multi_node(
+    ctx: &mut PassContext<'_, '_>,
+    candidates: &[Candidate],
+    totals: &BTreeMap<String, PoolTotals>,
+) -> Option<Command> {
+    let mut sorted = candidates.to_vec();
+    sort_by_savings_ratio(&mut sorted);
+    let mut budgets = ctx.budgets(DisruptionReason::Underutilized);
+    let mut disruptable: Vec<&Candidate> = Vec::new();
+    for c in &sorted {
+        if let Some(left) = budgets.get_mut(&c.nodepool).filter(|l| **l > 0) {
+            *left -= 1;
+            disruptable.push(c);
+        }
+    }
+    if disruptable.len() < 2 {
+        return None;
+    }
+    let max_parallel = disruptable.len().min(MAX_MULTI_NODE_CANDIDATES);
+    let (mut low, mut high) = (1usize, max_parallel);
+    if disruptable.len() <= max_parallel {
+        high = disruptable.len() - 1;
+    }
+    let input = ctx.input;
+    let mut last_valid: Option<Command> = None;
+    while low <= high {
+        let mid = (low + high) / 2;
+        let prefix = &disruptable[..=mid];
+        let decision = ctx.consolidate(prefix);
+        let decision = match decision {
+            Decision::Replace(mut claim) => {
+                match filter_out_same_instance_type(input, &mut claim, prefix) {
+                    Ok(()) if !claim.instance_types.is_empty() => Decision::Replace(claim),
+                    _ => Decision::NoOp(None),
+                }
+            }
+            other => other,
+        };
+        let command =
+            consolidation_command(input, Method::MultiNodeConsolidation, prefix, decision).filter(
+                |cmd| balanced::approve(prefix, cmd.estimated_savings, &ctx.pools, totals).is_ok(),
+            );
+        match command {
+            Some(command) => {
+                last_valid = Some(command);
+                low = mid + 1;
+            }
+            None => high = mid - 1,
+        }
+    }
+    last_valid
+}
+
+/// Single-node: candidates by savings ratio dealt round-robin over pools;
+/// the first with budget whose consolidation is not a no-op.
+fn single_node(
+    ctx: &mut PassContext<'_, '_>,
+    candidates: Vec<Candidate>,
+    totals: &BTreeMap<String, PoolTotals>,
+) -> Option<Command> {
+    let order = interleave_by_nodepool(candidates, &[]);
+    let budgets = ctx.budgets(DisruptionReason::Underutilized);
+    let limit = ctx.input.options.single_node_candidate_limit;
+    let input = ctx.input;
+    let mut evaluated = 0usize;
+    for candidate in &order {
+        if budgets.get(&candidate.nodepool).copied().unwrap_or(0) == 0 {
+            continue;
+        }
+        let Some(pool) = ctx.pools.get(&candidate.nodepool) else {
+            continue;
+        };
+        if !balanced::can_pass_threshold(candidate, pool, totals) {
+            continue;
+        }
+        if limit.is_some_and(|l| evaluated >= l) {
+            break;
+        }
+        evaluated += 1;
+        let decision = ctx.consolidate(&[candidate]);
+        if let Decision::NoOp(Some(message)) = &decision {
+            ctx.note(candidate.node, message.clone());
+        }
+        let Some(command) = consolidation_command(
+            input,
+            Method::SingleNodeConsolidation,
+            &[candidate],
+            decision,
+        ) else {
+            continue;
+        };
+        match balanced::approve(&[candidate], command.estimated_savings, &ctx.pools, totals) {
+            Ok(()) => return Some(command),
+            Err(message) => ctx.note(candidate.node, message),
+        }
+    }
+    None
+}

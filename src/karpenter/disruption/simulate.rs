@@ -1,0 +1,269 @@
+//! The scheduling simulation behind consolidation, drift and validation
+//! (core: disruption/helpers.go `SimulateScheduling`, provisioning/
+//! scheduling/scheduler.go `IsConsolidationSimulation`): would the pods of
+//! some candidate nodes, together with every pending pod and the pods of
+//! nodes already being deleted, fit on the rest of the cluster plus new
+//! NodeClaims?
+//!
+//! `solve` skips nodes that are marked for deletion, so the view is one
+//! copy of the cluster per pass in which deleting nodes stay marked and the
+//! nodes a simulation excludes (the candidates, and for consolidation the
+//! nodes still inside their `consolidateAfter` window) are marked for the
+//! duration of one solve. Upstream only keeps *candidate* pods off nodes
+//! inside their window (pending pods and pods of deleting nodes may still
+//! land there); `solve` has no per-pod destination filter, so here those
+//! nodes are closed to every pod of a consolidation simulation — stricter
+//! only when pending pods would otherwise have used them.
+
+use std::collections::BTreeSet;
+
+use super::candidates::Candidate;
+use super::controller::DisruptionInput;
+use super::pdb::PdbLimits;
+use super::pods::{is_disruptable, is_reschedulable, pod_key};
+use crate::karpenter::provisioning::{ProvisioningInput, SchedulingResult, solve};
+use crate::scheduler::{Cluster, NodeId, PodId};
+use crate::time::{SimDuration, SimTime};
+
+/// The cluster as the disruption simulations of one pass see it.
+#[derive(Debug, Clone)]
+pub struct SimulationView {
+    cluster: Cluster,
+    pending: BTreeSet<PodId>,
+    deleting_node_pods: Vec<PodId>,
+    deleting_node_pod_set: BTreeSet<PodId>,
+    under_consolidate_after: Vec<NodeId>,
+}
+
+/// What one simulation found.
+#[derive(Debug, Clone, Default)]
+pub struct Simulation {
+    /// The solve's result, with pods that landed on uninitialized nodes
+    /// moved to its errors.
+    pub result: SchedulingResult,
+    /// Errors of pods that were not pending before (only these block).
+    pub non_pending_errors: Vec<(PodId, String)>,
+}
+
+impl Simulation {
+    /// Every non-pending pod found a home.
+    pub fn all_non_pending_scheduled(&self) -> bool {
+        self.non_pending_errors.is_empty()
+    }
+}
+
+/// Whether the node's NodeClaim is still inside its pool's
+/// `consolidateAfter` window (upstream `IsUnderConsolidateAfter`): a zero
+/// or `Never` window, or an uninitialized NodeClaim, is never "under".
+fn is_under_consolidate_after(input: &DisruptionInput<'_>, id: NodeId) -> bool {
+    let Some(node) = input.cluster.node(id) else {
+        return false;
+    };
+    let Some(claim) = &node.claim else {
+        return false;
+    };
+    let Some(ctx) = input
+        .nodepools
+        .iter()
+        .find(|c| c.pool.name == claim.nodepool)
+    else {
+        return false;
+    };
+    let Some(after) = ctx.pool.disruption.consolidate_after else {
+        return false;
+    };
+    if after.is_zero() || !node.initialized {
+        return false;
+    }
+    let since = claim
+        .lifecycle
+        .last_pod_event_at
+        .or(claim.lifecycle.initialized_at)
+        .unwrap_or(node.created_at);
+    let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+    input.now.saturating_duration_since(since) < after
+}
+
+/// Nodes being deleted: marked for deletion, instance terminating, or in
+/// the orchestration queue.
+pub fn is_deleting(input: &DisruptionInput<'_>, id: NodeId) -> bool {
+    input.in_flight.contains(&id)
+        || input.cluster.node(id).is_some_and(|n| {
+            n.marked_for_deletion
+                || n.claim
+                    .as_ref()
+                    .is_some_and(|c| c.lifecycle.instance_terminating)
+        })
+}
+
+/// Upstream `IsCurrentlyReschedulable`: reschedulable, disruptable, and not
+/// held in place for good by a fully blocking PDB.
+fn currently_reschedulable(cluster: &Cluster, pdbs: &PdbLimits, pod: PodId, now: SimTime) -> bool {
+    cluster.pod(pod).is_some_and(|p| {
+        is_reschedulable(p) && is_disruptable(p, now) && !pdbs.is_fully_blocked(p, now)
+    })
+}
+
+impl SimulationView {
+    /// Copies the cluster once, with deleting nodes marked.
+    pub fn new(input: &DisruptionInput<'_>, pdbs: &PdbLimits) -> SimulationView {
+        let mut cluster = input.cluster.clone();
+        let deleting: Vec<NodeId> = input
+            .cluster
+            .nodes()
+            .map(|(id, _)| id)
+            .filter(|&id| is_deleting(input, id))
+            .collect();
+        let pending: BTreeSet<PodId> = input.pending.iter().copied().collect();
+        let mut deleting_node_pods = Vec::new();
+        for &id in &deleting {
+            if let Some(node) = cluster.node_mut(id) {
+                node.marked_for_deletion = true;
+            }
+            let pods = input.cluster.node(id).map_or(&[][..], |n| &n.pods[..]);
+            deleting_node_pods.extend(pods.iter().copied().filter(|&p| {
+                !pending.contains(&p) && currently_reschedulable(input.cluster, pdbs, p, input.now)
+            }));
+        }
+        let under_consolidate_after = input
+            .cluster
+            .nodes()
+            .map(|(id, _)| id)
+            .filter(|&id| !is_deleting(input, id) && is_under_consolidate_after(input, id))
+            .collect();
+        SimulationView {
+            cluster,
+            pending,
+            deleting_node_pod_set: deleting_node_pods.iter().copied().collect(),
+            deleting_node_pods,
+            under_consolidate_after,
+        }
+    }
+
+    /// The cluster copy (deleting nodes marked).
+    pub fn cluster(&self) -> &Cluster {
+        &self.cluster
+    }
+
+    /// Simulates removing `candidates`. `consolidation` closes nodes still
+    /// inside their `consolidateAfter` window.
+    pub fn simulate(
+        &mut self,
+        input: &DisruptionInput<'_>,
+        pdbs: &PdbLimits,
+        candidates: &[&Candidate],
+        consolidation: bool,
+    ) -> Simulation {
+        let mut pods: Vec<PodId> = self.pending.iter().copied().collect();
+        let mut seen: BTreeSet<PodId> = self.pending.clone();
+        for candidate in candidates {
+            for &pod in &candidate.reschedulable_pods {
+                if currently_reschedulable(input.cluster, pdbs, pod, input.now) && seen.insert(pod)
+                {
+                    pods.push(pod);
+                }
+            }
+        }
+        for &pod in &self.deleting_node_pods {
+            if seen.insert(pod) {
+                pods.push(pod);
+            }
+        }
+        let mut closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
+        if consolidation {
+            closed.extend(self.under_consolidate_after.iter().copied());
+        }
+        let closed: Vec<NodeId> = closed
+            .into_iter()
+            .filter(|&id| {
+                self.cluster
+                    .node(id)
+                    .is_some_and(|n| !n.marked_for_deletion)
+            })
+            .collect();
+        self.set_marked(&closed, true);
+        let mut result = solve(&ProvisioningInput {
+            cluster: &self.cluster,
+            nodepools: input.nodepools,
+            daemonsets: input.daemonsets,
+            pods: &pods,
+            node_count_resource: input.node_count_resource,
+        });
+        self.set_marked(&closed, false);
+        self.reject_uninitialized_destinations(&mut result);
+        let non_pending_errors = result
+            .errors
+            .iter()
+            .filter(|(pod, _)| !self.pending.contains(pod))
+            .cloned()
+            .collect();
+        Simulation {
+            result,
+            non_pending_errors,
+        }
+    }
+
+    fn set_marked(&mut self, nodes: &[NodeId], marked: bool) {
+        for &id in nodes {
+            if let Some(node) = self.cluster.node_mut(id) {
+                node.marked_for_deletion = marked;
+            }
+        }
+    }
+
+    /// A decision must not rest on a node that has not finished
+    /// initializing: pods placed there (other than pods of deleting nodes)
+    /// count as unschedulable.
+    fn reject_uninitialized_destinations(&self, result: &mut SchedulingResult) {
+        let mut kept = Vec::with_capacity(result.existing.len());
+        for &(pod, node_id) in &result.existing {
+            let node = self.cluster.node(node_id);
+            let uninitialized = node.is_some_and(|n| !n.initialized);
+            if uninitialized && !self.deleting_node_pod_set.contains(&pod) {
+                let node = node.map_or("", |n| n.name.as_str());
+                let mut what = vec![format!("nodeclaim/{node}")];
+                if self.cluster.node(node_id).is_some_and(|n| n.registered) {
+                    what.push(format!("node/{node}"));
+                }
+                result.errors.push((
+                    pod,
+                    format!("would schedule against uninitialized {}", what.join(", ")),
+                ));
+            } else {
+                kept.push((pod, node_id));
+            }
+        }
+        result.existing = kept;
+        result.errors.sort_by_key(|(pod, _)| *pod);
+    }
+}
+
+/// Upstream's `NonPendingPodSchedulingErrors` sentence: at most five pods,
+/// `namespace/name => error`, first letter upper-cased.
+pub fn scheduling_errors_message(cluster: &Cluster, errors: &[(PodId, String)]) -> String {
+    if errors.is_empty() {
+        return "No Pod Scheduling Errors".to_string();
+    }
+    const MAX_ERRORS: usize = 5;
+    let mut message = String::from("not all pods would schedule, ");
+    for (i, (pod, error)) in errors.iter().enumerate() {
+        if i == MAX_ERRORS {
+            message.push_str(&format!(" and {} other(s)", errors.len() - MAX_ERRORS));
+            break;
+        }
+        let key = cluster
+            .pod(*pod)
+            .map_or_else(|| format!("pod {}", pod.0), pod_key);
+        message.push_str(&format!("{key} => {error} "));
+    }
+    sentence(&message)
+}
+
+/// Upper-cases the first letter (upstream `pretty.Sentence`).
+pub fn sentence(text: &str) -> String {
+    let mut chars = text.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
