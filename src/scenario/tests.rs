@@ -755,3 +755,40 @@ fn nodepools_item_names_its_files() {
         error(&empty)
     );
 }
+
+/// The shipped consolidation example reads and prepares: two variants, the
+/// same NodePool with and without consolidation.
+#[test]
+fn consolidation_day_prepares() {
+    let scenario = Scenario::load(
+        Path::new("scenarios/consolidation-day.yaml"),
+        &BundledRegions,
+    )
+    .unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    assert_eq!(prepared.runs.len(), 2);
+    let after: Vec<Option<std::time::Duration>> = prepared
+        .runs
+        .iter()
+        .map(|r| r.nodepools[0].pool.disruption.consolidate_after)
+        .collect();
+    assert_eq!(after, [Some(std::time::Duration::from_secs(30)), None]);
+}
+
+/// A `nodePools` item becomes an engine step carrying the loaded pools.
+#[test]
+fn nodepools_item_prepares_a_pool_change() {
+    let text = "duration: 4h\nworkloads:\n  - manifests: workloads/base.yaml\n\
+         \x20 - at: 3h\n    nodePools: [nodepools/spot.yaml]\n\
+         variants:\n  - name: k\n    karpenter: {nodePools: [nodepools/default.yaml]}\n";
+    let scenario = parse(text).unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    let step = &prepared.runs[0].steps[1];
+    assert_eq!(step.at, at_hours(3));
+    match &step.action {
+        crate::sim::engine::StepAction::NodePools { nodepools, .. } => {
+            assert_eq!(nodepools.len(), 1);
+        }
+        other => panic!("expected a NodePools step, got {other:?}"),
+    }
+}

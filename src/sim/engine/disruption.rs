@@ -196,7 +196,7 @@ impl Engine<'_> {
             return self.schedule_pass(now + POLLING_PERIOD);
         }
         let next_command = self.deciders.next_command;
-        let outcome = self.with_input(|input| next_command(input));
+        let outcome = self.with_input(next_command);
         for (node, reason) in outcome.unconsolidatable {
             self.note(node, "Unconsolidatable", reason);
         }

@@ -220,7 +220,7 @@ impl Engine<'_> {
                 let delete_at =
                     SimTime::ZERO + deadline.saturating_duration_since(SimTime::ZERO + grace);
                 if now >= delete_at {
-                    self.force_delete(id, node, deadline)?;
+                    self.force_delete(id, deadline)?;
                 }
             }
         }
@@ -239,8 +239,8 @@ impl Engine<'_> {
         }
         if let Some(tier) = tiers.into_iter().find(|t| !t.is_empty()) {
             for id in tier {
-                if !self.evicting.contains_key(&id) {
-                    self.evicting.insert(id, 0);
+                if let std::collections::btree_map::Entry::Vacant(entry) = self.evicting.entry(id) {
+                    entry.insert(0);
                     self.schedule(now, Event::Evict(id))?;
                 }
             }
@@ -253,12 +253,15 @@ impl Engine<'_> {
         if waiting > 0 {
             let name = self.node_name(node);
             let message = format!("Failed to drain node, {waiting} pods are waiting to be evicted");
-            let deleting = self.node_meta[node.0 as usize]
+            let changed = self.node_meta[node.0 as usize]
                 .deleting
                 .as_mut()
-                .expect("checked above");
-            if deleting.last_message != message {
-                deleting.last_message = message.clone();
+                .is_some_and(|d| {
+                    let changed = d.last_message != message;
+                    d.last_message.clone_from(&message);
+                    changed
+                });
+            if changed {
                 self.log(
                     EventType::Warning,
                     "FailedDraining",
@@ -276,12 +279,7 @@ impl Engine<'_> {
 
     /// TGP reached for the pod: delete it regardless of PDBs and
     /// do-not-disrupt, with its grace cut to what is left.
-    fn force_delete(
-        &mut self,
-        pod: PodId,
-        node: NodeId,
-        deadline: SimTime,
-    ) -> Result<(), EngineError> {
+    fn force_delete(&mut self, pod: PodId, deadline: SimTime) -> Result<(), EngineError> {
         let now = self.now();
         let left = deadline.saturating_duration_since(now);
         self.churn.forced_pod_deletions += 1;
@@ -294,7 +292,7 @@ impl Engine<'_> {
                 "Deleting the pod to accommodate the terminationTime {deadline} of the node; grace period {left}"
             ),
         );
-        self.begin_pod_termination(pod, node, left)
+        self.begin_pod_termination(pod, left)
     }
 
     /// The eviction queue's attempt for one pod.
@@ -383,7 +381,7 @@ impl Engine<'_> {
             object,
             format!("Evicted pod from node {node_name}: {reason}"),
         );
-        self.begin_pod_termination(pod, node, grace)?;
+        self.begin_pod_termination(pod, grace)?;
         self.check_pdbs_after_eviction(pod);
         Ok(())
     }
@@ -391,12 +389,7 @@ impl Engine<'_> {
     /// The pod starts terminating: it stays on the node for `grace`, its
     /// owner replaces it now (a StatefulSet once it is gone), a bare pod is
     /// lost.
-    fn begin_pod_termination(
-        &mut self,
-        pod: PodId,
-        node: NodeId,
-        grace: SimDuration,
-    ) -> Result<(), EngineError> {
+    fn begin_pod_termination(&mut self, pod: PodId, grace: SimDuration) -> Result<(), EngineError> {
         let now = self.now();
         self.note_pod_event(pod);
         let Some(p) = self.cluster.pod_mut(pod) else {
@@ -419,7 +412,6 @@ impl Engine<'_> {
             }
             _ => {}
         }
-        let _ = node;
         self.wake_scheduler()?;
         self.touch()
     }
