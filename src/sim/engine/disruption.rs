@@ -197,8 +197,16 @@ impl Engine<'_> {
         }
         let next_command = self.deciders.next_command;
         let outcome = self.with_input(next_command);
+        // Nodes this controller is already deleting are not news.
         for (node, reason) in outcome.unconsolidatable {
-            self.note(node, "Unconsolidatable", reason);
+            let deleting = self
+                .cluster
+                .node(node)
+                .is_none_or(|n| n.marked_for_deletion)
+                || self.disruption.in_flight.contains(&node);
+            if !deleting {
+                self.note(node, "Unconsolidatable", reason);
+            }
         }
         match outcome.command {
             Some(command) if command.needs_validation => {

@@ -422,3 +422,22 @@ fn drift_launches_the_replacement_then_deletes() {
         BTreeMap::from([("drift".to_string(), 1)])
     );
 }
+
+/// The same empty-node case with the real disruption controller (and the
+/// real kube-scheduler and solve): deleted at 645 s, terminated at 650 s.
+#[test]
+fn real_controller_deletes_the_empty_node_at_the_same_time() {
+    let mut run = with_pool(
+        input(&deployment("web", 1, "500m"), SimDuration::from_hours(1)),
+        pool_with("", CONSOLIDATE_AFTER_30S),
+    );
+    run.steps.push(scale("web", 0, SimTime::from_secs(600)));
+    let out = checked(&run, Deciders::default());
+    assert_eq!(out.nodeclaims.len(), 1);
+    assert_eq!(out.nodeclaims[0].deleted_at, Some(SimTime::from_secs(650)));
+    assert_eq!(out.nodeclaims[0].reason_deleted, "empty");
+    assert_eq!(
+        out.summary.churn.commands_by_method,
+        BTreeMap::from([("emptiness".to_string(), 1)])
+    );
+}
