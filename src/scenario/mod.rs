@@ -25,6 +25,8 @@
 //!     scale: {deployment: web, replicas: 40}
 //!   - at: 8h
 //!     delete: {deployment: burst, namespace: jobs}
+//!   - at: 10h
+//!     nodePools: [nodepools/new.yaml]
 //! variants:                   # required, at least one
 //!   - name: karpenter
 //!     karpenter:
@@ -44,8 +46,11 @@
 //!   create the objects in those files), `scale` (exactly one of
 //!   `deployment`, `statefulset`, `replicaset`, plus `replicas` ≥ 0) or
 //!   `delete` (exactly one of `deployment`, `statefulset`, `replicaset`,
-//!   `daemonset`, `job`, `pod`). `scale` and `delete` take an optional
-//!   `namespace` (default `default`).
+//!   `daemonset`, `job`, `pod`), or `nodePools` (one path or a list: from
+//!   then on, every Karpenter variant uses the NodePools and EC2NodeClasses
+//!   in those files instead of its own; nodes that no longer match their
+//!   NodePool drift). `scale` and `delete` take an optional `namespace`
+//!   (default `default`).
 //! - Every `at` must be before the end of the run (`at < duration`); an
 //!   action at the very end could not affect anything measured.
 //! - Workload items must be listed in time order (equal times are fine and
@@ -151,6 +156,12 @@ pub enum WorkloadAction {
     Delete {
         /// The object to delete.
         target: ObjectRef,
+    },
+    /// Replace every Karpenter variant's NodePools with those in these
+    /// files (absolute paths, in the order given; at least one).
+    NodePools {
+        /// NodePool and EC2NodeClass files.
+        node_pools: Vec<PathBuf>,
     },
 }
 

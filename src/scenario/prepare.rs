@@ -54,17 +54,17 @@ pub enum PrepareError {
     #[error(transparent)]
     Catalog(#[from] CatalogError),
     /// A variant's files hold no NodePool.
-    #[error("variant {variant}: no karpenter.sh/v1 NodePool in {files}")]
+    #[error("{variant}: no karpenter.sh/v1 NodePool in {files}")]
     NoNodePool {
-        /// Variant.
+        /// `variant <name>`, or the workload item that replaces NodePools.
         variant: String,
         /// Its NodePool files.
         files: String,
     },
     /// A NodePool allows no instance type.
-    #[error("variant {variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
+    #[error("{variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
     NoInstanceTypes {
-        /// Variant.
+        /// `variant <name>`, or the workload item that replaces NodePools.
         variant: String,
         /// NodePool.
         nodepool: String,
@@ -89,7 +89,7 @@ pub struct Prepared {
 pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, PrepareError> {
     let mut warnings = BTreeSet::new();
     let mut steps = Vec::new();
-    for step in &scenario.workloads {
+    for (index, step) in scenario.workloads.iter().enumerate() {
         let action = match &step.action {
             WorkloadAction::Apply { manifests } => {
                 let loaded = load_files(manifests)?;
@@ -112,6 +112,15 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             WorkloadAction::Delete { target } => StepAction::Delete {
                 target: target_of(target),
             },
+            WorkloadAction::NodePools { node_pools } => {
+                let label = format!("workloads[{index}]");
+                let (nodepools, node_count_resource) =
+                    load_pools(scenario, &label, node_pools, &mut warnings)?;
+                StepAction::NodePools {
+                    nodepools,
+                    node_count_resource,
+                }
+            }
         };
         steps.push(Step {
             at: step.at,
@@ -124,62 +133,12 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             continue;
         }
         let Provisioner::Karpenter(config) = &variant.provisioner;
-        let loaded = load_files(&config.node_pools)?;
-        warnings.extend(loaded.warnings.iter().map(|w| w.to_string()));
-        if loaded.nodepools.is_empty() {
-            return Err(PrepareError::NoNodePool {
-                variant: variant.name.clone(),
-                files: names(&config.node_pools),
-            });
-        }
-        let mut catalogs: BTreeMap<String, Catalog> = BTreeMap::new();
-        let mut nodepools = Vec::new();
-        for pool in &loaded.nodepools {
-            let class_name = &pool.node_class_ref.name;
-            let class = loaded.nodeclasses.iter().find(|c| &c.name == class_name);
-            if class.is_none() {
-                warnings.insert(format!(
-                    "variant {}: NodePool {}: EC2NodeClass {class_name:?} is not in its files; using EC2NodeClass defaults",
-                    variant.name, pool.name
-                ));
-            }
-            if !catalogs.contains_key(class_name) {
-                let settings = class.map(|c| c.settings).unwrap_or_default();
-                catalogs.insert(
-                    class_name.clone(),
-                    Catalog::load(&scenario.region, &settings)?,
-                );
-            }
-            let catalog = catalogs[class_name].clone();
-            let usable = restrict_zones(&catalog, &scenario.zones);
-            let allowed = filter_instance_types(pool, &usable);
-            if allowed.allowed.is_empty() {
-                let detail = allowed
-                    .exclusions
-                    .iter()
-                    .max_by_key(|e| e.first)
-                    .map(|e| format!(" (most types excluded by {})", e.cause))
-                    .or_else(|| {
-                        allowed.min_values_shortfalls.first().map(|s| {
-                            format!(
-                                " (minValues {} for {} but only {} values)",
-                                s.required, s.key, s.available
-                            )
-                        })
-                    })
-                    .unwrap_or_default();
-                return Err(PrepareError::NoInstanceTypes {
-                    variant: variant.name.clone(),
-                    nodepool: pool.name.clone(),
-                    zones: scenario.zones.join(", "),
-                    detail,
-                });
-            }
-            nodepools.push(PoolSetup {
-                pool: pool.clone(),
-                catalog,
-            });
-        }
+        let (nodepools, node_count_resource) = load_pools(
+            scenario,
+            &format!("variant {}", variant.name),
+            &config.node_pools,
+            &mut warnings,
+        )?;
         runs.push(RunInput {
             variant: variant.name.clone(),
             seed: scenario.seed,
@@ -190,13 +149,82 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             nodepools,
             capacity_shortages: BTreeSet::new(),
             scheduler: SchedulerConfig::default(),
-            node_count_resource: loaded.resource_names.lookup("nodes"),
+            node_count_resource,
         });
     }
     Ok(Prepared {
         runs,
         warnings: warnings.into_iter().collect(),
     })
+}
+
+/// Reads NodePool files for `owner` (a variant, or the workload item that
+/// replaces the NodePools): each pool with its EC2NodeClass's catalog,
+/// checked to allow some instance type in the scenario's zones; and the
+/// slot `limits.nodes` was read into.
+fn load_pools(
+    scenario: &Scenario,
+    owner: &str,
+    files: &[std::path::PathBuf],
+    warnings: &mut BTreeSet<String>,
+) -> Result<(Vec<PoolSetup>, Option<crate::kube::resources::ResourceKind>), PrepareError> {
+    let loaded = load_files(files)?;
+    warnings.extend(loaded.warnings.iter().map(|w| w.to_string()));
+    if loaded.nodepools.is_empty() {
+        return Err(PrepareError::NoNodePool {
+            variant: owner.to_string(),
+            files: names(files),
+        });
+    }
+    let mut catalogs: BTreeMap<String, Catalog> = BTreeMap::new();
+    let mut nodepools = Vec::new();
+    for pool in &loaded.nodepools {
+        let class_name = &pool.node_class_ref.name;
+        let class = loaded.nodeclasses.iter().find(|c| &c.name == class_name);
+        if class.is_none() {
+            warnings.insert(format!(
+                "{owner}: NodePool {}: EC2NodeClass {class_name:?} is not in its files; using EC2NodeClass defaults",
+                pool.name
+            ));
+        }
+        if !catalogs.contains_key(class_name) {
+            let settings = class.map(|c| c.settings).unwrap_or_default();
+            catalogs.insert(
+                class_name.clone(),
+                Catalog::load(&scenario.region, &settings)?,
+            );
+        }
+        let catalog = catalogs[class_name].clone();
+        let usable = restrict_zones(&catalog, &scenario.zones);
+        let allowed = filter_instance_types(pool, &usable);
+        if allowed.allowed.is_empty() {
+            let detail = allowed
+                .exclusions
+                .iter()
+                .max_by_key(|e| e.first)
+                .map(|e| format!(" (most types excluded by {})", e.cause))
+                .or_else(|| {
+                    allowed.min_values_shortfalls.first().map(|s| {
+                        format!(
+                            " (minValues {} for {} but only {} values)",
+                            s.required, s.key, s.available
+                        )
+                    })
+                })
+                .unwrap_or_default();
+            return Err(PrepareError::NoInstanceTypes {
+                variant: owner.to_string(),
+                nodepool: pool.name.clone(),
+                zones: scenario.zones.join(", "),
+                detail,
+            });
+        }
+        nodepools.push(PoolSetup {
+            pool: pool.clone(),
+            catalog,
+        });
+    }
+    Ok((nodepools, loaded.resource_names.lookup("nodes")))
 }
 
 fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {

@@ -41,10 +41,10 @@ const LATENCY_KEYS: Keys = Keys {
 };
 
 /// The actions of a workload item; exactly one per item.
-const WORKLOAD_ACTIONS: &[&str] = &["manifests", "scale", "delete"];
+const WORKLOAD_ACTIONS: &[&str] = &["manifests", "scale", "delete", "nodePools"];
 
 const WORKLOAD_KEYS: Keys = Keys {
-    valid: &["at", "manifests", "scale", "delete"],
+    valid: &["at", "manifests", "scale", "delete", "nodePools"],
     reserved: &[("trace", "trace replay")],
 };
 
@@ -606,6 +606,9 @@ impl Reader<'_> {
                     manifests: self.files(value, &action_field)?,
                 },
                 "scale" => self.scale(value, &action_field)?,
+                "nodePools" => WorkloadAction::NodePools {
+                    node_pools: self.files(value, &action_field)?,
+                },
                 _ => WorkloadAction::Delete {
                     target: self.delete_target(value, &action_field)?,
                 },

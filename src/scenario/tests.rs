@@ -304,7 +304,7 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 1m\n    scael: {}\n",
-            "5:5: workloads[1]: unknown key \"scael\" (valid keys: at, manifests, scale, delete)",
+            "5:5: workloads[1]: unknown key \"scael\" (valid keys: at, manifests, scale, delete, nodePools)",
         ),
         (
             "duration: 1h\nworkloads:\n  - scale: {deployment: web, replica: 3}\n",
@@ -429,12 +429,12 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n    \
              scale: {deployment: web, replicas: 3}\n",
-            "4:5: workloads[0]: needs exactly one of: manifests, scale, delete; \
+            "4:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools; \
              found manifests and scale",
         ),
         (
             "duration: 1h\nworkloads:\n  - at: 5m\n",
-            "3:5: workloads[0]: needs exactly one of: manifests, scale, delete; found none",
+            "3:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools; found none",
         ),
         (
             "duration: 1h\nworkloads:\n  - delete: {deployment: web, job: web}\n",
@@ -719,4 +719,76 @@ fn invalid_utf8_file_is_a_read_error() {
     let err = Scenario::load(&path, REGIONS).unwrap_err();
     assert!(matches!(err, ScenarioError::Read { .. }), "{err:?}");
     assert!(!err.to_string().contains('\n'));
+}
+
+/// A `nodePools` workload item replaces the NodePools from its time on; its
+/// files are resolved and checked like a variant's.
+#[test]
+fn nodepools_item_names_its_files() {
+    let text = "duration: 4h\nworkloads:\n  - manifests: workloads/base.yaml\n\
+         \x20 - at: 3h\n    nodePools: [nodepools/spot.yaml]\n\
+         variants:\n  - name: k\n    karpenter: {nodePools: [nodepools/default.yaml]}\n";
+    let scenario = parse(text).unwrap();
+    assert_eq!(
+        scenario.workloads[1],
+        WorkloadStep {
+            at: at_hours(3),
+            action: WorkloadAction::NodePools {
+                node_pools: vec![fixture_dir().join("nodepools/spot.yaml")],
+            },
+        }
+    );
+    let missing = text.replace("[nodepools/spot.yaml]", "[nodepools/nope.yaml]");
+    let looked_for = fixture_dir().join("nodepools/nope.yaml");
+    assert_eq!(
+        error(&missing),
+        format!(
+            "5:17: workloads[1].nodePools[0]: file \"nodepools/nope.yaml\" not found \
+             (looked for {:?})",
+            looked_for.display().to_string()
+        )
+    );
+    let empty = text.replace("[nodepools/spot.yaml]", "[]");
+    assert!(
+        error(&empty).starts_with("5:16: workloads[1].nodePools: "),
+        "{}",
+        error(&empty)
+    );
+}
+
+/// The shipped consolidation example reads and prepares: two variants, the
+/// same NodePool with and without consolidation.
+#[test]
+fn consolidation_day_prepares() {
+    let scenario = Scenario::load(
+        Path::new("scenarios/consolidation-day.yaml"),
+        &BundledRegions,
+    )
+    .unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    assert_eq!(prepared.runs.len(), 2);
+    let after: Vec<Option<std::time::Duration>> = prepared
+        .runs
+        .iter()
+        .map(|r| r.nodepools[0].pool.disruption.consolidate_after)
+        .collect();
+    assert_eq!(after, [Some(std::time::Duration::from_secs(30)), None]);
+}
+
+/// A `nodePools` item becomes an engine step carrying the loaded pools.
+#[test]
+fn nodepools_item_prepares_a_pool_change() {
+    let text = "duration: 4h\nworkloads:\n  - manifests: workloads/base.yaml\n\
+         \x20 - at: 3h\n    nodePools: [nodepools/spot.yaml]\n\
+         variants:\n  - name: k\n    karpenter: {nodePools: [nodepools/default.yaml]}\n";
+    let scenario = parse(text).unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    let step = &prepared.runs[0].steps[1];
+    assert_eq!(step.at, at_hours(3));
+    match &step.action {
+        crate::sim::engine::StepAction::NodePools { nodepools, .. } => {
+            assert_eq!(nodepools.len(), 1);
+        }
+        other => panic!("expected a NodePools step, got {other:?}"),
+    }
 }

@@ -7,11 +7,12 @@ use std::path::Path;
 use crate::util::{karpsim, karpsim_in, repo, single_error_line, stderr, stdout};
 
 const VARIANTS: [&str; 2] = ["on-demand", "spot-first"];
-const FILES: [&str; 4] = [
+const FILES: [&str; 5] = [
     "summary.json",
     "nodeclaims.csv",
     "events.csv",
     "timeseries.csv",
+    "disruption.csv",
 ];
 
 fn run_quickstart(out: &Path) {
@@ -84,6 +85,43 @@ fn quickstart_writes_consistent_reports() {
         assert_eq!(launched, claims.len());
         assert!(events.iter().any(|r| &r[reason] == "Scheduled"));
         assert_eq!(rows(&base.join("timeseries.csv")).len(), 12 * 60 + 1);
+        // Churn: every terminated NodeClaim has its deletion time and
+        // reason, and the counts agree with the rows.
+        let churn = &summary["churn"];
+        for key in [
+            "evictions_by_reason",
+            "nodeclaims_launched_by_reason",
+            "nodeclaims_terminated_by_reason",
+            "pod_restarts",
+            "pdb_blocked_evictions",
+            "bare_pods_lost",
+            "consolidation_savings_usd",
+        ] {
+            assert!(!churn[key].is_null(), "{variant}: churn.{key}");
+        }
+        let deleted_at = column(&claims_path, "deleted_at_s");
+        let reason_deleted = column(&claims_path, "reason_deleted");
+        let deleted: Vec<&csv::StringRecord> = claims
+            .iter()
+            .filter(|r| !r[deleted_at].is_empty())
+            .collect();
+        assert!(deleted.iter().all(|r| !r[reason_deleted].is_empty()));
+        let terminated: u64 = churn["nodeclaims_terminated_by_reason"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(terminated as usize, deleted.len());
+        let launched: u64 = churn["nodeclaims_launched_by_reason"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_u64().unwrap())
+            .sum();
+        assert_eq!(launched as usize, claims.len());
+        let evicted = events.iter().filter(|r| &r[reason] == "Evicted").count() as u64;
+        assert!(churn["evictions"].as_u64().unwrap() <= evicted);
     }
 }
 

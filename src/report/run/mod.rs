@@ -1,6 +1,7 @@
 //! The report of `karpsim run`: a summary table for the terminal and, per
-//! variant, `summary.json`, `nodeclaims.csv`, `events.csv` and
-//! `timeseries.csv`, written atomically (see [`atomic`]).
+//! variant, `summary.json`, `nodeclaims.csv`, `events.csv`,
+//! `timeseries.csv` and `disruption.csv`, written atomically (see
+//! [`atomic`]).
 //!
 //! Numbers are written from exact integers with fixed decimals (money with
 //! six, times with three), so the same run always gives the same bytes.
@@ -14,17 +15,20 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
+use std::collections::BTreeMap;
+
 use super::table::{Align, write_table};
-use crate::sim::engine::{RunOutput, RunSummary};
+use crate::sim::engine::{Churn, RunOutput, RunSummary};
 use crate::sim::ledger::MicroUsd;
 use crate::sim::time::{SimDuration, SimTime};
 
 /// Names of the files written per variant.
-pub const FILES: [&str; 4] = [
+pub const FILES: [&str; 5] = [
     "summary.json",
     "nodeclaims.csv",
     "events.csv",
     "timeseries.csv",
+    "disruption.csv",
 ];
 
 /// `12.345678`: micro-USD as dollars, exact.
@@ -67,8 +71,8 @@ struct SummaryJson<'a> {
     variant: &'a str,
     duration_s: f64,
     total_cost_usd: f64,
-    cost_by_capacity_type: std::collections::BTreeMap<&'static str, f64>,
-    cost_by_nodepool: std::collections::BTreeMap<&'a str, f64>,
+    cost_by_capacity_type: BTreeMap<&'static str, f64>,
+    cost_by_nodepool: BTreeMap<&'a str, f64>,
     node_hours: f64,
     peak_nodes: usize,
     nodeclaims_launched: u64,
@@ -83,6 +87,53 @@ struct SummaryJson<'a> {
     pending_seconds_max: Option<f64>,
     unschedulable_reasons: Vec<ReasonJson<'a>>,
     events: usize,
+    churn: ChurnJson<'a>,
+}
+
+#[derive(Serialize)]
+struct ChurnJson<'a> {
+    evictions: u64,
+    evictions_by_reason: BTreeMap<&'a str, u64>,
+    nodeclaims_launched_by_reason: BTreeMap<&'a str, u64>,
+    nodeclaims_terminated_by_reason: BTreeMap<&'a str, u64>,
+    pod_restarts: BTreeMap<&'a str, u64>,
+    pdb_blocked_evictions: u64,
+    forced_pod_deletions: u64,
+    bare_pods_lost: u64,
+    disruption_commands_by_method: BTreeMap<&'a str, u64>,
+    disruption_commands_failed: u64,
+    consolidation_savings_usd_per_hour: f64,
+    consolidation_savings_usd: f64,
+    consolidation_evictions: u64,
+    consolidation_savings_usd_per_eviction: Option<f64>,
+}
+
+fn counts(map: &BTreeMap<String, u64>) -> BTreeMap<&str, u64> {
+    map.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+}
+
+fn churn_json(churn: &Churn) -> ChurnJson<'_> {
+    let evictions = churn.consolidation_evictions();
+    let saved = usd_f64(churn.consolidation_savings);
+    ChurnJson {
+        evictions: churn.evictions(),
+        evictions_by_reason: counts(&churn.evictions_by_reason),
+        nodeclaims_launched_by_reason: counts(&churn.nodeclaims_launched_by_reason),
+        nodeclaims_terminated_by_reason: counts(&churn.nodeclaims_terminated_by_reason),
+        pod_restarts: counts(&churn.pod_restarts),
+        pdb_blocked_evictions: churn.pdb_blocked_evictions,
+        forced_pod_deletions: churn.forced_pod_deletions,
+        bare_pods_lost: churn.bare_pods_lost,
+        disruption_commands_by_method: counts(&churn.commands_by_method),
+        disruption_commands_failed: churn.commands_failed,
+        consolidation_savings_usd_per_hour: usd_f64(MicroUsd(
+            churn.consolidation_savings_per_hour.micros(),
+        )),
+        consolidation_savings_usd: saved,
+        consolidation_evictions: evictions,
+        consolidation_savings_usd_per_eviction: (evictions > 0)
+            .then(|| round(saved / evictions as f64, 6)),
+    }
 }
 
 #[derive(Serialize)]
@@ -132,6 +183,7 @@ pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write)
             })
             .collect(),
         events: s.events,
+        churn: churn_json(&s.churn),
     };
     serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::other)?;
     writeln!(out)
@@ -152,6 +204,7 @@ pub fn write_nodeclaims_csv(run: &RunOutput, out: &mut impl Write) -> io::Result
         "deleted_at_s",
         "reason_deleted",
         "cost_usd",
+        "reason_launched",
     ])
     .map_err(io::Error::other)?;
     for claim in &run.nodeclaims {
@@ -167,6 +220,7 @@ pub fn write_nodeclaims_csv(run: &RunOutput, out: &mut impl Write) -> io::Result
             &opt_time_s(claim.deleted_at),
             &claim.reason_deleted,
             &usd(claim.cost),
+            &claim.reason_launched,
         ])
         .map_err(io::Error::other)?;
     }
@@ -225,6 +279,19 @@ pub fn write_timeseries_csv(run: &RunOutput, out: &mut impl Write) -> io::Result
     csv.flush()
 }
 
+/// Writes `disruption.csv`: per node, the last reason the disruption
+/// controller did not disrupt it (or dropped its command), with the time.
+pub fn write_disruption_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
+    let mut csv = csv::Writer::from_writer(out);
+    csv.write_record(["node", "time_s", "reason"])
+        .map_err(io::Error::other)?;
+    for note in &run.disruption {
+        csv.write_record([note.node.as_str(), &time_s(note.time), &note.reason])
+            .map_err(io::Error::other)?;
+    }
+    csv.flush()
+}
+
 /// Writes every file of one variant into `dir` (which must exist).
 pub fn write_variant_files(
     scenario: &str,
@@ -245,7 +312,14 @@ pub fn write_variant_files(
     f.flush()?;
     let mut f = create(FILES[3])?;
     write_timeseries_csv(run, &mut f)?;
+    f.flush()?;
+    let mut f = create(FILES[4])?;
+    write_disruption_csv(run, &mut f)?;
     f.flush()
+}
+
+fn count_of(map: &BTreeMap<String, u64>, key: &str) -> String {
+    map.get(key).copied().unwrap_or_default().to_string()
 }
 
 fn pct(ratio: f64) -> String {
@@ -300,6 +374,65 @@ pub fn write_summary_table(runs: &[&RunSummary], out: &mut impl Write) -> io::Re
         row("pending max", &|r| secs_text(r.pending_max)),
         row("pods never scheduled", &|r| {
             r.pods_unschedulable.to_string()
+        }),
+    ]);
+    let mut reasons: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| {
+            r.churn
+                .evictions_by_reason
+                .keys()
+                .chain(r.churn.nodeclaims_terminated_by_reason.keys())
+                .map(String::as_str)
+        })
+        .collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    rows.push(row("evictions", &|r| r.churn.evictions().to_string()));
+    for reason in &reasons {
+        rows.push(row(&format!("  {reason}"), &|r| {
+            count_of(&r.churn.evictions_by_reason, reason)
+        }));
+    }
+    rows.push(row("nodeclaims terminated", &|r| {
+        r.churn
+            .nodeclaims_terminated_by_reason
+            .values()
+            .sum::<u64>()
+            .to_string()
+    }));
+    for reason in &reasons {
+        rows.push(row(&format!("  {reason}"), &|r| {
+            count_of(&r.churn.nodeclaims_terminated_by_reason, reason)
+        }));
+    }
+    rows.extend([
+        row("pod restarts", &|r| {
+            r.churn.pod_restarts.values().sum::<u64>().to_string()
+        }),
+        row("pdb-blocked evictions", &|r| {
+            r.churn.pdb_blocked_evictions.to_string()
+        }),
+        row("bare pods lost", &|r| r.churn.bare_pods_lost.to_string()),
+        row("consolidation saves/h", &|r| {
+            format!(
+                "${}",
+                usd(MicroUsd(r.churn.consolidation_savings_per_hour.micros()))
+            )
+        }),
+        row("consolidation saved", &|r| {
+            format!("${}", usd(r.churn.consolidation_savings))
+        }),
+        row("  per eviction caused", &|r| {
+            let evictions = r.churn.consolidation_evictions();
+            if evictions == 0 {
+                "-".to_string()
+            } else {
+                format!(
+                    "${:.4}",
+                    usd_f64(r.churn.consolidation_savings) / evictions as f64
+                )
+            }
         }),
     ]);
     write_table(out, &header, &rows)?;

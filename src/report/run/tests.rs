@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::cloud::{CapacityType, Price};
-use crate::sim::engine::{NodeClaimRecord, RunOutput, RunSummary};
+use crate::sim::engine::{Churn, NodeClaimRecord, RunOutput, RunSummary};
 
 fn output() -> RunOutput {
     let claim = NodeClaimRecord {
@@ -17,6 +17,7 @@ fn output() -> RunOutput {
         deleted_at: None,
         reason_deleted: String::new(),
         cost: MicroUsd(96_000),
+        reason_launched: "provisioning".into(),
     };
     RunOutput {
         summary: RunSummary {
@@ -39,10 +40,12 @@ fn output() -> RunOutput {
             pending_max: Some(SimDuration::from_millis(41_500)),
             unschedulable_reasons: Vec::new(),
             events: 0,
+            churn: Churn::default(),
         },
         nodeclaims: vec![claim],
         events: Vec::new(),
         timeseries: Vec::new(),
+        disruption: Vec::new(),
     }
 }
 
@@ -60,8 +63,8 @@ fn nodeclaims_csv_has_the_documented_columns() {
     let text = String::from_utf8(out).unwrap();
     assert_eq!(
         text,
-        "name,nodepool,instance_type,capacity_type,zone,price_usd_per_hour,launched_at_s,ready_at_s,deleted_at_s,reason_deleted,cost_usd\n\
-         default-00001,default,m5.large,on-demand,us-east-1a,0.096000,1.500,41.500,,,0.096000\n"
+        "name,nodepool,instance_type,capacity_type,zone,price_usd_per_hour,launched_at_s,ready_at_s,deleted_at_s,reason_deleted,cost_usd,reason_launched\n\
+         default-00001,default,m5.large,on-demand,us-east-1a,0.096000,1.500,41.500,,,0.096000,provisioning\n"
     );
 }
 

@@ -9,6 +9,8 @@ use super::{
     Batch, Engine, EngineError, Event, EventType, NodeMeta, OfferingKey, PROVISIONING_REQUEUE,
     UNAVAILABLE_OFFERING_TTL, daemonset_templates,
 };
+use crate::karpenter::disruption::NOMINATION_WINDOW;
+use crate::karpenter::disruption::drift::{expiration_time, launch_lifecycle};
 use crate::karpenter::provisioning::{
     LaunchDecision, NewNodeClaim, NodePoolContext, ProvisioningInput,
 };
@@ -136,14 +138,18 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// Pods Karpenter acts on: marked Unschedulable by kube-scheduler,
-    /// still pending, not DaemonSet pods.
+    /// Pods Karpenter acts on: pending pods marked Unschedulable by
+    /// kube-scheduler (not DaemonSet pods), then the pods of nodes being
+    /// deleted that will need a new home (reference §1.1).
     fn provisionable_pods(&self) -> Vec<PodId> {
-        self.cluster
+        let mut pods: Vec<PodId> = self
+            .cluster
             .pending_pods()
             .filter(|(_, p)| p.unschedulable && !p.is_daemonset())
             .map(|(id, _)| id)
-            .collect()
+            .collect();
+        pods.extend(self.deleting_node_pods());
+        pods
     }
 
     /// Solve over every provisionable pod, then launch the new NodeClaims.
@@ -152,9 +158,8 @@ impl Engine<'_> {
         if pods.is_empty() {
             return Ok(());
         }
-        let input = self.input;
-        let contexts: Vec<NodePoolContext<'_>> = input
-            .nodepools
+        let contexts: Vec<NodePoolContext<'_>> = self
+            .pools
             .iter()
             .zip(&self.catalogs)
             .map(|(setup, catalog)| NodePoolContext {
@@ -168,10 +173,14 @@ impl Engine<'_> {
             nodepools: &contexts,
             daemonsets: &daemonsets,
             pods: &pods,
-            node_count_resource: self.input.node_count_resource,
+            node_count_resource: self.node_count_resource,
         });
         drop(contexts);
+        let nominated_until = self.now() + NOMINATION_WINDOW;
         for (pod, node) in result.existing {
+            if let Some(claim) = self.cluster.node_mut(node).and_then(|n| n.claim.as_mut()) {
+                claim.lifecycle.nominated_until = Some(nominated_until);
+            }
             self.nominate(pod, node);
         }
         for (pod, reason) in result.errors {
@@ -179,7 +188,7 @@ impl Engine<'_> {
         }
         let mut retry = Vec::new();
         for claim in &result.new_nodeclaims {
-            match self.launch(claim)? {
+            match self.launch(claim, "provisioning")? {
                 Some(node) => {
                     for pod in &claim.pods {
                         self.nominate(*pod, node);
@@ -211,12 +220,21 @@ impl Engine<'_> {
         self.log(EventType::Normal, "Nominated", object, message);
     }
 
-    /// Launches one NodeClaim: picks the offering, and either adds the node
-    /// (unregistered, billed from now) or records an insufficient-capacity
-    /// failure. Returns the node, or `None` when the launch failed.
-    fn launch(&mut self, claim: &NewNodeClaim) -> Result<Option<NodeId>, EngineError> {
+    /// Launches one NodeClaim for `reason` (`provisioning`, or the
+    /// disruption reason it replaces nodes for): picks the offering, and
+    /// either adds the node (unregistered, billed from now) or records an
+    /// insufficient-capacity failure. Returns the node, or `None` when the
+    /// launch failed.
+    pub(super) fn launch(
+        &mut self,
+        claim: &NewNodeClaim,
+        reason: &str,
+    ) -> Result<Option<NodeId>, EngineError> {
         let pool_index = claim.nodepool;
-        let pool = &self.input.nodepools[pool_index].pool;
+        let Some(setup) = self.pools.get(pool_index) else {
+            return Ok(None);
+        };
+        let pool = &setup.pool;
         let decision = match (self.deciders.choose_offering)(claim, &self.catalogs[pool_index]) {
             Ok(decision) => decision,
             Err(error) => {
@@ -243,7 +261,7 @@ impl Engine<'_> {
             self.insufficient_capacity(pool_index, key)?;
             return Ok(None);
         }
-        let node_id = self.add_node(claim, &decision)?;
+        let node_id = self.add_node(claim, &decision, reason)?;
         Ok(Some(node_id))
     }
 
@@ -252,7 +270,7 @@ impl Engine<'_> {
     fn insufficient_capacity(&mut self, pool: usize, key: OfferingKey) -> Result<(), EngineError> {
         self.launch_failures += 1;
         let expiry = self.now() + UNAVAILABLE_OFFERING_TTL;
-        let pool_name = self.input.nodepools[pool].pool.name.clone();
+        let pool_name = self.pools[pool].pool.name.clone();
         self.log(
             EventType::Warning,
             "InsufficientCapacityError",
@@ -278,7 +296,7 @@ impl Engine<'_> {
         self.touch()
     }
 
-    fn rebuild_catalogs(&mut self) {
+    pub(super) fn rebuild_catalogs(&mut self) {
         self.catalogs = self.base_catalogs.clone();
         for catalog in &mut self.catalogs {
             for key in self.ice.keys() {
@@ -292,13 +310,15 @@ impl Engine<'_> {
         &mut self,
         claim: &NewNodeClaim,
         decision: &LaunchDecision,
+        reason: &str,
     ) -> Result<NodeId, EngineError> {
         let now = self.now();
         let pool_index = claim.nodepool;
-        let pool = &self.input.nodepools[pool_index].pool;
+        let pool = &self.pools[pool_index].pool;
         let instance_type = &self.catalogs[pool_index].instance_types()[decision.instance_type];
-        self.nodes_per_pool[pool_index] += 1;
-        let name = format!("{}-{:05}", pool.name, self.nodes_per_pool[pool_index]);
+        let counter = self.nodes_per_pool.entry(pool.name.clone()).or_default();
+        *counter += 1;
+        let name = format!("{}-{:05}", pool.name, *counter);
         let mut labels: Labels = instance_type
             .labels
             .iter()
@@ -334,7 +354,7 @@ impl Engine<'_> {
             initialized: false,
             marked_for_deletion: false,
             claim: Some(NodeClaimInfo {
-                lifecycle: Default::default(),
+                lifecycle: launch_lifecycle(pool),
                 nodepool: pool.name.clone(),
                 instance_type: instance_type.name().to_string(),
                 capacity_type: decision.capacity_type,
@@ -364,8 +384,15 @@ impl Engine<'_> {
             ready_at: None,
             deleted_at: None,
             reason_deleted: String::new(),
+            launch_reason: reason.to_string(),
+            deleting: None,
         });
         self.launched += 1;
+        *self
+            .churn
+            .nodeclaims_launched_by_reason
+            .entry(reason.to_string())
+            .or_default() += 1;
         self.peak_nodes = self.peak_nodes.max(self.cluster.node_count());
         let message = format!(
             "Launched {type_name} {} in {} at ${}/h for {} pod(s); {} compatible instance type(s); {}",
@@ -384,6 +411,9 @@ impl Engine<'_> {
         );
         let latency = self.input.launch_latency.sample(&mut self.latency_rng);
         self.schedule(now + latency, Event::NodeReady(node_id))?;
+        if let Some(at) = self.cluster.node(node_id).and_then(expiration_time) {
+            self.schedule(at, Event::Expire(node_id))?;
+        }
         self.touch()?;
         Ok(node_id)
     }

@@ -28,24 +28,36 @@
 //! - a launch that fails with insufficient capacity marks that offering
 //!   unavailable for 3 minutes (the ICE cache) and re-provisions its pods.
 //!
+//! - Karpenter's disruption controller runs a pass every 10 s, and again at
+//!   once after a pass that started a command (see [`disruption`]); its
+//!   commands, NodeClaim expiry and NodePool changes delete nodes through
+//!   the termination controller's drain (see [`termination`]).
+//!
 //! Simplifications: registration and initialization happen at the same
 //! instant (startup taints are removed then); a Job's `activeDeadlineSeconds`
 //! serves as its pods' run time when no `karpsim.dev/duration` is given (the
 //! Job is not failed at the deadline); re-applying an existing object
-//! replaces its spec without rolling its pods. Nodes are not deleted yet
-//! (disruption comes later); the records keep a place for it.
+//! replaces its spec without rolling its pods.
 
+mod checks;
+mod disruption;
 mod karpenter;
 mod owners;
 mod record;
+mod termination;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_disruption;
+#[cfg(test)]
+mod tests_properties;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::cloud::{CapacityType, Catalog};
+use crate::karpenter::disruption::controller::{self, Command, DisruptionInput, PassOutcome};
 use crate::karpenter::nodepool::NodePool;
 use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, ProvisioningInput, SchedulingResult,
@@ -61,8 +73,13 @@ use super::queue::{EventQueue, ScheduleError};
 use super::rng::{RngStreams, SimRng, Stream};
 use super::time::{SimDuration, SimTime};
 
+pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use record::{
-    EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput, RunSummary, Sample,
+    Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
+    RunSummary, Sample,
+};
+pub use termination::{
+    DRAIN_REQUEUE, EVICTION_BACKOFF_BASE, EVICTION_BACKOFF_MAX, MIN_DRAIN_TIME, is_critical,
 };
 
 /// Karpenter's batch idle window (`BATCH_IDLE_DURATION`).
@@ -144,6 +161,14 @@ pub enum StepAction {
     Delete {
         /// The object.
         target: Target,
+    },
+    /// Replace the NodePools (a NodePool change: nodes it no longer matches
+    /// drift; NodeClaims of NodePools that are gone are deleted).
+    NodePools {
+        /// The new NodePools with their catalogs.
+        nodepools: Vec<PoolSetup>,
+        /// The resource slot their `limits.nodes` was read into, if any.
+        node_count_resource: Option<ResourceKind>,
     },
 }
 
@@ -232,6 +257,10 @@ pub struct Deciders {
     pub solve: fn(&ProvisioningInput<'_>) -> SchedulingResult,
     /// Karpenter's launch decision.
     pub choose_offering: fn(&NewNodeClaim, &Catalog) -> Result<LaunchDecision, LaunchError>,
+    /// One pass of Karpenter's disruption controller.
+    pub next_command: fn(&DisruptionInput<'_>) -> PassOutcome,
+    /// The re-check of a command after the validation delay.
+    pub validate: fn(&DisruptionInput<'_>, &Command) -> Result<(), String>,
 }
 
 impl Default for Deciders {
@@ -240,6 +269,8 @@ impl Default for Deciders {
             schedule: kube_scheduler::schedule,
             solve: provisioning::solve,
             choose_offering: provisioning::choose_offering,
+            next_command: controller::next_command,
+            validate: controller::validate,
         }
     }
 }
@@ -257,10 +288,31 @@ pub fn run_with(
     deciders: Deciders,
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<RunOutput, EngineError> {
+    run_engine(Engine::new(input, deciders), progress).map(|(output, _)| output)
+}
+
+/// Runs one variant and checks the engine's invariants after every event
+/// and at every eviction (see [`checks`]); returns the output and every
+/// violation found (empty when the engine kept its books straight). Slower
+/// than [`run_with`]: meant for tests.
+pub fn run_checked(
+    input: &RunInput,
+    deciders: Deciders,
+) -> Result<(RunOutput, Vec<String>), EngineError> {
     let mut engine = Engine::new(input, deciders);
+    engine.violations = Some(Vec::new());
+    run_engine(engine, &mut |_| {})
+}
+
+fn run_engine(
+    mut engine: Engine<'_>,
+    progress: &mut dyn FnMut(SimTime),
+) -> Result<(RunOutput, Vec<String>), EngineError> {
+    let input = engine.input;
     for (index, step) in input.steps.iter().enumerate() {
         engine.schedule(step.at, Event::Step(index))?;
     }
+    engine.schedule_pass(SimTime::ZERO)?;
     let end = SimTime::ZERO + input.duration;
     while let Some(at) = engine.queue.peek_time() {
         if at > end {
@@ -271,10 +323,12 @@ pub fn run_with(
             break;
         };
         engine.handle(event)?;
+        engine.check_invariants();
     }
     engine.advance_to(end, progress);
     engine.sample_at(end);
-    Ok(engine.finish(end))
+    let violations = engine.violations.take().unwrap_or_default();
+    Ok((engine.finish(end), violations))
 }
 
 /// Something that happens at an instant.
@@ -294,6 +348,20 @@ enum Event {
     PodDone(PodId),
     /// An offering leaves the ICE cache.
     IceExpired(OfferingKey),
+    /// One pass of the disruption controller (if still due).
+    DisruptionPass,
+    /// The validation delay of the waiting command is over.
+    ValidateCommand,
+    /// A command's replacements had their time to initialize.
+    CommandTimeout(u64),
+    /// A NodeClaim reaches its `expireAfter`.
+    Expire(NodeId),
+    /// The termination controller looks at a deleting node (if still due).
+    DrainTick(NodeId),
+    /// The eviction queue tries to evict a pod.
+    Evict(PodId),
+    /// A terminating pod's grace period is over: it is gone.
+    PodGone(PodId),
 }
 
 /// Engine-side facts about a pod (indexed like the cluster's pod arena).
@@ -311,6 +379,8 @@ struct PodMeta {
     last_reason: Option<String>,
     /// Node Karpenter nominated it for.
     nominated: Option<NodeId>,
+    /// Evicted (or deleted) with no owner to re-create it.
+    lost: bool,
 }
 
 /// Engine-side facts about a node (indexed like the cluster's node arena).
@@ -322,6 +392,11 @@ struct NodeMeta {
     ready_at: Option<SimTime>,
     deleted_at: Option<SimTime>,
     reason_deleted: String,
+    /// Why it was launched (`provisioning`, or the disruption reason whose
+    /// command it replaces).
+    launch_reason: String,
+    /// Set once its NodeClaim is deleted: it drains, then terminates.
+    deleting: Option<termination::Deleting>,
 }
 
 /// Karpenter's open batch window.
@@ -354,6 +429,10 @@ struct WorkloadState {
 struct Engine<'a> {
     input: &'a RunInput,
     deciders: Deciders,
+    /// The NodePools in force (a `NodePools` step replaces them).
+    pools: Vec<PoolSetup>,
+    /// The slot of `limits.nodes` of the NodePools in force.
+    node_count_resource: Option<ResourceKind>,
     queue: EventQueue<Event>,
     cluster: Cluster,
     ledger: CostLedger,
@@ -369,7 +448,8 @@ struct Engine<'a> {
     pod_meta: Vec<PodMeta>,
     pod_names: BTreeMap<(String, String), PodId>,
     node_meta: Vec<NodeMeta>,
-    nodes_per_pool: Vec<u64>,
+    /// NodeClaims named so far per NodePool name (names are never reused).
+    nodes_per_pool: BTreeMap<String, u64>,
     scheduler_queued: bool,
     batch: Option<Batch>,
     /// Bumped on every cluster change; compared by the requeue.
@@ -391,6 +471,14 @@ struct Engine<'a> {
     launched: u64,
     launch_failures: u64,
     last_progress: SimTime,
+    /// The disruption controller and its orchestration queue.
+    disruption: disruption::DisruptionState,
+    /// Pods in the eviction queue, with their failed attempts so far.
+    evicting: BTreeMap<PodId, u32>,
+    /// Churn counters for the summary.
+    churn: Churn,
+    /// Invariant violations, when checking (see [`run_checked`]).
+    violations: Option<Vec<String>>,
 }
 
 impl<'a> Engine<'a> {
@@ -403,6 +491,8 @@ impl<'a> Engine<'a> {
         Engine {
             input,
             deciders,
+            pools: input.nodepools.clone(),
+            node_count_resource: input.node_count_resource,
             queue: EventQueue::new(),
             cluster: Cluster::new(),
             ledger: CostLedger::new(),
@@ -415,7 +505,7 @@ impl<'a> Engine<'a> {
             pod_meta: Vec::new(),
             pod_names: BTreeMap::new(),
             node_meta: Vec::new(),
-            nodes_per_pool: vec![0; input.nodepools.len()],
+            nodes_per_pool: BTreeMap::new(),
             scheduler_queued: false,
             batch: None,
             version: 0,
@@ -435,6 +525,10 @@ impl<'a> Engine<'a> {
             launched: 0,
             launch_failures: 0,
             last_progress: SimTime::ZERO,
+            disruption: disruption::DisruptionState::default(),
+            evicting: BTreeMap::new(),
+            churn: Churn::default(),
+            violations: None,
         }
     }
 
@@ -468,6 +562,13 @@ impl<'a> Engine<'a> {
             Event::NodeReady(node) => self.node_ready(node),
             Event::PodDone(pod) => self.pod_done(pod),
             Event::IceExpired(key) => self.ice_expired(key),
+            Event::DisruptionPass => self.disruption_pass(),
+            Event::ValidateCommand => self.validate_command(),
+            Event::CommandTimeout(id) => self.command_timeout(id),
+            Event::Expire(node) => self.expire(node),
+            Event::DrainTick(node) => self.drain_tick(node),
+            Event::Evict(pod) => self.try_evict(pod),
+            Event::PodGone(pod) => self.pod_gone(pod),
         }
     }
 
@@ -568,6 +669,11 @@ impl<'a> Engine<'a> {
         sample.pending_pods = self.cluster.pending_pods().count();
         self.samples.push(sample);
     }
+}
+
+/// A `std` duration as simulated time (saturating).
+fn to_sim_duration(d: std::time::Duration) -> SimDuration {
+    SimDuration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// A copy of `catalog` whose offerings outside `zones` are unavailable

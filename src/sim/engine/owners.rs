@@ -46,6 +46,10 @@ impl Engine<'_> {
                 None => self.not_found(target, "scale"),
             },
             StepAction::Delete { target } => self.delete(target)?,
+            StepAction::NodePools {
+                nodepools,
+                node_count_resource,
+            } => self.replace_nodepools(nodepools, *node_count_resource)?,
         }
         Ok(())
     }
@@ -140,11 +144,28 @@ impl Engine<'_> {
         if self.workloads[w].deleted {
             return Ok(());
         }
+        // Terminating pods are on their way out: controllers replace them
+        // at once, except that a StatefulSet waits until the old pod with
+        // that ordinal is gone.
         let active: Vec<PodId> = self.workloads[w]
             .pods
             .iter()
             .copied()
-            .filter(|&p| self.cluster.pod(p).is_some_and(|p| !p.phase.is_terminal()))
+            .filter(|&p| {
+                self.cluster
+                    .pod(p)
+                    .is_some_and(|p| !p.phase.is_terminal() && p.lifecycle.deleting_since.is_none())
+            })
+            .collect();
+        let terminating: Vec<PodId> = self.workloads[w]
+            .pods
+            .iter()
+            .copied()
+            .filter(|&p| {
+                self.cluster
+                    .pod(p)
+                    .is_some_and(|p| !p.phase.is_terminal() && p.lifecycle.deleting_since.is_some())
+            })
             .collect();
         let kind = self.workloads[w].workload.kind.clone();
         match kind {
@@ -153,14 +174,20 @@ impl Engine<'_> {
             | WorkloadKind::StatefulSet { .. } => {
                 let desired = self.workloads[w].desired as usize;
                 let stateful = matches!(kind, WorkloadKind::StatefulSet { .. });
-                if active.len() < desired {
+                let held = if stateful { terminating.len() } else { 0 };
+                if active.len() + held < desired {
                     let mut ordinals: Vec<u32> = active
                         .iter()
+                        .chain(if stateful {
+                            terminating.iter()
+                        } else {
+                            [].iter()
+                        })
                         .filter_map(|p| self.pod_meta[p.0 as usize].ordinal)
                         .collect();
                     ordinals.sort_unstable();
                     let mut next_ordinal = 0u32;
-                    for _ in active.len()..desired {
+                    for _ in active.len() + held..desired {
                         if stateful {
                             while ordinals.binary_search(&next_ordinal).is_ok() {
                                 next_ordinal += 1;
@@ -175,6 +202,7 @@ impl Engine<'_> {
                         }
                     }
                 } else if active.len() > desired {
+                    // Only pods that are not already terminating are chosen.
                     let victims =
                         self.scale_down_victims(&active, active.len() - desired, stateful);
                     for pod in victims {
@@ -303,6 +331,7 @@ impl Engine<'_> {
             removed: false,
             last_reason: None,
             nominated: None,
+            lost: false,
         });
         self.pod_names.insert((namespace, name.clone()), id);
         self.workloads[w].pods.push(id);
@@ -319,9 +348,11 @@ impl Engine<'_> {
     /// Deletes a pod (its owner may re-create it).
     pub(super) fn remove_pod(&mut self, pod: PodId, why: &str) -> Result<(), EngineError> {
         let object = self.pod_object(pod);
+        self.note_pod_event(pod);
         if self.cluster.remove_pod(pod).is_none() {
             return Ok(());
         }
+        self.evicting.remove(&pod);
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.removed = true;
         if let Some(w) = meta.workload {
@@ -379,13 +410,15 @@ impl Engine<'_> {
 
     /// A pod ran for its duration and succeeded.
     pub(super) fn pod_done(&mut self, pod: PodId) -> Result<(), EngineError> {
+        // A terminating pod is being replaced; it does not also succeed.
         let running = self
             .cluster
             .pod(pod)
-            .is_some_and(|p| p.phase == PodPhase::Running);
+            .is_some_and(|p| p.phase == PodPhase::Running && p.lifecycle.deleting_since.is_none());
         if !running {
             return Ok(());
         }
+        self.note_pod_event(pod);
         self.cluster.finish_pod(pod, PodPhase::Succeeded);
         let object = self.pod_object(pod);
         self.log(
@@ -473,6 +506,10 @@ impl Engine<'_> {
     pub(super) fn bind_pod(&mut self, pod: PodId, node: NodeId) -> Result<(), EngineError> {
         self.cluster.bind(pod, node);
         let now = self.now();
+        if let Some(p) = self.cluster.pod_mut(pod) {
+            p.lifecycle.started_at = Some(now);
+        }
+        self.note_pod_event(pod);
         let node_name = self.node_name(node);
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.first_bound.get_or_insert(now);
@@ -506,6 +543,9 @@ impl Engine<'_> {
         }
         node.labels.insert(LABEL_NODE_REGISTERED, "true");
         node.labels.insert(LABEL_NODE_INITIALIZED, "true");
+        if let Some(claim) = node.claim.as_mut() {
+            claim.lifecycle.initialized_at = Some(now);
+        }
         let name = node.name.clone();
         self.node_meta[node_id.0 as usize].ready_at = Some(now);
         let launched = self.cluster.node(node_id).map_or(now, |n| n.created_at);
@@ -524,9 +564,39 @@ impl Engine<'_> {
         );
         self.place_daemon_pods(node_id)?;
         self.wake_scheduler()?;
-        self.touch()
+        self.touch()?;
+        self.replacement_initialized(node_id)
+    }
+
+    /// `status.lastPodEventTime`: a non-DaemonSet pod bound, finished or
+    /// started terminating on its node. Writes are at least
+    /// [`POD_EVENT_DEDUPE`] apart; events in between are dropped, as
+    /// upstream's de-duplicating cache does.
+    pub(super) fn note_pod_event(&mut self, pod: PodId) {
+        let now = self.now();
+        let Some(p) = self.cluster.pod(pod) else {
+            return;
+        };
+        if p.is_daemonset() {
+            return;
+        }
+        let Some(node) = p.node else { return };
+        let Some(claim) = self.cluster.node_mut(node).and_then(|n| n.claim.as_mut()) else {
+            return;
+        };
+        let due = claim
+            .lifecycle
+            .last_pod_event_at
+            .is_none_or(|last| now >= last + POD_EVENT_DEDUPE);
+        if due {
+            claim.lifecycle.last_pod_event_at = Some(now);
+        }
     }
 }
+
+/// Minimum spacing of `lastPodEventTime` writes (core:
+/// nodeclaim/podevents/controller.go `dedupeTimeout`).
+pub const POD_EVENT_DEDUPE: SimDuration = SimDuration::from_secs(10);
 
 /// Whether a DaemonSet pod template selects `node`.
 fn daemon_pod_matches(spec: &PodSpec, node: &Node) -> bool {

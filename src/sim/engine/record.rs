@@ -68,6 +68,68 @@ pub struct NodeClaimRecord {
     pub reason_deleted: String,
     /// Cost from launch to termination or the end of the run (60 s minimum).
     pub cost: MicroUsd,
+    /// Why it was launched: `provisioning` (pending pods), or the
+    /// disruption reason of the command it replaced nodes for.
+    pub reason_launched: String,
+}
+
+/// Why a node was last not disrupted (a row of `disruption.csv`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DisruptionNote {
+    /// Node name.
+    pub node: String,
+    /// When it was noted.
+    pub time: SimTime,
+    /// The reason, in upstream's words.
+    pub reason: String,
+}
+
+/// Churn: what disruption cost the workload, and what it saved.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Churn {
+    /// Voluntary evictions of workload (non-DaemonSet) pods by the reason
+    /// their node was deleted (`empty`, `underutilized`, `drifted`,
+    /// `expired`, …).
+    pub evictions_by_reason: BTreeMap<String, u64>,
+    /// NodeClaims launched by reason (`provisioning`, or the disruption
+    /// reason they replace nodes for).
+    pub nodeclaims_launched_by_reason: BTreeMap<String, u64>,
+    /// NodeClaims terminated by reason.
+    pub nodeclaims_terminated_by_reason: BTreeMap<String, u64>,
+    /// Pods evicted or deleted and re-created by their owner, per owner
+    /// (`deployment/<ns>/<name>`).
+    pub pod_restarts: BTreeMap<String, u64>,
+    /// Eviction attempts a PDB refused (each retry counts).
+    pub pdb_blocked_evictions: u64,
+    /// Pods deleted at a NodeClaim's terminationGracePeriod deadline.
+    pub forced_pod_deletions: u64,
+    /// Bare pods (no owner) evicted or deleted with their node: gone.
+    pub bare_pods_lost: u64,
+    /// Disruption commands started, by method.
+    pub commands_by_method: BTreeMap<String, u64>,
+    /// Commands dropped at validation, aborted or timed out.
+    pub commands_failed: u64,
+    /// Σ estimated savings per hour of the consolidation (Empty and
+    /// Underutilized) commands whose candidates were deleted.
+    pub consolidation_savings_per_hour: Price,
+    /// Each of those savings rates times the run time left after it: the
+    /// dollars consolidation is estimated to have saved.
+    pub consolidation_savings: MicroUsd,
+}
+
+impl Churn {
+    /// Evictions caused by consolidation (Empty and Underutilized).
+    pub fn consolidation_evictions(&self) -> u64 {
+        ["empty", "underutilized"]
+            .iter()
+            .filter_map(|r| self.evictions_by_reason.get(*r))
+            .sum()
+    }
+
+    /// All voluntary evictions.
+    pub fn evictions(&self) -> u64 {
+        self.evictions_by_reason.values().sum()
+    }
 }
 
 /// The cluster at one instant (one row per simulated minute).
@@ -145,6 +207,8 @@ pub struct RunSummary {
     pub unschedulable_reasons: Vec<ReasonCount>,
     /// Events logged.
     pub events: usize,
+    /// Disruption churn and savings.
+    pub churn: Churn,
 }
 
 impl RunSummary {
@@ -165,9 +229,19 @@ pub struct RunOutput {
     pub events: Vec<EventRecord>,
     /// One sample per simulated minute, from 0 to the end.
     pub timeseries: Vec<Sample>,
+    /// Per node, the last reason it was not disrupted, in node order.
+    pub disruption: Vec<DisruptionNote>,
 }
 
 impl Engine<'_> {
+    /// A node's name from the ledger (also after the node is gone).
+    fn node_meta_name(&self, node: crate::scheduler::NodeId) -> String {
+        self.node_meta
+            .get(node.0 as usize)
+            .and_then(|m| self.ledger.record(m.billing))
+            .map_or_else(|| format!("node#{}", node.0), |r| r.node_name().to_string())
+    }
+
     /// Closes the books at `end`.
     pub(super) fn finish(self, end: SimTime) -> RunOutput {
         let totals = self.ledger.totals_at(end);
@@ -193,6 +267,7 @@ impl Engine<'_> {
                     deleted_at: meta.deleted_at,
                     reason_deleted: meta.reason_deleted.clone(),
                     cost: record.cost(end),
+                    reason_launched: meta.launch_reason.clone(),
                 })
             })
             .collect();
@@ -270,12 +345,24 @@ impl Engine<'_> {
             pending_max: pending.percentile(crate::sim::Percentile::MAX),
             unschedulable_reasons,
             events: self.events.len(),
+            churn: self.churn.clone(),
         };
+        let disruption = self
+            .disruption
+            .notes
+            .iter()
+            .map(|(node, (time, reason))| DisruptionNote {
+                node: self.node_meta_name(*node),
+                time: *time,
+                reason: reason.clone(),
+            })
+            .collect();
         RunOutput {
             summary,
             nodeclaims,
             events: self.events,
             timeseries: self.samples,
+            disruption,
         }
     }
 }

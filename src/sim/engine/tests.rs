@@ -7,7 +7,9 @@
 //!   new NodeClaims of the first NodePool's first allowed type (m5.large
 //!   here: 1930m CPU allocatable);
 //! - the launch picks that type's cheapest available offering, the first
-//!   zone on ties.
+//!   zone on ties;
+//! - the disruption controller never acts (disruption tests bring their
+//!   own, see `tests_disruption`).
 
 use std::cell::Cell;
 use std::collections::BTreeSet;
@@ -29,12 +31,12 @@ thread_local! {
     static SOLVES: Cell<usize> = const { Cell::new(0) };
 }
 
-fn catalog() -> &'static Catalog {
+pub(super) fn catalog() -> &'static Catalog {
     static CATALOG: OnceLock<Catalog> = OnceLock::new();
     CATALOG.get_or_init(|| Catalog::load("us-east-1", &NodeClassSettings::default()).unwrap())
 }
 
-fn first_fit_schedule(
+pub(super) fn first_fit_schedule(
     cluster: &Cluster,
     pending: &[PodId],
     _config: &SchedulerConfig,
@@ -47,6 +49,7 @@ fn first_fit_schedule(
             let fit = cluster.nodes().find(|(id, node)| {
                 let extra = used.get(id).copied().unwrap_or_default();
                 node.registered
+                    && !node.marked_for_deletion
                     && tolerates_all(&node.taints, &pod.spec.tolerations).is_ok()
                     && pod
                         .spec
@@ -67,7 +70,7 @@ fn first_fit_schedule(
         .collect()
 }
 
-fn first_fit_solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
+pub(super) fn first_fit_solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
     SOLVES.with(|s| s.set(s.get() + 1));
     let context = &input.nodepools[0];
     let allowed = filter_instance_types(context.pool, context.catalog).allowed;
@@ -86,7 +89,7 @@ fn first_fit_solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
         }
         let existing = input.cluster.nodes().find(|(id, node)| {
             let extra = used.get(id).copied().unwrap_or_default();
-            requests.fits(&node.available().saturating_sub(&extra))
+            !node.marked_for_deletion && requests.fits(&node.available().saturating_sub(&extra))
         });
         if let Some((id, _)) = existing {
             *used.entry(id).or_default() += requests;
@@ -117,7 +120,7 @@ fn first_fit_solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
     result
 }
 
-fn cheapest_offering(
+pub(super) fn cheapest_offering(
     claim: &NewNodeClaim,
     catalog: &Catalog,
 ) -> Result<LaunchDecision, LaunchError> {
@@ -139,13 +142,25 @@ fn cheapest_offering(
         .ok_or_else(|| LaunchError::InsufficientCapacity("no offering".to_string()))
 }
 
-const STAND_INS: Deciders = Deciders {
+/// A disruption controller that never acts.
+pub(super) fn no_disruption(_: &DisruptionInput<'_>) -> PassOutcome {
+    PassOutcome::default()
+}
+
+/// A validation that always passes.
+pub(super) fn always_valid(_: &DisruptionInput<'_>, _: &Command) -> Result<(), String> {
+    Ok(())
+}
+
+pub(super) const STAND_INS: Deciders = Deciders {
     schedule: first_fit_schedule,
     solve: first_fit_solve,
     choose_offering: cheapest_offering,
+    next_command: no_disruption,
+    validate: always_valid,
 };
 
-const M5_LARGE_POOL: &str = "
+pub(super) const M5_LARGE_POOL: &str = "
 apiVersion: karpenter.sh/v1
 kind: NodePool
 metadata: {name: default}
@@ -158,7 +173,7 @@ spec:
         - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
 ";
 
-fn input(manifests: &str, duration: SimDuration) -> RunInput {
+pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
     let pools = load_str("pool.yaml", M5_LARGE_POOL).unwrap();
     let loaded = load_str("workloads.yaml", manifests).unwrap();
     RunInput {
@@ -184,11 +199,11 @@ fn input(manifests: &str, duration: SimDuration) -> RunInput {
     }
 }
 
-fn deployment(name: &str, replicas: u32, cpu: &str) -> String {
+pub(super) fn deployment(name: &str, replicas: u32, cpu: &str) -> String {
     deployment_sized(name, replicas, cpu, "1Gi")
 }
 
-fn deployment_sized(name: &str, replicas: u32, cpu: &str, memory: &str) -> String {
+pub(super) fn deployment_sized(name: &str, replicas: u32, cpu: &str, memory: &str) -> String {
     format!(
         "
 apiVersion: apps/v1
@@ -207,11 +222,11 @@ spec:
     )
 }
 
-fn simulate(input: &RunInput) -> RunOutput {
+pub(super) fn simulate(input: &RunInput) -> RunOutput {
     run_with(input, STAND_INS, &mut |_| {}).unwrap()
 }
 
-fn events<'a>(out: &'a RunOutput, reason: &str) -> Vec<&'a EventRecord> {
+pub(super) fn events<'a>(out: &'a RunOutput, reason: &str) -> Vec<&'a EventRecord> {
     out.events.iter().filter(|e| e.reason == reason).collect()
 }
 

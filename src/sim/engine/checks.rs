@@ -1,0 +1,95 @@
+//! Invariants the engine keeps, checked after every event when a run asks
+//! for it ([`super::run_checked`]): every pod ever created is exactly one
+//! of pending, running (terminating included), completed, deleted by its
+//! owner or a step, or lost; node request totals match their pods; bound
+//! pods point at live nodes that list them.
+
+use super::Engine;
+use crate::kube::resources::Resources;
+use crate::scheduler::{PodId, PodPhase};
+
+impl Engine<'_> {
+    /// Appends every broken invariant to the violations (when checking).
+    pub(super) fn check_invariants(&mut self) {
+        if self.violations.is_none() {
+            return;
+        }
+        let now = self.now();
+        let mut found = Vec::new();
+        for (index, meta) in self.pod_meta.iter().enumerate() {
+            let id = PodId(index as u32);
+            let pod = self.cluster.pod(id);
+            let state = match (pod, meta.removed) {
+                (Some(p), false) => match (p.phase, p.node) {
+                    (PodPhase::Pending, None) => "pending",
+                    (PodPhase::Running, Some(_)) => "running",
+                    (PodPhase::Succeeded | PodPhase::Failed, _) => "completed",
+                    (phase, node) => {
+                        found.push(format!(
+                            "{now}: pod {} is {phase:?} with node {node:?}",
+                            meta.name
+                        ));
+                        continue;
+                    }
+                },
+                (None, true) => {
+                    if meta.lost {
+                        "lost"
+                    } else {
+                        "deleted"
+                    }
+                }
+                (Some(_), true) => {
+                    found.push(format!(
+                        "{now}: pod {} removed but still in the cluster",
+                        meta.name
+                    ));
+                    continue;
+                }
+                (None, false) => {
+                    found.push(format!("{now}: pod {} vanished unaccounted", meta.name));
+                    continue;
+                }
+            };
+            if meta.lost && state != "lost" && state != "running" {
+                found.push(format!("{now}: pod {} is lost and {state}", meta.name));
+            }
+            if let Some(p) = pod
+                && let Some(node) = p.node
+            {
+                match self.cluster.node(node) {
+                    Some(n) if n.pods.contains(&id) => {}
+                    _ => found.push(format!(
+                        "{now}: pod {} bound to node {} that does not list it",
+                        meta.name, node.0
+                    )),
+                }
+            }
+        }
+        for (id, node) in self.cluster.nodes() {
+            let mut requested = Resources::ZERO;
+            for &pod in &node.pods {
+                match self.cluster.pod(pod) {
+                    Some(p) if p.node == Some(id) => {
+                        if !p.phase.is_terminal() {
+                            requested += p.spec.requests;
+                        }
+                    }
+                    _ => found.push(format!(
+                        "{now}: node {} lists pod {} that is not bound to it",
+                        node.name, pod.0
+                    )),
+                }
+            }
+            if requested != node.requested {
+                found.push(format!(
+                    "{now}: node {} requested {:?} but its pods request {:?}",
+                    node.name, node.requested, requested
+                ));
+            }
+        }
+        if let Some(v) = self.violations.as_mut() {
+            v.extend(found);
+        }
+    }
+}
