@@ -11,7 +11,7 @@ use super::pod::{
     PodWork, any_port_conflict, remove_required_node_term, strict_requirements,
     tolerate_prefer_no_schedule_taints,
 };
-use super::topology::Topology;
+use super::topology::PodTopology;
 use crate::cloud::{Catalog, InstanceType, Offering, Price};
 use crate::karpenter::instance_types::template_requirements;
 use crate::karpenter::nodepool::NodePool;
@@ -22,7 +22,7 @@ use crate::kube::labels::{
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::resources::Resources;
-use crate::kube::taints::tolerates_all;
+use crate::kube::taints::{first_untolerated, tolerates_all};
 use crate::scheduler::PodId;
 
 /// Why a pod could not join a NodeClaim (or existing node), ordered by how
@@ -33,8 +33,6 @@ pub(super) enum Rejection {
     Taint(String),
     /// Incompatible requirements.
     Requirements(String),
-    /// A host port already taken.
-    HostPort(String),
     /// The NodePool's limits leave no instance type.
     Limits(String),
     /// A topology rule admits no domain.
@@ -48,7 +46,6 @@ impl Rejection {
         match self {
             Rejection::Taint(m)
             | Rejection::Requirements(m)
-            | Rejection::HostPort(m)
             | Rejection::Limits(m)
             | Rejection::Topology(m)
             | Rejection::InstanceTypes(m) => m,
@@ -59,10 +56,9 @@ impl Rejection {
         match self {
             Rejection::Taint(_) => 0,
             Rejection::Requirements(_) => 1,
-            Rejection::HostPort(_) => 2,
-            Rejection::Limits(_) => 3,
-            Rejection::Topology(_) => 4,
-            Rejection::InstanceTypes(_) => 5,
+            Rejection::Limits(_) => 2,
+            Rejection::Topology(_) => 3,
+            Rejection::InstanceTypes(_) => 4,
         }
     }
 }
@@ -223,6 +219,64 @@ impl<'a> Template<'a> {
             return Err(failure);
         }
         Ok(remaining)
+    }
+
+    /// [`Template::filter`] for `options` that already pass it under
+    /// `base`, now under `merged` (`base` plus more): only requirements
+    /// that differ from `base` are checked per type, offerings only when a
+    /// key they read changed. Same survivors; `None` on any failure.
+    pub fn refilter(
+        &self,
+        options: &[u32],
+        base: &Requirements,
+        merged: &Requirements,
+        requests: &Resources,
+        pod_ports: &[HostPort],
+        claim_ports: &[HostPort],
+    ) -> Option<Vec<u32>> {
+        let changed: Vec<&Requirement> = merged
+            .iter()
+            .filter(|r| base.get(r.key()) != Some(*r))
+            .collect();
+        let offerings_changed = changed.iter().any(|r| {
+            matches!(
+                r.key(),
+                LABEL_TOPOLOGY_ZONE | LABEL_TOPOLOGY_ZONE_ID | LABEL_CAPACITY_TYPE
+            )
+        });
+        let offerings = OfferingFilter::new(merged);
+        let blocked: Vec<bool> = self
+            .groups
+            .iter()
+            .map(|g| {
+                any_port_conflict(pod_ports, &g.host_ports)
+                    || any_port_conflict(pod_ports, claim_ports)
+            })
+            .collect();
+        let mut remaining = Vec::with_capacity(options.len());
+        for &index in options {
+            let group = self.group_of[index as usize] as usize;
+            if blocked.get(group).copied().unwrap_or(true) {
+                continue;
+            }
+            let it = self.instance_type(index);
+            if !(*requests + self.groups[group].overhead).fits(&it.allocatable) {
+                continue;
+            }
+            if offerings_changed && !it.offerings.iter().any(|o| offerings.allows(o)) {
+                continue;
+            }
+            let type_reqs = &self.type_requirements[index as usize];
+            if changed.iter().all(|r| type_reqs.is_intersecting_one(r)) {
+                remaining.push(index);
+            }
+        }
+        if remaining.is_empty()
+            || min_values_shortfall(&remaining, merged, &self.type_requirements).is_some()
+        {
+            return None;
+        }
+        Some(remaining)
     }
 
     /// The cheapest available offering of a type the requirements allow.
@@ -429,6 +483,17 @@ pub(super) struct Accepted {
     pub options: Vec<u32>,
 }
 
+/// How a pod is tried on a NodeClaim.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Attempt {
+    /// A NodeClaim being opened: a rejection says why, as the pod's error
+    /// may quote it.
+    Explain,
+    /// A NodeClaim already holding pods (its index in the solve): only the
+    /// answer is used.
+    Quiet(usize),
+}
+
 impl Claim {
     pub fn new(
         template_index: usize,
@@ -462,58 +527,107 @@ impl Claim {
         self.headroom = headroom;
     }
 
-    /// Whether the pod could join (core: nodeclaim.go `CanAdd`).
+    /// Whether the pod could join (core: nodeclaim.go `CanAdd`). Under
+    /// [`Attempt::Quiet`] the rejection carries no text and cheap certain
+    /// rejections are tried first; the answer is the same either way.
     pub fn can_add(
         &self,
         template: &Template<'_>,
-        topology: &Topology<'_>,
+        topology: &PodTopology<'_>,
         pod: &PodWork,
+        attempt: Attempt,
     ) -> Result<Accepted, Rejection> {
+        let explain = matches!(attempt, Attempt::Explain);
         let requests = self.requests + pod.requests;
         if !requests.fits(&self.headroom) {
-            return Err(Rejection::InstanceTypes(format!(
-                "NodePool {}: no instance type has room for {}",
-                template.pool.name,
-                format_resources(&requests)
-            )));
+            return Err(Rejection::InstanceTypes(if explain {
+                format!(
+                    "NodePool {}: no instance type has room for {}",
+                    template.pool.name,
+                    format_resources(&requests)
+                )
+            } else {
+                String::new()
+            }));
         }
-        if let Err(e) = tolerates_all(&template.pool.taints, &pod.spec.tolerations) {
-            return Err(Rejection::Taint(format!(
-                "incompatible with NodePool {}: {e}",
-                template.pool.name
-            )));
+        if let Attempt::Quiet(index) = attempt
+            && topology.rejects_claim(index)
+        {
+            return Err(Rejection::Topology(String::new()));
+        }
+        if let Some(taint) = first_untolerated(&template.pool.taints, &pod.spec.tolerations) {
+            return Err(Rejection::Taint(if explain {
+                format!(
+                    "incompatible with NodePool {}: did not tolerate taint {taint}",
+                    template.pool.name
+                )
+            } else {
+                String::new()
+            }));
         }
         let allow = well_known_labels();
         if !self.requirements.is_compatible(&pod.requirements, allow) {
-            let e = self
-                .requirements
-                .compatible(&pod.requirements, allow)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
-            return Err(Rejection::Requirements(format!(
-                "incompatible with NodePool {}: {e}",
-                template.pool.name
-            )));
+            let e = if explain {
+                self.requirements
+                    .compatible(&pod.requirements, allow)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default()
+            } else {
+                String::new()
+            };
+            return Err(Rejection::Requirements(if explain {
+                format!("incompatible with NodePool {}: {e}", template.pool.name)
+            } else {
+                e
+            }));
         }
-        let narrowed = if topology.constrains(pod) {
+        let narrowed = if topology.constrains() {
             let lookup = |key: &str| merged_get(&self.requirements, &pod.requirements, key);
-            topology.add_requirements(pod, &lookup).map_err(|e| {
-                Rejection::Topology(format!("NodePool {}: {}", template.pool.name, e.0))
-            })?
+            topology
+                .add_requirements(&lookup, &pod.spec, explain)
+                .map_err(|e| {
+                    Rejection::Topology(if explain {
+                        format!("NodePool {}: {}", template.pool.name, e.0)
+                    } else {
+                        e.0
+                    })
+                })?
         } else {
             Requirements::new()
         };
         let mut merged = self.requirements.clone();
         merged.add_all(&pod.requirements);
         if !narrowed.is_empty() {
-            if let Err(e) = merged.compatible(&narrowed, allow) {
+            if !explain {
+                if !merged.is_compatible(&narrowed, allow) {
+                    return Err(Rejection::Topology(String::new()));
+                }
+            } else if let Err(e) = merged.compatible(&narrowed, allow) {
                 return Err(Rejection::Topology(format!(
                     "NodePool {}: {e}",
                     template.pool.name
                 )));
             }
             merged.add_all(&narrowed);
+        }
+        if !explain {
+            // The options already meet `self.requirements`: only what the
+            // pod changed needs checking again.
+            return match template.refilter(
+                &self.options,
+                &self.requirements,
+                &merged,
+                &requests,
+                pod.host_ports(),
+                &self.host_ports,
+            ) {
+                Some(options) => Ok(Accepted {
+                    requirements: merged,
+                    options,
+                }),
+                None => Err(Rejection::InstanceTypes(String::new())),
+            };
         }
         match template.filter(
             &self.options,

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-use super::claim::{Claim, Rejection, Template, min_values_shortfall, no_undefined};
+use super::claim::{Attempt, Claim, Rejection, Template, min_values_shortfall, no_undefined};
 use super::existing::ExistingNode;
 use super::pod::PodWork;
 use super::topology::{DomainSource, Topology};
@@ -34,8 +34,8 @@ struct Scheduler<'a> {
     remaining: Vec<Option<Limits>>,
     existing: Vec<ExistingNode>,
     claims: Vec<Claim>,
-    /// Claim indices, re-sorted by pod count before each pod.
-    claim_order: Vec<usize>,
+    /// The order in-flight claims are tried in.
+    claim_order: ClaimOrder,
     topology: Topology<'a>,
     tolerate_prefer_no_schedule: bool,
     hostnames: u32,
@@ -169,7 +169,7 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
         remaining,
         existing,
         claims: Vec::new(),
-        claim_order: Vec::new(),
+        claim_order: ClaimOrder::default(),
         topology,
         tolerate_prefer_no_schedule,
         hostnames: 0,
@@ -238,33 +238,48 @@ impl<'a> Scheduler<'a> {
 
     fn add(&mut self, pod: &PodWork) -> Result<(), String> {
         // 1. Existing nodes, initialized first, then by name.
-        for node in &mut self.existing {
-            if let Ok(requirements) = node.can_add(&self.topology, pod) {
-                self.topology
-                    .record(pod, &node.taints, &requirements, no_undefined());
-                node.add(pod, requirements);
-                self.placed_existing.push((pod.id, node.id));
-                return Ok(());
-            }
+        let on_existing = {
+            let topology = self.topology.for_pod(pod);
+            self.existing
+                .iter()
+                .enumerate()
+                .find_map(|(i, node)| node.can_add(&topology, pod).map(|r| (i, r)))
+        };
+        if let Some((i, requirements)) = on_existing {
+            let node = &mut self.existing[i];
+            self.topology
+                .record(pod, &node.taints, &requirements, no_undefined(), None);
+            node.add(pod, requirements);
+            self.placed_existing.push((pod.id, node.id));
+            return Ok(());
         }
         // 2. NodeClaims opened in this solve, fewest pods first.
-        let claims = &self.claims;
-        self.claim_order.sort_by_key(|&i| claims[i].pods.len());
-        for &i in &self.claim_order {
-            let claim = &self.claims[i];
+        let on_claim = {
+            let topology = self.topology.for_pod(pod);
+            self.claim_order.iter().find_map(|i| {
+                let claim = &self.claims[i];
+                let template = &self.templates[claim.template];
+                claim
+                    .can_add(template, &topology, pod, Attempt::Quiet(i))
+                    .ok()
+                    .map(|accepted| (i, accepted))
+            })
+        };
+        if let Some((i, accepted)) = on_claim {
+            let claim = &mut self.claims[i];
             let template = &self.templates[claim.template];
-            if let Ok(accepted) = claim.can_add(template, &self.topology, pod) {
-                let claim = &mut self.claims[i];
-                claim.add(template, pod, accepted);
-                self.topology.register_host(&claim.hostname);
-                self.topology.record(
-                    pod,
-                    &template.pool.taints,
-                    &claim.requirements,
-                    well_known_labels(),
-                );
-                return Ok(());
-            }
+            let before = claim.pods.len();
+            claim.add(template, pod, accepted);
+            self.claim_order.grew(i, before);
+            self.topology.register_host(&claim.hostname);
+            self.topology.record(
+                pod,
+                &template.pool.taints,
+                &claim.requirements,
+                well_known_labels(),
+                Some((i, &claim.hostname)),
+            );
+            return Ok(());
         }
         // 3. A new NodeClaim from the first template that accepts.
         if self.templates.is_empty() {
@@ -275,37 +290,48 @@ impl<'a> Scheduler<'a> {
                 .unwrap_or_else(|| "no NodePools".to_string()));
         }
         let mut closest: Option<Rejection> = None;
-        for t in 0..self.templates.len() {
-            let template = &self.templates[t];
-            let options = match self.options_within_limits(template) {
-                Ok(options) => options,
-                Err(rejection) => {
-                    keep_closest(&mut closest, rejection);
-                    continue;
+        let mut opened = None;
+        {
+            let topology = self.topology.for_pod(pod);
+            for t in 0..self.templates.len() {
+                let template = &self.templates[t];
+                let options = match self.options_within_limits(template) {
+                    Ok(options) => options,
+                    Err(rejection) => {
+                        keep_closest(&mut closest, rejection);
+                        continue;
+                    }
+                };
+                self.hostnames += 1;
+                let hostname = format!("hostname-placeholder-{:04}", self.hostnames);
+                let claim = Claim::new(t, template, hostname, options);
+                match claim.can_add(template, &topology, pod, Attempt::Explain) {
+                    Ok(accepted) => {
+                        opened = Some((t, claim, accepted));
+                        break;
+                    }
+                    Err(rejection) => keep_closest(&mut closest, rejection),
                 }
-            };
-            self.hostnames += 1;
-            let hostname = format!("hostname-placeholder-{:04}", self.hostnames);
-            let mut claim = Claim::new(t, template, hostname, options);
-            match claim.can_add(template, &self.topology, pod) {
-                Ok(accepted) => {
-                    claim.add(template, pod, accepted);
-                    self.topology.register_host(&claim.hostname);
-                    self.topology.record(
-                        pod,
-                        &template.pool.taints,
-                        &claim.requirements,
-                        well_known_labels(),
-                    );
-                    self.subtract_max(t, &claim.options);
-                    self.claim_order.push(self.claims.len());
-                    self.claims.push(claim);
-                    return Ok(());
-                }
-                Err(rejection) => keep_closest(&mut closest, rejection),
             }
         }
-        Err(closest.map_or_else(String::new, |r| r.message().to_string()))
+        let Some((t, mut claim, accepted)) = opened else {
+            return Err(closest.map_or_else(String::new, |r| r.message().to_string()));
+        };
+        let template = &self.templates[t];
+        let index = self.claims.len();
+        claim.add(template, pod, accepted);
+        self.topology.register_host(&claim.hostname);
+        self.topology.record(
+            pod,
+            &template.pool.taints,
+            &claim.requirements,
+            well_known_labels(),
+            Some((index, &claim.hostname)),
+        );
+        self.subtract_max(t, &claim.options);
+        self.claim_order.push(index, claim.pods.len());
+        self.claims.push(claim);
+        Ok(())
     }
 
     /// The template's types that stay within the pool's remaining limits.
@@ -433,6 +459,42 @@ impl<'a> Scheduler<'a> {
             existing: self.placed_existing,
             errors: errors.into_iter().collect(),
         }
+    }
+}
+
+/// In-flight claim indices in the order `add` tries them: by pod count
+/// ascending, as a stable sort before every pod would leave them. A claim
+/// that gains a pod moves to the front of its new count (it came before
+/// every claim already there); a new claim goes last among its count.
+#[derive(Default)]
+struct ClaimOrder {
+    /// `by_count[c]`: claims holding `c` pods, in try order.
+    by_count: Vec<VecDeque<usize>>,
+}
+
+impl ClaimOrder {
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.by_count.iter().flatten().copied()
+    }
+
+    fn bucket(&mut self, count: usize) -> &mut VecDeque<usize> {
+        if self.by_count.len() <= count {
+            self.by_count.resize_with(count + 1, VecDeque::new);
+        }
+        &mut self.by_count[count]
+    }
+
+    fn push(&mut self, claim: usize, count: usize) {
+        self.bucket(count).push_back(claim);
+    }
+
+    /// `claim` went from `before` pods to `before + 1`.
+    fn grew(&mut self, claim: usize, before: usize) {
+        let bucket = self.bucket(before);
+        if let Some(at) = bucket.iter().position(|&c| c == claim) {
+            bucket.remove(at);
+        }
+        self.bucket(before + 1).push_front(claim);
     }
 }
 

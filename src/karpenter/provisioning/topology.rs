@@ -130,6 +130,11 @@ struct Group {
     spec: GroupKey,
     domains: BTreeMap<String, i32>,
     empty: BTreeSet<String>,
+    /// Hostname groups: pods recorded on each NodeClaim of this solve (by
+    /// claim index). A lower bound of the claim hostname's count in
+    /// `domains` (other records may reach the same name), so a rejection
+    /// it implies is certain.
+    claim_counts: Vec<i32>,
 }
 
 impl Group {
@@ -155,6 +160,27 @@ impl Group {
     fn record(&mut self, domain: &str) {
         *self.domains.entry(domain.to_string()).or_insert(0) += 1;
         self.empty.remove(domain);
+    }
+
+    fn record_claim(&mut self, claim: usize) {
+        if self.claim_counts.len() <= claim {
+            self.claim_counts.resize(claim + 1, 0);
+        }
+        self.claim_counts[claim] += 1;
+    }
+
+    /// Also counts `domain` against the claim when it is the claim's host.
+    fn record_on_claim(&mut self, domain: &str, claim: Option<(usize, &str)>) {
+        if let Some((index, host)) = claim
+            && self.spec.key == LABEL_HOSTNAME
+            && domain == host
+        {
+            self.record_claim(index);
+        }
+    }
+
+    fn claim_count(&self, claim: usize) -> i32 {
+        self.claim_counts.get(claim).copied().unwrap_or(0)
     }
 
     fn register(&mut self, domain: &str) {
@@ -443,6 +469,7 @@ impl<'a> Topology<'a> {
         let mut group = Group {
             domains: BTreeMap::new(),
             empty: BTreeSet::new(),
+            claim_counts: Vec::new(),
             spec,
         };
         let key = group.spec.key.clone();
@@ -588,23 +615,15 @@ impl<'a> Topology<'a> {
         }
     }
 
-    /// Whether any rule could narrow this pod's domains.
-    pub fn constrains(&self, pod: &PodWork) -> bool {
-        self.owned.contains_key(&pod.id) || self.inverse.iter().any(|g| g.selects(&pod.spec))
-    }
-
-    /// The narrowed domains the pod needs on a node whose requirements are
-    /// read through `node_domain` (upstream `AddRequirements`).
-    pub fn add_requirements<'n>(
-        &self,
-        pod: &PodWork,
-        node_domain: &dyn Fn(&str) -> Option<Cow<'n, Requirement>>,
-    ) -> Result<Requirements, TopologyError> {
-        let mut narrowed = Requirements::new();
+    /// The groups that constrain `pod`, looked up once for all the nodes
+    /// it is tried on.
+    pub fn for_pod(&self, pod: &PodWork) -> PodTopology<'_> {
         let owned = self.owned.get(&pod.id).map(Vec::as_slice).unwrap_or(&[]);
         // Inverse groups are anti-affinity groups, whose node filter admits
         // every node: selecting the pod is enough.
         let inverse = self.inverse.iter().filter(|g| g.selects(&pod.spec));
+        let mut groups = Vec::new();
+        let mut claim_limits = Vec::new();
         for group in owned.iter().map(|&i| &self.groups[i]).chain(inverse) {
             let key = group.spec.key.as_str();
             let pod_domains = pod
@@ -612,18 +631,28 @@ impl<'a> Topology<'a> {
                 .get(key)
                 .cloned()
                 .unwrap_or_else(|| Requirement::exists(key));
-            let node_domains =
-                node_domain(key).unwrap_or_else(|| Cow::Owned(Requirement::exists(key)));
-            let domains = group.next(&pod.spec, &pod_domains, &node_domains);
-            if domains.is_empty() {
-                return Err(TopologyError(format!(
-                    "unsatisfiable {} on {key}: no allowed domain (pod allows {pod_domains}, node offers {node_domains})",
-                    group.spec.kind.describe(),
-                )));
+            if key == LABEL_HOSTNAME {
+                // On a node limited to its own hostname, anti-affinity
+                // admits nothing once the host counts a pod, and spread
+                // nothing once count + own exceeds maxSkew.
+                match group.spec.kind {
+                    TopologyKind::AntiAffinity => claim_limits.push((group, 0)),
+                    TopologyKind::Spread => claim_limits.push((
+                        group,
+                        group
+                            .spec
+                            .max_skew
+                            .saturating_sub(i32::from(group.selects(&pod.spec))),
+                    )),
+                    TopologyKind::Affinity => {}
+                }
             }
-            narrowed.add(domains);
+            groups.push((group, pod_domains));
         }
-        Ok(narrowed)
+        PodTopology {
+            groups,
+            claim_limits,
+        }
     }
 
     /// Registers a new hostname domain in every hostname group.
@@ -635,13 +664,15 @@ impl<'a> Topology<'a> {
         }
     }
 
-    /// Counts a placed pod in every group that selects it.
+    /// Counts a placed pod in every group that selects it; `claim` is the
+    /// index and hostname of the NodeClaim of this solve it joined, if any.
     pub fn record(
         &mut self,
         pod: &PodWork,
         taints: &[Taint],
         node: &Requirements,
         allow: &LabelKeySet,
+        claim: Option<(usize, &str)>,
     ) {
         for group in &mut self.groups {
             if !group.counts(&pod.spec, taints, node, allow) {
@@ -657,9 +688,11 @@ impl<'a> Topology<'a> {
             if group.spec.kind == TopologyKind::AntiAffinity {
                 for value in &values {
                     group.record(value);
+                    group.record_on_claim(value, claim);
                 }
             } else if let [only] = values.as_slice() {
                 group.record(only);
+                group.record_on_claim(only, claim);
             }
         }
         if let Some(owned) = self.inverse_owned.get(&pod.id) {
@@ -670,10 +703,65 @@ impl<'a> Topology<'a> {
                 {
                     for value in domains.values().to_vec() {
                         group.record(&value);
+                        group.record_on_claim(&value, claim);
                     }
                 }
             }
         }
+    }
+}
+
+/// The topology groups constraining one pod, with its allowed domains per
+/// group, fixed while the pod is tried on every node.
+pub(super) struct PodTopology<'t> {
+    groups: Vec<(&'t Group, Requirement)>,
+    /// Hostname groups with the most pods a NodeClaim of this solve may
+    /// already count in them for the pod to join it.
+    claim_limits: Vec<(&'t Group, i32)>,
+}
+
+impl PodTopology<'_> {
+    /// Whether any rule could narrow this pod's domains.
+    pub fn constrains(&self) -> bool {
+        !self.groups.is_empty()
+    }
+
+    /// A cheap certain rejection: the NodeClaim (index `claim`, whose
+    /// hostname requirement admits only its own hostname) already counts
+    /// too many pods of a hostname anti-affinity or spread group.
+    pub fn rejects_claim(&self, claim: usize) -> bool {
+        self.claim_limits
+            .iter()
+            .any(|&(group, most)| group.claim_count(claim) > most)
+    }
+
+    /// The narrowed domains the pod needs on a node whose requirements are
+    /// read through `node_domain` (upstream `AddRequirements`); the error
+    /// text is only written when `explain` is set.
+    pub fn add_requirements<'n>(
+        &self,
+        node_domain: &dyn Fn(&str) -> Option<Cow<'n, Requirement>>,
+        pod: &PodSpec,
+        explain: bool,
+    ) -> Result<Requirements, TopologyError> {
+        let mut narrowed = Requirements::new();
+        for (group, pod_domains) in &self.groups {
+            let key = group.spec.key.as_str();
+            let node_domains =
+                node_domain(key).unwrap_or_else(|| Cow::Owned(Requirement::exists(key)));
+            let domains = group.next(pod, pod_domains, &node_domains);
+            if domains.is_empty() {
+                if !explain {
+                    return Err(TopologyError(String::new()));
+                }
+                return Err(TopologyError(format!(
+                    "unsatisfiable {} on {key}: no allowed domain (pod allows {pod_domains}, node offers {node_domains})",
+                    group.spec.kind.describe(),
+                )));
+            }
+            narrowed.add(domains);
+        }
+        Ok(narrowed)
     }
 }
 
