@@ -439,16 +439,6 @@ impl Requirements {
         ok
     }
 
-    /// [`Requirements::is_intersecting`] against a single requirement: whether
-    /// it agrees with the one on its key here (`true` when the key is not
-    /// defined here).
-    pub fn is_intersecting_one(&self, incoming: &Requirement) -> bool {
-        match self.position(incoming.key()) {
-            Ok(i) => key_pair_intersects(&self.sorted[i], incoming),
-            Err(_) => true,
-        }
-    }
-
     /// Calls `visit(existing, incoming)` for each key defined on both sides,
     /// in key order, until it returns `false`.
     fn for_each_common_key<'a>(

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use super::columns::TypeColumns;
 use super::pod::{
     PodWork, any_port_conflict, remove_required_node_term, strict_requirements,
     tolerate_prefer_no_schedule_taints,
@@ -80,6 +81,8 @@ pub(super) struct Template<'a> {
     pub catalog: &'a Catalog,
     /// Requirements of each catalog type (shared per catalog).
     pub type_requirements: Arc<Vec<Requirements>>,
+    /// The same by key.
+    columns: TypeColumns,
     /// NodePool requirements ∩ labels ∩ nodepool name ∩ the simulation-only
     /// registered/initialized labels.
     pub requirements: Requirements,
@@ -107,6 +110,7 @@ impl<'a> Template<'a> {
             pool_index,
             pool,
             catalog,
+            columns: TypeColumns::new(&type_requirements),
             type_requirements,
             requirements,
             options: (0..catalog.len() as u32).collect(),
@@ -234,16 +238,22 @@ impl<'a> Template<'a> {
         pod_ports: &[HostPort],
         claim_ports: &[HostPort],
     ) -> Option<Vec<u32>> {
-        let changed: Vec<&Requirement> = merged
-            .iter()
-            .filter(|r| base.get(r.key()) != Some(*r))
-            .collect();
-        let offerings_changed = changed.iter().any(|r| {
-            matches!(
-                r.key(),
+        // `merged` has every key of `base`; both are sorted by key.
+        let mut base_iter = base.iter().peekable();
+        let mut offerings_changed = false;
+        let mut matchers = Vec::new();
+        for requirement in merged.iter() {
+            let key = requirement.key();
+            while base_iter.next_if(|b| b.key() < key).is_some() {}
+            if base_iter.peek().is_some_and(|b| *b == requirement) {
+                continue;
+            }
+            offerings_changed |= matches!(
+                key,
                 LABEL_TOPOLOGY_ZONE | LABEL_TOPOLOGY_ZONE_ID | LABEL_CAPACITY_TYPE
-            )
-        });
+            );
+            matchers.extend(self.columns.matcher(requirement));
+        }
         let offerings = OfferingFilter::new(merged);
         let blocked: Vec<bool> = self
             .groups
@@ -266,8 +276,7 @@ impl<'a> Template<'a> {
             if offerings_changed && !it.offerings.iter().any(|o| offerings.allows(o)) {
                 continue;
             }
-            let type_reqs = &self.type_requirements[index as usize];
-            if changed.iter().all(|r| type_reqs.is_intersecting_one(r)) {
+            if matchers.iter().all(|m| m.accepts(index)) {
                 remaining.push(index);
             }
         }
@@ -489,9 +498,8 @@ pub(super) enum Attempt {
     /// A NodeClaim being opened: a rejection says why, as the pod's error
     /// may quote it.
     Explain,
-    /// A NodeClaim already holding pods (its index in the solve): only the
-    /// answer is used.
-    Quiet(usize),
+    /// A NodeClaim already holding pods: only the answer is used.
+    Quiet,
 }
 
 impl Claim {
@@ -550,9 +558,7 @@ impl Claim {
                 String::new()
             }));
         }
-        if let Attempt::Quiet(index) = attempt
-            && topology.rejects_claim(index)
-        {
+        if !explain && topology.rejects_node(&self.requirements, &pod.requirements) {
             return Err(Rejection::Topology(String::new()));
         }
         if let Some(taint) = first_untolerated(&template.pool.taints, &pod.spec.tolerations) {
@@ -611,24 +617,30 @@ impl Claim {
             }
             merged.add_all(&narrowed);
         }
-        if !explain {
-            // The options already meet `self.requirements`: only what the
-            // pod changed needs checking again.
-            return match template.refilter(
-                &self.options,
-                &self.requirements,
-                &merged,
-                &requests,
-                pod.host_ports(),
-                &self.host_ports,
-            ) {
-                Some(options) => Ok(Accepted {
-                    requirements: merged,
-                    options,
-                }),
-                None => Err(Rejection::InstanceTypes(String::new())),
-            };
+        // The options already meet what they were last filtered under: only
+        // what the pod changed needs checking again.
+        let filtered_under = if self.pods.is_empty() {
+            &template.requirements
+        } else {
+            &self.requirements
+        };
+        if let Some(options) = template.refilter(
+            &self.options,
+            filtered_under,
+            &merged,
+            &requests,
+            pod.host_ports(),
+            &self.host_ports,
+        ) {
+            return Ok(Accepted {
+                requirements: merged,
+                options,
+            });
         }
+        if !explain {
+            return Err(Rejection::InstanceTypes(String::new()));
+        }
+        // The same failure, through the filter that says why.
         match template.filter(
             &self.options,
             &merged,

@@ -257,10 +257,13 @@ impl<'a> Scheduler<'a> {
         let on_claim = {
             let topology = self.topology.for_pod(pod);
             self.claim_order.iter().find_map(|i| {
+                if topology.rejects_claim(i) {
+                    return None;
+                }
                 let claim = &self.claims[i];
                 let template = &self.templates[claim.template];
                 claim
-                    .can_add(template, &topology, pod, Attempt::Quiet(i))
+                    .can_add(template, &topology, pod, Attempt::Quiet)
                     .ok()
                     .map(|accepted| (i, accepted))
             })

@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
+use super::claim::merged_get;
 use super::pod::{PodWork, strict_requirements};
 use crate::kube::labels::{LABEL_HOSTNAME, LabelKeySet, Labels};
 use crate::kube::pod::{InclusionPolicy, PodAffinityTerm, PodSpec};
@@ -286,6 +287,17 @@ impl Group {
         min
     }
 
+    /// Whether affinity may start the group on a node without a selected
+    /// pod: the pod selects itself and no allowed domain holds one yet.
+    fn may_bootstrap(&self, pod: &PodSpec, pod_domains: &Requirement) -> bool {
+        self.selects(pod)
+            && (self.domains.len() == self.empty.len()
+                || !self
+                    .domains
+                    .iter()
+                    .any(|(d, &c)| c > 0 && pod_domains.has(d)))
+    }
+
     fn next_affinity(
         &self,
         pod: &PodSpec,
@@ -293,14 +305,7 @@ impl Group {
         node_domains: &Requirement,
     ) -> Requirement {
         let mut options: Vec<String> = Vec::new();
-        let bootstrap = || {
-            self.selects(pod)
-                && (self.domains.len() == self.empty.len()
-                    || !self
-                        .domains
-                        .iter()
-                        .any(|(d, &c)| c > 0 && pod_domains.has(d)))
-        };
+        let bootstrap = || self.may_bootstrap(pod, pod_domains);
         if let Some(host) = self.single_host(node_domains) {
             if pod_domains.has(host) && (self.count(host) > 0 || bootstrap()) {
                 options.push(host.to_string());
@@ -624,6 +629,7 @@ impl<'a> Topology<'a> {
         let inverse = self.inverse.iter().filter(|g| g.selects(&pod.spec));
         let mut groups = Vec::new();
         let mut claim_limits = Vec::new();
+        let mut affinity_domains = Vec::new();
         for group in owned.iter().map(|&i| &self.groups[i]).chain(inverse) {
             let key = group.spec.key.as_str();
             let pod_domains = pod
@@ -646,12 +652,26 @@ impl<'a> Topology<'a> {
                     )),
                     TopologyKind::Affinity => {}
                 }
+            } else if group.spec.kind == TopologyKind::Affinity
+                && !group.may_bootstrap(&pod.spec, &pod_domains)
+            {
+                // Without bootstrapping, affinity admits exactly the node's
+                // listed domains that hold a selected pod and that the pod
+                // allows.
+                let occupied = group
+                    .domains
+                    .iter()
+                    .filter(|&(d, &c)| c > 0 && pod_domains.has(d))
+                    .map(|(d, _)| d.as_str())
+                    .collect();
+                affinity_domains.push((key, occupied));
             }
             groups.push((group, pod_domains));
         }
         PodTopology {
             groups,
             claim_limits,
+            affinity_domains,
         }
     }
 
@@ -718,6 +738,9 @@ pub(super) struct PodTopology<'t> {
     /// Hostname groups with the most pods a NodeClaim of this solve may
     /// already count in them for the pod to join it.
     claim_limits: Vec<(&'t Group, i32)>,
+    /// Affinity groups on other keys that cannot bootstrap: the key and
+    /// the domains a node must list one of.
+    affinity_domains: Vec<(&'t str, Vec<&'t str>)>,
 }
 
 impl PodTopology<'_> {
@@ -733,6 +756,21 @@ impl PodTopology<'_> {
         self.claim_limits
             .iter()
             .any(|&(group, most)| group.claim_count(claim) > most)
+    }
+
+    /// A cheap certain rejection: the node lists domains for an affinity
+    /// key (the merge of `node` and the pod's `requirements`) and none of
+    /// them holds a pod the affinity needs.
+    pub fn rejects_node(&self, node: &Requirements, requirements: &Requirements) -> bool {
+        self.affinity_domains.iter().any(|(key, occupied)| {
+            merged_get(node, requirements, key).is_some_and(|domains| {
+                !domains.is_complement()
+                    && !domains
+                        .values()
+                        .iter()
+                        .any(|d| occupied.contains(&d.as_str()))
+            })
+        })
     }
 
     /// The narrowed domains the pod needs on a node whose requirements are

@@ -1,0 +1,76 @@
+//! The instance types' requirements by key, so checking one requirement
+//! against every option costs one comparison per distinct value set rather
+//! than a key search and comparison per type.
+
+use std::collections::HashMap;
+
+use crate::kube::requirements::{Requirement, Requirements};
+
+/// What the types require on one key.
+struct Column {
+    /// The distinct requirements types have on the key.
+    distinct: Vec<Requirement>,
+    /// Per catalog index: index into `distinct`, or `UNDEFINED`.
+    of_type: Vec<u32>,
+}
+
+const UNDEFINED: u32 = u32::MAX;
+
+/// Each catalog type's requirements, by key.
+pub(super) struct TypeColumns {
+    columns: HashMap<String, Column>,
+}
+
+impl TypeColumns {
+    /// Indexes `type_requirements` (one entry per catalog index).
+    pub fn new(type_requirements: &[Requirements]) -> TypeColumns {
+        let mut columns: HashMap<String, Column> = HashMap::new();
+        let mut seen: HashMap<&Requirement, u32> = HashMap::new();
+        for (index, requirements) in type_requirements.iter().enumerate() {
+            for requirement in requirements.iter() {
+                let column = columns
+                    .entry(requirement.key().to_string())
+                    .or_insert_with(|| Column {
+                        distinct: Vec::new(),
+                        of_type: vec![UNDEFINED; type_requirements.len()],
+                    });
+                let slot = *seen.entry(requirement).or_insert_with(|| {
+                    column.distinct.push(requirement.clone());
+                    (column.distinct.len() - 1) as u32
+                });
+                column.of_type[index] = slot;
+            }
+        }
+        TypeColumns { columns }
+    }
+
+    /// For `incoming`, a test of whether a catalog type's requirements
+    /// intersect it (`Requirements::is_intersecting_one`); `None` when no
+    /// type defines its key, so every type does.
+    pub fn matcher(&self, incoming: &Requirement) -> Option<TypeMatcher<'_>> {
+        let column = self.columns.get(incoming.key())?;
+        let single = Requirements::from_iter([incoming.clone()]);
+        let accepted = column
+            .distinct
+            .iter()
+            .map(|own| Requirements::from_iter([own.clone()]).is_intersecting(&single))
+            .collect();
+        Some(TypeMatcher { column, accepted })
+    }
+}
+
+/// One requirement's verdict per distinct value set of its key.
+pub(super) struct TypeMatcher<'c> {
+    column: &'c Column,
+    accepted: Vec<bool>,
+}
+
+impl TypeMatcher<'_> {
+    /// Whether the type at `index` intersects the requirement.
+    pub fn accepts(&self, index: u32) -> bool {
+        match self.column.of_type[index as usize] {
+            UNDEFINED => true,
+            slot => self.accepted[slot as usize],
+        }
+    }
+}
