@@ -22,7 +22,7 @@ use crate::kube::labels::{
 };
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
-use crate::kube::resources::Resources;
+use crate::kube::resources::{ResourceKind, Resources};
 use crate::kube::taints::{first_untolerated, tolerates_all};
 use crate::scheduler::PodId;
 
@@ -91,6 +91,9 @@ pub(super) struct Template<'a> {
     pub groups: Vec<DaemonGroup>,
     /// Catalog index → group index (meaningful for `options` only).
     pub group_of: Vec<u32>,
+    /// Catalog index → allocatable − its group's DaemonSet overhead
+    /// (meaningful for `options` only).
+    room: Vec<Resources>,
 }
 
 impl<'a> Template<'a> {
@@ -119,6 +122,7 @@ impl<'a> Template<'a> {
                 host_ports: Vec::new(),
             }],
             group_of: vec![0; catalog.len()],
+            room: vec![Resources::ZERO; catalog.len()],
         };
         let filtered = template
             .filter(
@@ -137,6 +141,10 @@ impl<'a> Template<'a> {
             })?;
         template.options = filtered;
         template.build_daemon_groups(daemonsets);
+        for &index in &template.options {
+            let overhead = template.groups[template.group_of[index as usize] as usize].overhead;
+            template.room[index as usize] = template.instance_type(index).allocatable - overhead;
+        }
         Ok(template)
     }
 
@@ -263,6 +271,19 @@ impl<'a> Template<'a> {
                     || any_port_conflict(pod_ports, claim_ports)
             })
             .collect();
+        // Only positive amounts need comparing: every template option has no
+        // negative allocatable (the template's own filter asked it to fit
+        // nothing), which is all `Resources::fits` asks of the rest.
+        let wants: Vec<Vec<(ResourceKind, i64)>> = self
+            .groups
+            .iter()
+            .map(|g| {
+                (*requests + g.overhead)
+                    .iter()
+                    .filter(|&(_, amount)| amount > 0)
+                    .collect()
+            })
+            .collect();
         let mut remaining = Vec::with_capacity(options.len());
         for &index in options {
             let group = self.group_of[index as usize] as usize;
@@ -270,7 +291,10 @@ impl<'a> Template<'a> {
                 continue;
             }
             let it = self.instance_type(index);
-            if !(*requests + self.groups[group].overhead).fits(&it.allocatable) {
+            if !wants[group]
+                .iter()
+                .all(|&(kind, want)| it.allocatable.get(kind) >= want)
+            {
                 continue;
             }
             if offerings_changed && !it.offerings.iter().any(|o| offerings.allows(o)) {
@@ -288,9 +312,8 @@ impl<'a> Template<'a> {
         Some(remaining)
     }
 
-    /// The cheapest available offering of a type the requirements allow.
-    pub fn cheapest_price(&self, index: u32, requirements: &Requirements) -> Option<Price> {
-        let offerings = OfferingFilter::new(requirements);
+    /// The cheapest available offering of a type the filter allows.
+    pub fn cheapest_price(&self, index: u32, offerings: &OfferingFilter<'_>) -> Option<Price> {
         self.instance_type(index)
             .offerings
             .iter()
@@ -528,9 +551,7 @@ impl Claim {
     fn update_headroom(&mut self, template: &Template<'_>) {
         let mut headroom = Resources::ZERO;
         for &index in &self.options {
-            let group = &template.groups[template.group_of[index as usize] as usize];
-            let room = template.instance_type(index).allocatable - group.overhead;
-            headroom = headroom.max(&room);
+            headroom = headroom.max(&template.room[index as usize]);
         }
         self.headroom = headroom;
     }

@@ -4,17 +4,20 @@
 //! NodeClaim, relaxing one preference at a time, retried until a full pass
 //! over the queue makes no progress.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::claim::{Attempt, Claim, Rejection, Template, min_values_shortfall, no_undefined};
+use super::claim::{
+    Attempt, Claim, OfferingFilter, Rejection, Template, min_values_shortfall, no_undefined,
+};
 use super::existing::ExistingNode;
 use super::pod::PodWork;
 use super::topology::{DomainSource, Topology};
 use super::{NewNodeClaim, ProvisioningInput, SchedulingResult};
 use crate::cloud::{Catalog, Price};
 use crate::kube::labels::{
-    LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED, well_known_labels,
+    LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
+    LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::resources::{ResourceKind, Resources};
@@ -412,6 +415,10 @@ impl<'a> Scheduler<'a> {
     /// FinalizeScheduling and truncation to the cheapest 600 options.
     fn finish(self, mut errors: BTreeMap<PodId, String>) -> SchedulingResult {
         let mut new_nodeclaims = Vec::new();
+        // Cheapest allowed price per catalog type, by template and the
+        // requirements offerings read: claims share a handful of these.
+        let mut price_tables: HashMap<(usize, [Option<Requirement>; 3]), Vec<Price>> =
+            HashMap::new();
         for claim in &self.claims {
             let template = &self.templates[claim.template];
             let mut requirements = claim.requirements.clone();
@@ -422,15 +429,28 @@ impl<'a> Scheduler<'a> {
             ] {
                 requirements.remove(key);
             }
+            let offering_keys = [
+                LABEL_TOPOLOGY_ZONE,
+                LABEL_TOPOLOGY_ZONE_ID,
+                LABEL_CAPACITY_TYPE,
+            ]
+            .map(|key| requirements.get(key).cloned());
+            let prices = price_tables
+                .entry((claim.template, offering_keys))
+                .or_insert_with(|| {
+                    let offerings = OfferingFilter::new(&requirements);
+                    (0..template.catalog.len() as u32)
+                        .map(|i| {
+                            template
+                                .cheapest_price(i, &offerings)
+                                .unwrap_or(Price::from_micros(i64::MAX))
+                        })
+                        .collect()
+                });
             let mut priced: Vec<(Price, &str, u32)> = claim
                 .options
                 .iter()
-                .map(|&i| {
-                    let price = template
-                        .cheapest_price(i, &requirements)
-                        .unwrap_or(Price::from_micros(i64::MAX));
-                    (price, template.instance_type(i).name(), i)
-                })
+                .map(|&i| (prices[i as usize], template.instance_type(i).name(), i))
                 .collect();
             priced.sort();
             priced.truncate(MAX_INSTANCE_TYPES);
