@@ -74,3 +74,52 @@ impl TypeMatcher<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::TypeColumns;
+    use crate::kube::labels::{LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_TOPOLOGY_ZONE};
+    use crate::kube::requirements::{Requirement, Requirements};
+
+    /// The per-key verdicts equal `Requirements::is_intersecting` against
+    /// the single requirement, type by type, on keys types define, with
+    /// narrower and disjoint value sets, negative operators, and a key no
+    /// type defines.
+    #[test]
+    fn matcher_agrees_with_is_intersecting() {
+        let catalog = crate::cloud::fake::instance_types(12);
+        let types: Vec<Requirements> = catalog
+            .instance_types()
+            .iter()
+            .map(|it| it.requirements())
+            .collect();
+        let columns = TypeColumns::new(&types);
+        let cases = [
+            Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["test-zone-3"]),
+            Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["elsewhere"]),
+            Requirement::not_in(LABEL_TOPOLOGY_ZONE, ["test-zone-1"]),
+            Requirement::in_values(LABEL_INSTANCE_TYPE, ["fake-it-3", "fake-it-7"]),
+            Requirement::does_not_exist(LABEL_INSTANCE_TYPE),
+        ];
+        let mut rejected = 0;
+        for requirement in &cases {
+            let matcher = columns.matcher(requirement).expect("types define the key");
+            let single = Requirements::from_iter([requirement.clone()]);
+            for (index, own) in types.iter().enumerate() {
+                let expected = own.is_intersecting(&single);
+                assert_eq!(
+                    matcher.accepts(index as u32),
+                    expected,
+                    "{requirement} on {index}"
+                );
+                rejected += usize::from(!expected);
+            }
+        }
+        assert!(rejected > 0, "some cases reject types");
+        assert!(
+            columns
+                .matcher(&Requirement::in_values(LABEL_HOSTNAME, ["h"]))
+                .is_none()
+        );
+    }
+}

@@ -535,3 +535,38 @@ fn format_limit(kind: ResourceKind, amount: i64) -> String {
         .split_once('=')
         .map_or_else(|| amount.to_string(), |(_, v)| v.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ClaimOrder;
+
+    /// The incremental order matches what the straightforward solve did:
+    /// a stable sort of the claim list by pod count before every pod.
+    #[test]
+    fn claim_order_matches_stable_sort_before_every_pod() {
+        let mut counts: Vec<usize> = Vec::new();
+        let mut sorted: Vec<usize> = Vec::new();
+        let mut order = ClaimOrder::default();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            sorted.sort_by_key(|&i| counts[i]);
+            let expected: Vec<usize> = sorted.clone();
+            assert_eq!(order.iter().collect::<Vec<_>>(), expected);
+            if counts.is_empty() || seed.is_multiple_of(5) {
+                // A new claim, opened with one pod, goes to the end.
+                counts.push(1);
+                sorted.push(counts.len() - 1);
+                order.push(counts.len() - 1, 1);
+            } else {
+                // Some claim gains a pod, chosen anywhere in the order.
+                let claim = expected[(seed >> 8) as usize % expected.len()];
+                order.grew(claim, counts[claim]);
+                counts[claim] += 1;
+            }
+        }
+        assert!(counts.iter().any(|&c| c > 3), "counts spread out");
+    }
+}
