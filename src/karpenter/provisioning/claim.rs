@@ -113,7 +113,7 @@ impl<'a> Template<'a> {
             pool_index,
             pool,
             catalog,
-            columns: TypeColumns::new(&type_requirements),
+            columns: TypeColumns::new(type_requirements.clone()),
             type_requirements,
             requirements,
             options: (0..catalog.len() as u32).collect(),

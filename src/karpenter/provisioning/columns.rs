@@ -1,8 +1,12 @@
 //! The instance types' requirements by key, so checking one requirement
 //! against every option costs one comparison per distinct value set rather
-//! than a key search and comparison per type.
+//! than a key search and comparison per type. Columns are built on first
+//! use, as most solves only ever ask about a few keys.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::kube::requirements::{Requirement, Requirements};
 
@@ -16,39 +20,56 @@ struct Column {
 
 const UNDEFINED: u32 = u32::MAX;
 
+impl Column {
+    /// The column of `key`, `None` when no type defines it.
+    fn build(types: &[Requirements], key: &str) -> Option<Column> {
+        let mut slots: HashMap<&Requirement, u32> = HashMap::new();
+        let mut distinct = Vec::new();
+        let mut of_type = vec![UNDEFINED; types.len()];
+        for (index, requirements) in types.iter().enumerate() {
+            if let Some(own) = requirements.get(key) {
+                of_type[index] = *slots.entry(own).or_insert_with(|| {
+                    distinct.push(own.clone());
+                    (distinct.len() - 1) as u32
+                });
+            }
+        }
+        (!distinct.is_empty()).then_some(Column { distinct, of_type })
+    }
+}
+
 /// Each catalog type's requirements, by key.
 pub(super) struct TypeColumns {
-    columns: HashMap<String, Column>,
+    types: Arc<Vec<Requirements>>,
+    columns: RefCell<HashMap<String, Option<Rc<Column>>>>,
 }
 
 impl TypeColumns {
-    /// Indexes `type_requirements` (one entry per catalog index).
-    pub fn new(type_requirements: &[Requirements]) -> TypeColumns {
-        let mut columns: HashMap<String, Column> = HashMap::new();
-        let mut seen: HashMap<&Requirement, u32> = HashMap::new();
-        for (index, requirements) in type_requirements.iter().enumerate() {
-            for requirement in requirements.iter() {
-                let column = columns
-                    .entry(requirement.key().to_string())
-                    .or_insert_with(|| Column {
-                        distinct: Vec::new(),
-                        of_type: vec![UNDEFINED; type_requirements.len()],
-                    });
-                let slot = *seen.entry(requirement).or_insert_with(|| {
-                    column.distinct.push(requirement.clone());
-                    (column.distinct.len() - 1) as u32
-                });
-                column.of_type[index] = slot;
-            }
+    /// Indexes `types` (one entry per catalog index).
+    pub fn new(types: Arc<Vec<Requirements>>) -> TypeColumns {
+        TypeColumns {
+            types,
+            columns: RefCell::new(HashMap::new()),
         }
-        TypeColumns { columns }
     }
 
     /// For `incoming`, a test of whether a catalog type's requirements
-    /// intersect it (`Requirements::is_intersecting_one`); `None` when no
-    /// type defines its key, so every type does.
-    pub fn matcher(&self, incoming: &Requirement) -> Option<TypeMatcher<'_>> {
-        let column = self.columns.get(incoming.key())?;
+    /// intersect it (what `Requirements::is_intersecting` says of the type
+    /// against `incoming` alone); `None` when no type defines its key, so
+    /// every type does.
+    pub fn matcher(&self, incoming: &Requirement) -> Option<TypeMatcher> {
+        let key = incoming.key();
+        let column = {
+            let mut columns = self.columns.borrow_mut();
+            match columns.get(key) {
+                Some(column) => column.clone(),
+                None => {
+                    let column = Column::build(&self.types, key).map(Rc::new);
+                    columns.insert(key.to_string(), column.clone());
+                    column
+                }
+            }
+        }?;
         let single = Requirements::from_iter([incoming.clone()]);
         let accepted = column
             .distinct
@@ -60,12 +81,12 @@ impl TypeColumns {
 }
 
 /// One requirement's verdict per distinct value set of its key.
-pub(super) struct TypeMatcher<'c> {
-    column: &'c Column,
+pub(super) struct TypeMatcher {
+    column: Rc<Column>,
     accepted: Vec<bool>,
 }
 
-impl TypeMatcher<'_> {
+impl TypeMatcher {
     /// Whether the type at `index` intersects the requirement.
     pub fn accepts(&self, index: u32) -> bool {
         match self.column.of_type[index as usize] {
@@ -93,7 +114,8 @@ mod tests {
             .iter()
             .map(|it| it.requirements())
             .collect();
-        let columns = TypeColumns::new(&types);
+        let types = std::sync::Arc::new(types);
+        let columns = TypeColumns::new(types.clone());
         let cases = [
             Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["test-zone-3"]),
             Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["elsewhere"]),
