@@ -499,6 +499,10 @@ pub(super) struct Claim {
     pub template: usize,
     pub hostname: String,
     pub requirements: Requirements,
+    /// Catalog indices that pass the template's filter under
+    /// `requirements` once a pod joined (under the template's own
+    /// requirements before), which lets `can_add` recheck only what a new
+    /// pod changes.
     pub options: Vec<u32>,
     pub pods: Vec<PodId>,
     /// Sum of the pods' requests.
@@ -567,74 +571,60 @@ impl Claim {
         attempt: Attempt,
     ) -> Result<Accepted, Rejection> {
         let explain = matches!(attempt, Attempt::Explain);
+        // Rejection text is only written when it may be shown.
+        let say = |message: &dyn Fn() -> String| {
+            if explain { message() } else { String::new() }
+        };
+        let pool = &template.pool.name;
         let requests = self.requests + pod.requests;
         if !requests.fits(&self.headroom) {
-            return Err(Rejection::InstanceTypes(if explain {
+            return Err(Rejection::InstanceTypes(say(&|| {
                 format!(
-                    "NodePool {}: no instance type has room for {}",
-                    template.pool.name,
+                    "NodePool {pool}: no instance type has room for {}",
                     format_resources(&requests)
                 )
-            } else {
-                String::new()
-            }));
+            })));
         }
         if !explain && topology.rejects_node(&self.requirements, &pod.requirements) {
             return Err(Rejection::Topology(String::new()));
         }
         if let Some(taint) = first_untolerated(&template.pool.taints, &pod.spec.tolerations) {
-            return Err(Rejection::Taint(if explain {
-                format!(
-                    "incompatible with NodePool {}: did not tolerate taint {taint}",
-                    template.pool.name
-                )
-            } else {
-                String::new()
-            }));
+            return Err(Rejection::Taint(say(&|| {
+                format!("incompatible with NodePool {pool}: did not tolerate taint {taint}")
+            })));
         }
         let allow = well_known_labels();
         if !self.requirements.is_compatible(&pod.requirements, allow) {
-            let e = if explain {
-                self.requirements
+            return Err(Rejection::Requirements(say(&|| {
+                let e = self
+                    .requirements
                     .compatible(&pod.requirements, allow)
                     .err()
                     .map(|e| e.to_string())
-                    .unwrap_or_default()
-            } else {
-                String::new()
-            };
-            return Err(Rejection::Requirements(if explain {
-                format!("incompatible with NodePool {}: {e}", template.pool.name)
-            } else {
-                e
-            }));
+                    .unwrap_or_default();
+                format!("incompatible with NodePool {pool}: {e}")
+            })));
         }
         let narrowed = if topology.constrains() {
             let lookup = |key: &str| merged_get(&self.requirements, &pod.requirements, key);
             topology
                 .add_requirements(&lookup, &pod.spec, explain)
-                .map_err(|e| {
-                    Rejection::Topology(if explain {
-                        format!("NodePool {}: {}", template.pool.name, e.0)
-                    } else {
-                        e.0
-                    })
-                })?
+                .map_err(|e| Rejection::Topology(say(&|| format!("NodePool {pool}: {}", e.0))))?
         } else {
             Requirements::new()
         };
         let mut merged = self.requirements.clone();
         merged.add_all(&pod.requirements);
         if !narrowed.is_empty() {
-            if !explain {
-                if !merged.is_compatible(&narrowed, allow) {
-                    return Err(Rejection::Topology(String::new()));
-                }
-            } else if let Err(e) = merged.compatible(&narrowed, allow) {
-                return Err(Rejection::Topology(format!(
-                    "NodePool {}: {e}",
-                    template.pool.name
-                )));
+            if !merged.is_compatible(&narrowed, allow) {
+                return Err(Rejection::Topology(say(&|| {
+                    let e = merged
+                        .compatible(&narrowed, allow)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    format!("NodePool {pool}: {e}")
+                })));
             }
             merged.add_all(&narrowed);
         }
