@@ -7,11 +7,12 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use super::columns::TypeColumns;
 use super::pod::{
     PodWork, any_port_conflict, remove_required_node_term, strict_requirements,
     tolerate_prefer_no_schedule_taints,
 };
-use super::topology::Topology;
+use super::topology::PodTopology;
 use crate::cloud::{Catalog, InstanceType, Offering, Price};
 use crate::karpenter::instance_types::template_requirements;
 use crate::karpenter::nodepool::NodePool;
@@ -21,8 +22,8 @@ use crate::kube::labels::{
 };
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
-use crate::kube::resources::Resources;
-use crate::kube::taints::tolerates_all;
+use crate::kube::resources::{ResourceKind, Resources};
+use crate::kube::taints::{first_untolerated, tolerates_all};
 use crate::scheduler::PodId;
 
 /// Why a pod could not join a NodeClaim (or existing node), ordered by how
@@ -33,8 +34,6 @@ pub(super) enum Rejection {
     Taint(String),
     /// Incompatible requirements.
     Requirements(String),
-    /// A host port already taken.
-    HostPort(String),
     /// The NodePool's limits leave no instance type.
     Limits(String),
     /// A topology rule admits no domain.
@@ -48,7 +47,6 @@ impl Rejection {
         match self {
             Rejection::Taint(m)
             | Rejection::Requirements(m)
-            | Rejection::HostPort(m)
             | Rejection::Limits(m)
             | Rejection::Topology(m)
             | Rejection::InstanceTypes(m) => m,
@@ -59,10 +57,9 @@ impl Rejection {
         match self {
             Rejection::Taint(_) => 0,
             Rejection::Requirements(_) => 1,
-            Rejection::HostPort(_) => 2,
-            Rejection::Limits(_) => 3,
-            Rejection::Topology(_) => 4,
-            Rejection::InstanceTypes(_) => 5,
+            Rejection::Limits(_) => 2,
+            Rejection::Topology(_) => 3,
+            Rejection::InstanceTypes(_) => 4,
         }
     }
 }
@@ -84,6 +81,8 @@ pub(super) struct Template<'a> {
     pub catalog: &'a Catalog,
     /// Requirements of each catalog type (shared per catalog).
     pub type_requirements: Arc<Vec<Requirements>>,
+    /// The same by key.
+    columns: TypeColumns,
     /// NodePool requirements ∩ labels ∩ nodepool name ∩ the simulation-only
     /// registered/initialized labels.
     pub requirements: Requirements,
@@ -92,6 +91,9 @@ pub(super) struct Template<'a> {
     pub groups: Vec<DaemonGroup>,
     /// Catalog index → group index (meaningful for `options` only).
     pub group_of: Vec<u32>,
+    /// Catalog index → allocatable − its group's DaemonSet overhead
+    /// (meaningful for `options` only).
+    room: Vec<Resources>,
 }
 
 impl<'a> Template<'a> {
@@ -111,6 +113,7 @@ impl<'a> Template<'a> {
             pool_index,
             pool,
             catalog,
+            columns: TypeColumns::new(type_requirements.clone()),
             type_requirements,
             requirements,
             options: (0..catalog.len() as u32).collect(),
@@ -119,6 +122,7 @@ impl<'a> Template<'a> {
                 host_ports: Vec::new(),
             }],
             group_of: vec![0; catalog.len()],
+            room: vec![Resources::ZERO; catalog.len()],
         };
         let filtered = template
             .filter(
@@ -137,6 +141,10 @@ impl<'a> Template<'a> {
             })?;
         template.options = filtered;
         template.build_daemon_groups(daemonsets);
+        for &index in &template.options {
+            let overhead = template.groups[template.group_of[index as usize] as usize].overhead;
+            template.room[index as usize] = template.instance_type(index).allocatable - overhead;
+        }
         Ok(template)
     }
 
@@ -225,9 +233,87 @@ impl<'a> Template<'a> {
         Ok(remaining)
     }
 
-    /// The cheapest available offering of a type the requirements allow.
-    pub fn cheapest_price(&self, index: u32, requirements: &Requirements) -> Option<Price> {
-        let offerings = OfferingFilter::new(requirements);
+    /// [`Template::filter`] for `options` that already pass it under
+    /// `base`, now under `merged` (`base` plus more): only requirements
+    /// that differ from `base` are checked per type, offerings only when a
+    /// key they read changed. Same survivors; `None` on any failure.
+    pub fn refilter(
+        &self,
+        options: &[u32],
+        base: &Requirements,
+        merged: &Requirements,
+        requests: &Resources,
+        pod_ports: &[HostPort],
+        claim_ports: &[HostPort],
+    ) -> Option<Vec<u32>> {
+        // `merged` has every key of `base`; both are sorted by key.
+        let mut base_iter = base.iter().peekable();
+        let mut offerings_changed = false;
+        let mut matchers = Vec::new();
+        for requirement in merged.iter() {
+            let key = requirement.key();
+            while base_iter.next_if(|b| b.key() < key).is_some() {}
+            if base_iter.peek().is_some_and(|b| *b == requirement) {
+                continue;
+            }
+            offerings_changed |= matches!(
+                key,
+                LABEL_TOPOLOGY_ZONE | LABEL_TOPOLOGY_ZONE_ID | LABEL_CAPACITY_TYPE
+            );
+            matchers.extend(self.columns.matcher(requirement));
+        }
+        let offerings = OfferingFilter::new(merged);
+        let blocked: Vec<bool> = self
+            .groups
+            .iter()
+            .map(|g| {
+                any_port_conflict(pod_ports, &g.host_ports)
+                    || any_port_conflict(pod_ports, claim_ports)
+            })
+            .collect();
+        // Only positive amounts need comparing: every template option has no
+        // negative allocatable (the template's own filter asked it to fit
+        // nothing), which is all `Resources::fits` asks of the rest.
+        let wants: Vec<Vec<(ResourceKind, i64)>> = self
+            .groups
+            .iter()
+            .map(|g| {
+                (*requests + g.overhead)
+                    .iter()
+                    .filter(|&(_, amount)| amount > 0)
+                    .collect()
+            })
+            .collect();
+        let mut remaining = Vec::with_capacity(options.len());
+        for &index in options {
+            let group = self.group_of[index as usize] as usize;
+            if blocked.get(group).copied().unwrap_or(true) {
+                continue;
+            }
+            let it = self.instance_type(index);
+            if !wants[group]
+                .iter()
+                .all(|&(kind, want)| it.allocatable.get(kind) >= want)
+            {
+                continue;
+            }
+            if offerings_changed && !it.offerings.iter().any(|o| offerings.allows(o)) {
+                continue;
+            }
+            if matchers.iter().all(|m| m.accepts(index)) {
+                remaining.push(index);
+            }
+        }
+        if remaining.is_empty()
+            || min_values_shortfall(&remaining, merged, &self.type_requirements).is_some()
+        {
+            return None;
+        }
+        Some(remaining)
+    }
+
+    /// The cheapest available offering of a type the filter allows.
+    pub fn cheapest_price(&self, index: u32, offerings: &OfferingFilter<'_>) -> Option<Price> {
         self.instance_type(index)
             .offerings
             .iter()
@@ -413,6 +499,10 @@ pub(super) struct Claim {
     pub template: usize,
     pub hostname: String,
     pub requirements: Requirements,
+    /// Catalog indices that pass the template's filter under
+    /// `requirements` once a pod joined (under the template's own
+    /// requirements before), which lets `can_add` recheck only what a new
+    /// pod changes.
     pub options: Vec<u32>,
     pub pods: Vec<PodId>,
     /// Sum of the pods' requests.
@@ -427,6 +517,16 @@ pub(super) struct Claim {
 pub(super) struct Accepted {
     pub requirements: Requirements,
     pub options: Vec<u32>,
+}
+
+/// How a pod is tried on a NodeClaim.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Attempt {
+    /// A NodeClaim being opened: a rejection says why, as the pod's error
+    /// may quote it.
+    Explain,
+    /// A NodeClaim already holding pods: only the answer is used.
+    Quiet,
 }
 
 impl Claim {
@@ -455,66 +555,103 @@ impl Claim {
     fn update_headroom(&mut self, template: &Template<'_>) {
         let mut headroom = Resources::ZERO;
         for &index in &self.options {
-            let group = &template.groups[template.group_of[index as usize] as usize];
-            let room = template.instance_type(index).allocatable - group.overhead;
-            headroom = headroom.max(&room);
+            headroom = headroom.max(&template.room[index as usize]);
         }
         self.headroom = headroom;
     }
 
-    /// Whether the pod could join (core: nodeclaim.go `CanAdd`).
+    /// Whether the pod could join (core: nodeclaim.go `CanAdd`). Under
+    /// [`Attempt::Quiet`] the rejection carries no text and cheap certain
+    /// rejections are tried first; the answer is the same either way.
     pub fn can_add(
         &self,
         template: &Template<'_>,
-        topology: &Topology<'_>,
+        topology: &PodTopology<'_>,
         pod: &PodWork,
+        attempt: Attempt,
     ) -> Result<Accepted, Rejection> {
+        let explain = matches!(attempt, Attempt::Explain);
+        // Rejection text is only written when it may be shown.
+        let say = |message: &dyn Fn() -> String| {
+            if explain { message() } else { String::new() }
+        };
+        let pool = &template.pool.name;
         let requests = self.requests + pod.requests;
         if !requests.fits(&self.headroom) {
-            return Err(Rejection::InstanceTypes(format!(
-                "NodePool {}: no instance type has room for {}",
-                template.pool.name,
-                format_resources(&requests)
-            )));
+            return Err(Rejection::InstanceTypes(say(&|| {
+                format!(
+                    "NodePool {pool}: no instance type has room for {}",
+                    format_resources(&requests)
+                )
+            })));
         }
-        if let Err(e) = tolerates_all(&template.pool.taints, &pod.spec.tolerations) {
-            return Err(Rejection::Taint(format!(
-                "incompatible with NodePool {}: {e}",
-                template.pool.name
-            )));
+        if !explain && topology.rejects_node(&self.requirements, &pod.requirements) {
+            return Err(Rejection::Topology(String::new()));
+        }
+        if let Some(taint) = first_untolerated(&template.pool.taints, &pod.spec.tolerations) {
+            return Err(Rejection::Taint(say(&|| {
+                format!("incompatible with NodePool {pool}: did not tolerate taint {taint}")
+            })));
         }
         let allow = well_known_labels();
         if !self.requirements.is_compatible(&pod.requirements, allow) {
-            let e = self
-                .requirements
-                .compatible(&pod.requirements, allow)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
-            return Err(Rejection::Requirements(format!(
-                "incompatible with NodePool {}: {e}",
-                template.pool.name
-            )));
+            return Err(Rejection::Requirements(say(&|| {
+                let e = self
+                    .requirements
+                    .compatible(&pod.requirements, allow)
+                    .err()
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                format!("incompatible with NodePool {pool}: {e}")
+            })));
         }
-        let narrowed = if topology.constrains(pod) {
+        let narrowed = if topology.constrains() {
             let lookup = |key: &str| merged_get(&self.requirements, &pod.requirements, key);
-            topology.add_requirements(pod, &lookup).map_err(|e| {
-                Rejection::Topology(format!("NodePool {}: {}", template.pool.name, e.0))
-            })?
+            topology
+                .add_requirements(&lookup, &pod.spec, explain)
+                .map_err(|e| Rejection::Topology(say(&|| format!("NodePool {pool}: {}", e.0))))?
         } else {
             Requirements::new()
         };
         let mut merged = self.requirements.clone();
         merged.add_all(&pod.requirements);
         if !narrowed.is_empty() {
-            if let Err(e) = merged.compatible(&narrowed, allow) {
-                return Err(Rejection::Topology(format!(
-                    "NodePool {}: {e}",
-                    template.pool.name
-                )));
+            if !merged.is_compatible(&narrowed, allow) {
+                return Err(Rejection::Topology(say(&|| {
+                    let e = merged
+                        .compatible(&narrowed, allow)
+                        .err()
+                        .map(|e| e.to_string())
+                        .unwrap_or_default();
+                    format!("NodePool {pool}: {e}")
+                })));
             }
             merged.add_all(&narrowed);
         }
+        // The options already meet what they were last filtered under: only
+        // what the pod changed needs checking again.
+        let filtered_under = if self.pods.is_empty() {
+            &template.requirements
+        } else {
+            &self.requirements
+        };
+        if let Some(options) = template.refilter(
+            &self.options,
+            filtered_under,
+            &merged,
+            &requests,
+            pod.host_ports(),
+            &self.host_ports,
+        ) {
+            return Ok(Accepted {
+                requirements: merged,
+                options,
+            });
+        }
+        if !explain {
+            return Err(Rejection::InstanceTypes(String::new()));
+        }
+        // The same failure, through the filter that says why.
         match template.filter(
             &self.options,
             &merged,

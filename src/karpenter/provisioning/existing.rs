@@ -3,14 +3,14 @@
 
 use std::sync::Arc;
 
-use super::claim::{Rejection, merged_get, no_undefined};
+use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
-use super::topology::{Topology, strict_or_empty};
+use super::topology::{PodTopology, strict_or_empty};
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::resources::Resources;
-use crate::kube::taints::{Taint, taints_for_uninitialized_node, tolerates_all};
+use crate::kube::taints::{Taint, first_untolerated, taints_for_uninitialized_node, tolerates_all};
 use crate::scheduler::{Cluster, Node, NodeId};
 
 /// A node pods may join.
@@ -92,46 +92,33 @@ impl ExistingNode {
             .map_or(self.name.as_str(), String::as_str)
     }
 
-    /// Whether the pod could join; on success the node's new requirements.
-    pub fn can_add(
-        &self,
-        topology: &Topology<'_>,
-        pod: &PodWork,
-    ) -> Result<Requirements, Rejection> {
-        if let Err(e) = tolerates_all(&self.taints, &pod.spec.tolerations) {
-            return Err(Rejection::Taint(e));
-        }
-        if any_port_conflict(pod.host_ports(), &self.host_ports) {
-            return Err(Rejection::HostPort("host port in use".to_string()));
-        }
-        if !pod.requests.fits(&self.remaining) {
-            return Err(Rejection::InstanceTypes(
-                "exceeds node resources".to_string(),
-            ));
-        }
-        if let Err(e) = self
-            .requirements
-            .compatible(&pod.requirements, no_undefined())
+    /// The node's requirements with the pod, if it could join (the solve
+    /// never reports why an existing node refused a pod).
+    pub fn can_add(&self, topology: &PodTopology<'_>, pod: &PodWork) -> Option<Requirements> {
+        if first_untolerated(&self.taints, &pod.spec.tolerations).is_some()
+            || any_port_conflict(pod.host_ports(), &self.host_ports)
+            || !pod.requests.fits(&self.remaining)
+            || !self
+                .requirements
+                .is_compatible(&pod.requirements, no_undefined())
         {
-            return Err(Rejection::Requirements(e.to_string()));
+            return None;
         }
-        let narrowed = if topology.constrains(pod) {
+        let narrowed = if topology.constrains() {
             let lookup = |key: &str| merged_get(&self.requirements, &pod.requirements, key);
-            topology
-                .add_requirements(pod, &lookup)
-                .map_err(|e| Rejection::Topology(e.0))?
+            topology.add_requirements(&lookup, &pod.spec, false).ok()?
         } else {
             Requirements::new()
         };
         let mut merged = self.requirements.clone();
         merged.add_all(&pod.requirements);
         if !narrowed.is_empty() {
-            merged
-                .compatible(&narrowed, no_undefined())
-                .map_err(|e| Rejection::Topology(e.to_string()))?;
+            if !merged.is_compatible(&narrowed, no_undefined()) {
+                return None;
+            }
             merged.add_all(&narrowed);
         }
-        Ok(merged)
+        Some(merged)
     }
 
     pub fn add(&mut self, pod: &PodWork, requirements: Requirements) {

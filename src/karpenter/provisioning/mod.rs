@@ -5,7 +5,8 @@
 //!
 //! Submodules: `pod` (a pod's requirements and relaxation), `topology`
 //! (spread / affinity / anti-affinity domains), `claim` (templates, DaemonSet
-//! overhead groups, the instance-type filter), `existing` (existing nodes),
+//! overhead groups, the instance-type filter), `columns` (instance-type
+//! requirements by key, for that filter), `existing` (existing nodes),
 //! `scheduler` (the loop) and `launch` (the offering choice).
 //!
 //! Simplifications against upstream, all deliberate: `PreferencePolicy` is
@@ -18,6 +19,7 @@
 //! the excess then).
 
 mod claim;
+mod columns;
 mod existing;
 mod launch;
 mod pod;

@@ -4,17 +4,20 @@
 //! NodeClaim, relaxing one preference at a time, retried until a full pass
 //! over the queue makes no progress.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
-use super::claim::{Claim, Rejection, Template, min_values_shortfall, no_undefined};
+use super::claim::{
+    Attempt, Claim, OfferingFilter, Rejection, Template, min_values_shortfall, no_undefined,
+};
 use super::existing::ExistingNode;
 use super::pod::PodWork;
 use super::topology::{DomainSource, Topology};
 use super::{NewNodeClaim, ProvisioningInput, SchedulingResult};
 use crate::cloud::{Catalog, Price};
 use crate::kube::labels::{
-    LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED, well_known_labels,
+    LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
+    LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::resources::{ResourceKind, Resources};
@@ -34,8 +37,8 @@ struct Scheduler<'a> {
     remaining: Vec<Option<Limits>>,
     existing: Vec<ExistingNode>,
     claims: Vec<Claim>,
-    /// Claim indices, re-sorted by pod count before each pod.
-    claim_order: Vec<usize>,
+    /// The order in-flight claims are tried in.
+    claim_order: ClaimOrder,
     topology: Topology<'a>,
     tolerate_prefer_no_schedule: bool,
     hostnames: u32,
@@ -169,7 +172,7 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
         remaining,
         existing,
         claims: Vec::new(),
-        claim_order: Vec::new(),
+        claim_order: ClaimOrder::default(),
         topology,
         tolerate_prefer_no_schedule,
         hostnames: 0,
@@ -238,33 +241,51 @@ impl<'a> Scheduler<'a> {
 
     fn add(&mut self, pod: &PodWork) -> Result<(), String> {
         // 1. Existing nodes, initialized first, then by name.
-        for node in &mut self.existing {
-            if let Ok(requirements) = node.can_add(&self.topology, pod) {
-                self.topology
-                    .record(pod, &node.taints, &requirements, no_undefined());
-                node.add(pod, requirements);
-                self.placed_existing.push((pod.id, node.id));
-                return Ok(());
-            }
+        let on_existing = {
+            let topology = self.topology.for_pod(pod);
+            self.existing
+                .iter()
+                .enumerate()
+                .find_map(|(i, node)| node.can_add(&topology, pod).map(|r| (i, r)))
+        };
+        if let Some((i, requirements)) = on_existing {
+            let node = &mut self.existing[i];
+            self.topology
+                .record(pod, &node.taints, &requirements, no_undefined(), None);
+            node.add(pod, requirements);
+            self.placed_existing.push((pod.id, node.id));
+            return Ok(());
         }
         // 2. NodeClaims opened in this solve, fewest pods first.
-        let claims = &self.claims;
-        self.claim_order.sort_by_key(|&i| claims[i].pods.len());
-        for &i in &self.claim_order {
-            let claim = &self.claims[i];
+        let on_claim = {
+            let topology = self.topology.for_pod(pod);
+            self.claim_order.iter().find_map(|i| {
+                if topology.rejects_claim(i) {
+                    return None;
+                }
+                let claim = &self.claims[i];
+                let template = &self.templates[claim.template];
+                claim
+                    .can_add(template, &topology, pod, Attempt::Quiet)
+                    .ok()
+                    .map(|accepted| (i, accepted))
+            })
+        };
+        if let Some((i, accepted)) = on_claim {
+            let claim = &mut self.claims[i];
             let template = &self.templates[claim.template];
-            if let Ok(accepted) = claim.can_add(template, &self.topology, pod) {
-                let claim = &mut self.claims[i];
-                claim.add(template, pod, accepted);
-                self.topology.register_host(&claim.hostname);
-                self.topology.record(
-                    pod,
-                    &template.pool.taints,
-                    &claim.requirements,
-                    well_known_labels(),
-                );
-                return Ok(());
-            }
+            let before = claim.pods.len();
+            claim.add(template, pod, accepted);
+            self.claim_order.grew(i, before);
+            self.topology.register_host(&claim.hostname);
+            self.topology.record(
+                pod,
+                &template.pool.taints,
+                &claim.requirements,
+                well_known_labels(),
+                Some((i, &claim.hostname)),
+            );
+            return Ok(());
         }
         // 3. A new NodeClaim from the first template that accepts.
         if self.templates.is_empty() {
@@ -275,37 +296,48 @@ impl<'a> Scheduler<'a> {
                 .unwrap_or_else(|| "no NodePools".to_string()));
         }
         let mut closest: Option<Rejection> = None;
-        for t in 0..self.templates.len() {
-            let template = &self.templates[t];
-            let options = match self.options_within_limits(template) {
-                Ok(options) => options,
-                Err(rejection) => {
-                    keep_closest(&mut closest, rejection);
-                    continue;
+        let mut opened = None;
+        {
+            let topology = self.topology.for_pod(pod);
+            for t in 0..self.templates.len() {
+                let template = &self.templates[t];
+                let options = match self.options_within_limits(template) {
+                    Ok(options) => options,
+                    Err(rejection) => {
+                        keep_closest(&mut closest, rejection);
+                        continue;
+                    }
+                };
+                self.hostnames += 1;
+                let hostname = format!("hostname-placeholder-{:04}", self.hostnames);
+                let claim = Claim::new(t, template, hostname, options);
+                match claim.can_add(template, &topology, pod, Attempt::Explain) {
+                    Ok(accepted) => {
+                        opened = Some((t, claim, accepted));
+                        break;
+                    }
+                    Err(rejection) => keep_closest(&mut closest, rejection),
                 }
-            };
-            self.hostnames += 1;
-            let hostname = format!("hostname-placeholder-{:04}", self.hostnames);
-            let mut claim = Claim::new(t, template, hostname, options);
-            match claim.can_add(template, &self.topology, pod) {
-                Ok(accepted) => {
-                    claim.add(template, pod, accepted);
-                    self.topology.register_host(&claim.hostname);
-                    self.topology.record(
-                        pod,
-                        &template.pool.taints,
-                        &claim.requirements,
-                        well_known_labels(),
-                    );
-                    self.subtract_max(t, &claim.options);
-                    self.claim_order.push(self.claims.len());
-                    self.claims.push(claim);
-                    return Ok(());
-                }
-                Err(rejection) => keep_closest(&mut closest, rejection),
             }
         }
-        Err(closest.map_or_else(String::new, |r| r.message().to_string()))
+        let Some((t, mut claim, accepted)) = opened else {
+            return Err(closest.map_or_else(String::new, |r| r.message().to_string()));
+        };
+        let template = &self.templates[t];
+        let index = self.claims.len();
+        claim.add(template, pod, accepted);
+        self.topology.register_host(&claim.hostname);
+        self.topology.record(
+            pod,
+            &template.pool.taints,
+            &claim.requirements,
+            well_known_labels(),
+            Some((index, &claim.hostname)),
+        );
+        self.subtract_max(t, &claim.options);
+        self.claim_order.push(index, claim.pods.len());
+        self.claims.push(claim);
+        Ok(())
     }
 
     /// The template's types that stay within the pool's remaining limits.
@@ -383,6 +415,10 @@ impl<'a> Scheduler<'a> {
     /// FinalizeScheduling and truncation to the cheapest 600 options.
     fn finish(self, mut errors: BTreeMap<PodId, String>) -> SchedulingResult {
         let mut new_nodeclaims = Vec::new();
+        // Cheapest allowed price per catalog type, by template and the
+        // requirements offerings read: claims share a handful of these.
+        let mut price_tables: HashMap<(usize, [Option<Requirement>; 3]), Vec<Price>> =
+            HashMap::new();
         for claim in &self.claims {
             let template = &self.templates[claim.template];
             let mut requirements = claim.requirements.clone();
@@ -393,15 +429,28 @@ impl<'a> Scheduler<'a> {
             ] {
                 requirements.remove(key);
             }
+            let offering_keys = [
+                LABEL_TOPOLOGY_ZONE,
+                LABEL_TOPOLOGY_ZONE_ID,
+                LABEL_CAPACITY_TYPE,
+            ]
+            .map(|key| requirements.get(key).cloned());
+            let prices = price_tables
+                .entry((claim.template, offering_keys))
+                .or_insert_with(|| {
+                    let offerings = OfferingFilter::new(&requirements);
+                    (0..template.catalog.len() as u32)
+                        .map(|i| {
+                            template
+                                .cheapest_price(i, &offerings)
+                                .unwrap_or(Price::from_micros(i64::MAX))
+                        })
+                        .collect()
+                });
             let mut priced: Vec<(Price, &str, u32)> = claim
                 .options
                 .iter()
-                .map(|&i| {
-                    let price = template
-                        .cheapest_price(i, &requirements)
-                        .unwrap_or(Price::from_micros(i64::MAX));
-                    (price, template.instance_type(i).name(), i)
-                })
+                .map(|&i| (prices[i as usize], template.instance_type(i).name(), i))
                 .collect();
             priced.sort();
             priced.truncate(MAX_INSTANCE_TYPES);
@@ -436,6 +485,42 @@ impl<'a> Scheduler<'a> {
     }
 }
 
+/// In-flight claim indices in the order `add` tries them: by pod count
+/// ascending, as a stable sort before every pod would leave them. A claim
+/// that gains a pod moves to the front of its new count (it came before
+/// every claim already there); a new claim goes last among its count.
+#[derive(Default)]
+struct ClaimOrder {
+    /// `by_count[c]`: claims holding `c` pods, in try order.
+    by_count: Vec<VecDeque<usize>>,
+}
+
+impl ClaimOrder {
+    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.by_count.iter().flatten().copied()
+    }
+
+    fn bucket(&mut self, count: usize) -> &mut VecDeque<usize> {
+        if self.by_count.len() <= count {
+            self.by_count.resize_with(count + 1, VecDeque::new);
+        }
+        &mut self.by_count[count]
+    }
+
+    fn push(&mut self, claim: usize, count: usize) {
+        self.bucket(count).push_back(claim);
+    }
+
+    /// `claim` went from `before` pods to `before + 1`.
+    fn grew(&mut self, claim: usize, before: usize) {
+        let bucket = self.bucket(before);
+        if let Some(at) = bucket.iter().position(|&c| c == claim) {
+            bucket.remove(at);
+        }
+        self.bucket(before + 1).push_front(claim);
+    }
+}
+
 /// Keeps the rejection that got furthest; the earlier (heavier) NodePool
 /// wins ties.
 fn keep_closest(closest: &mut Option<Rejection>, rejection: Rejection) {
@@ -449,4 +534,39 @@ fn format_limit(kind: ResourceKind, amount: i64) -> String {
     super::claim::format_resources(&Resources::ZERO.with(kind, amount))
         .split_once('=')
         .map_or_else(|| amount.to_string(), |(_, v)| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClaimOrder;
+
+    /// The incremental order matches what the straightforward solve did:
+    /// a stable sort of the claim list by pod count before every pod.
+    #[test]
+    fn claim_order_matches_stable_sort_before_every_pod() {
+        let mut counts: Vec<usize> = Vec::new();
+        let mut sorted: Vec<usize> = Vec::new();
+        let mut order = ClaimOrder::default();
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..2000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            sorted.sort_by_key(|&i| counts[i]);
+            let expected: Vec<usize> = sorted.clone();
+            assert_eq!(order.iter().collect::<Vec<_>>(), expected);
+            if counts.is_empty() || seed.is_multiple_of(5) {
+                // A new claim, opened with one pod, goes to the end.
+                counts.push(1);
+                sorted.push(counts.len() - 1);
+                order.push(counts.len() - 1, 1);
+            } else {
+                // Some claim gains a pod, chosen anywhere in the order.
+                let claim = expected[(seed >> 8) as usize % expected.len()];
+                order.grew(claim, counts[claim]);
+                counts[claim] += 1;
+            }
+        }
+        assert!(counts.iter().any(|&c| c > 3), "counts spread out");
+    }
 }

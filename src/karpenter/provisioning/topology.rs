@@ -8,6 +8,9 @@
 //! empty zone counts as a domain before any node exists there. Where
 //! upstream picks among equal candidates by map order, this model picks the
 //! smallest domain name.
+//!
+//! Submodule `view`: one pod's view of the groups while it is tried on
+//! every node, with cheap certain rejections.
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -130,6 +133,11 @@ struct Group {
     spec: GroupKey,
     domains: BTreeMap<String, i32>,
     empty: BTreeSet<String>,
+    /// Hostname groups: pods recorded on each NodeClaim of this solve (by
+    /// claim index). A lower bound of the claim hostname's count in
+    /// `domains` (other records may reach the same name), so a rejection
+    /// it implies is certain.
+    claim_counts: Vec<i32>,
 }
 
 impl Group {
@@ -155,6 +163,27 @@ impl Group {
     fn record(&mut self, domain: &str) {
         *self.domains.entry(domain.to_string()).or_insert(0) += 1;
         self.empty.remove(domain);
+    }
+
+    fn record_claim(&mut self, claim: usize) {
+        if self.claim_counts.len() <= claim {
+            self.claim_counts.resize(claim + 1, 0);
+        }
+        self.claim_counts[claim] += 1;
+    }
+
+    /// Also counts `domain` against the claim when it is the claim's host.
+    fn record_on_claim(&mut self, domain: &str, claim: Option<(usize, &str)>) {
+        if let Some((index, host)) = claim
+            && self.spec.key == LABEL_HOSTNAME
+            && domain == host
+        {
+            self.record_claim(index);
+        }
+    }
+
+    fn claim_count(&self, claim: usize) -> i32 {
+        self.claim_counts.get(claim).copied().unwrap_or(0)
     }
 
     fn register(&mut self, domain: &str) {
@@ -260,6 +289,17 @@ impl Group {
         min
     }
 
+    /// Whether affinity may start the group on a node without a selected
+    /// pod: the pod selects itself and no allowed domain holds one yet.
+    fn may_bootstrap(&self, pod: &PodSpec, pod_domains: &Requirement) -> bool {
+        self.selects(pod)
+            && (self.domains.len() == self.empty.len()
+                || !self
+                    .domains
+                    .iter()
+                    .any(|(d, &c)| c > 0 && pod_domains.has(d)))
+    }
+
     fn next_affinity(
         &self,
         pod: &PodSpec,
@@ -267,14 +307,7 @@ impl Group {
         node_domains: &Requirement,
     ) -> Requirement {
         let mut options: Vec<String> = Vec::new();
-        let bootstrap = || {
-            self.selects(pod)
-                && (self.domains.len() == self.empty.len()
-                    || !self
-                        .domains
-                        .iter()
-                        .any(|(d, &c)| c > 0 && pod_domains.has(d)))
-        };
+        let bootstrap = || self.may_bootstrap(pod, pod_domains);
         if let Some(host) = self.single_host(node_domains) {
             if pod_domains.has(host) && (self.count(host) > 0 || bootstrap()) {
                 options.push(host.to_string());
@@ -357,6 +390,10 @@ fn insert_domain(group: &mut DomainGroup, domain: &str, taints: &[Taint]) {
         }
     }
 }
+
+mod view;
+
+pub(super) use view::PodTopology;
 
 /// The topology state of one solve.
 pub(super) struct Topology<'a> {
@@ -443,6 +480,7 @@ impl<'a> Topology<'a> {
         let mut group = Group {
             domains: BTreeMap::new(),
             empty: BTreeSet::new(),
+            claim_counts: Vec::new(),
             spec,
         };
         let key = group.spec.key.clone();
@@ -588,44 +626,6 @@ impl<'a> Topology<'a> {
         }
     }
 
-    /// Whether any rule could narrow this pod's domains.
-    pub fn constrains(&self, pod: &PodWork) -> bool {
-        self.owned.contains_key(&pod.id) || self.inverse.iter().any(|g| g.selects(&pod.spec))
-    }
-
-    /// The narrowed domains the pod needs on a node whose requirements are
-    /// read through `node_domain` (upstream `AddRequirements`).
-    pub fn add_requirements<'n>(
-        &self,
-        pod: &PodWork,
-        node_domain: &dyn Fn(&str) -> Option<Cow<'n, Requirement>>,
-    ) -> Result<Requirements, TopologyError> {
-        let mut narrowed = Requirements::new();
-        let owned = self.owned.get(&pod.id).map(Vec::as_slice).unwrap_or(&[]);
-        // Inverse groups are anti-affinity groups, whose node filter admits
-        // every node: selecting the pod is enough.
-        let inverse = self.inverse.iter().filter(|g| g.selects(&pod.spec));
-        for group in owned.iter().map(|&i| &self.groups[i]).chain(inverse) {
-            let key = group.spec.key.as_str();
-            let pod_domains = pod
-                .strict
-                .get(key)
-                .cloned()
-                .unwrap_or_else(|| Requirement::exists(key));
-            let node_domains =
-                node_domain(key).unwrap_or_else(|| Cow::Owned(Requirement::exists(key)));
-            let domains = group.next(&pod.spec, &pod_domains, &node_domains);
-            if domains.is_empty() {
-                return Err(TopologyError(format!(
-                    "unsatisfiable {} on {key}: no allowed domain (pod allows {pod_domains}, node offers {node_domains})",
-                    group.spec.kind.describe(),
-                )));
-            }
-            narrowed.add(domains);
-        }
-        Ok(narrowed)
-    }
-
     /// Registers a new hostname domain in every hostname group.
     pub fn register_host(&mut self, hostname: &str) {
         for group in self.groups.iter_mut().chain(self.inverse.iter_mut()) {
@@ -635,13 +635,15 @@ impl<'a> Topology<'a> {
         }
     }
 
-    /// Counts a placed pod in every group that selects it.
+    /// Counts a placed pod in every group that selects it; `claim` is the
+    /// index and hostname of the NodeClaim of this solve it joined, if any.
     pub fn record(
         &mut self,
         pod: &PodWork,
         taints: &[Taint],
         node: &Requirements,
         allow: &LabelKeySet,
+        claim: Option<(usize, &str)>,
     ) {
         for group in &mut self.groups {
             if !group.counts(&pod.spec, taints, node, allow) {
@@ -657,9 +659,11 @@ impl<'a> Topology<'a> {
             if group.spec.kind == TopologyKind::AntiAffinity {
                 for value in &values {
                     group.record(value);
+                    group.record_on_claim(value, claim);
                 }
             } else if let [only] = values.as_slice() {
                 group.record(only);
+                group.record_on_claim(only, claim);
             }
         }
         if let Some(owned) = self.inverse_owned.get(&pod.id) {
@@ -670,6 +674,7 @@ impl<'a> Topology<'a> {
                 {
                     for value in domains.values().to_vec() {
                         group.record(&value);
+                        group.record_on_claim(&value, claim);
                     }
                 }
             }

@@ -2,6 +2,7 @@
 //! upstream Karpenter's test suites (each test names the upstream test it
 //! mirrors), plus shared fixtures.
 
+mod digest;
 mod launch;
 mod scheduling;
 mod topology;
