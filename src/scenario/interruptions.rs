@@ -115,6 +115,16 @@ pub enum SpotProblem {
         /// The scenario's zones.
         zones: Vec<String>,
     },
+    /// An event listed before an earlier-listed later one.
+    #[error("{at} is earlier than {previous_field} ({previous_at}); list events in time order")]
+    OutOfOrder {
+        /// The event's time as written.
+        at: String,
+        /// Field path of the preceding event's time.
+        previous_field: String,
+        /// The preceding event's time as written.
+        previous_at: String,
+    },
     /// A name listed twice.
     #[error("{name:?} is listed twice")]
     Repeated {
@@ -247,12 +257,12 @@ impl Reader<'_> {
             if let Some((previous_at, previous_text, previous_field)) = &previous
                 && at < *previous_at
             {
-                let problem = Problem::OutOfOrder {
+                let problem = SpotProblem::OutOfOrder {
                     at: at_text,
                     previous_field: previous_field.clone(),
                     previous_at: previous_text.clone(),
                 };
-                return Err(self.invalid(at_node.position, &at_field, problem));
+                return Err(self.spot_problem(at_node, &at_field, problem));
             }
             let instance_types = match map.get("instanceTypes") {
                 Some(node) => {

@@ -170,6 +170,18 @@ fn rebalance_recommendation_forms() {
     assert_eq!(lead("{leadTime: 2m}"), Some(SimDuration::from_mins(2)));
 }
 
+#[test]
+fn start_may_be_written_without_quotes() {
+    let scenario =
+        parse("spotPriceHistory: {file: ../spot/prices.csv, start: 2021-01-20T06:00:00Z}\n")
+            .unwrap();
+    let start = scenario.spot.price_history.unwrap().start;
+    assert_eq!(
+        start,
+        Some(Timestamp::parse("2021-01-20T06:00:00+00:00").unwrap())
+    );
+}
+
 /// Each bad input and its exact error, after the file name.
 #[test]
 fn each_bad_case_gives_its_exact_error() {
@@ -210,7 +222,7 @@ fn each_bad_case_gives_its_exact_error() {
             "interruptions:\n  events:\n    - {at: 2h}\n    - {at: 1h}\n",
             format!(
                 "{}: interruptions.events[1].at: 1h is earlier than interruptions.events[0].at \
-                 (2h); list workloads in time order",
+                 (2h); list events in time order",
                 at(3, 12)
             ),
         ),

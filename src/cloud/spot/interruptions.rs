@@ -438,7 +438,8 @@ impl InterruptionModel {
     /// The hazard interruption of a node being launched, when the advisor
     /// hazard is on and the node's offering has a band. Call at every spot
     /// launch, in launch order, with the hazard stream; one draw per node
-    /// with a band, none otherwise.
+    /// with a band, none otherwise. The caller schedules the notice and
+    /// drops it if by then the node is gone or already under a notice.
     pub fn on_spot_launch<R: Rng + ?Sized>(
         &self,
         node: &SpotNode<'_>,

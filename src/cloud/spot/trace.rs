@@ -5,8 +5,9 @@
 //! one kind per file; instants need the scenario's `start` anchor (a trace
 //! has no natural start of its own, unlike a price history) and must not be
 //! before it. `node` is optional: when given, the notice targets that node
-//! by name; otherwise one running spot node of the type and zone is chosen
-//! at random (see [`super::interruptions`]). Rows are returned in time
+//! by name (it must then be a running spot node of the row's type and zone,
+//! else the row is skipped with a reason); otherwise one running spot node
+//! of the type and zone is chosen at random (see [`super::interruptions`]). Rows are returned in time
 //! order, rows at equal times in file order.
 
 use super::files::{CsvTable, RowRef, SpotFileError};
