@@ -12,6 +12,7 @@ pub mod price;
 pub mod requirements;
 pub mod snapshot;
 pub mod spec;
+pub mod spot;
 
 pub use allocatable::{CapacityOptions, NodeResources, Overhead};
 pub use catalog::{Catalog, CatalogError, InstanceType, Zone};

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use super::read::interruptions::SpotProblem;
 use crate::sim::{DurationParseError, LatencyError};
 
 /// A 1-based line and column in the scenario file (0:0 when unknown).
@@ -234,6 +235,9 @@ pub enum Problem {
     /// The latency description is inconsistent.
     #[error(transparent)]
     Latency(#[from] LatencyError),
+    /// A problem in `interruptions` or `spotPriceHistory`.
+    #[error(transparent)]
+    Spot(#[from] SpotProblem),
     /// A referenced file does not exist.
     #[error("file {written:?} not found (looked for {resolved:?})")]
     FileNotFound {

@@ -6,7 +6,8 @@
 //! see the same workload, seed and environment. This module reads the file,
 //! checks it against the schema below, resolves the files it references and
 //! returns a [`Scenario`]. It does not read those files: Kubernetes manifests
-//! and NodePools are loaded by their own readers in a later step.
+//! and NodePools are loaded by their own readers in a later step, and the
+//! spot trace and price history by [`load_spot_inputs`].
 //!
 //! # Schema (version 1)
 //!
@@ -31,14 +32,18 @@
 //!   - name: karpenter
 //!     karpenter:
 //!       nodePools: [nodepools/default.yaml]
+//! interruptions:              # optional; schema in src/scenario/interruptions.rs
+//!   advisorHazard: true
+//!   events: [{at: 5h, instanceTypes: [c6a.xlarge], fraction: 0.5, unavailableFor: 30m}]
+//! spotPriceHistory: prices.csv   # optional, JSON or CSV
 //! ```
 //!
 //! Rules, beyond the types:
 //!
 //! - Every key is checked: an unknown key is an error listing the valid keys.
-//!   Keys reserved for later versions (`interruptions` at the top level,
-//!   `trace` in a workload item, `clusterAutoscaler` in a variant) are
-//!   recognised and rejected as not supported yet.
+//!   Keys reserved for later versions (`trace` in a workload item,
+//!   `clusterAutoscaler` in a variant) are recognised and rejected as not
+//!   supported yet.
 //! - Durations are strings in Go/Kubernetes form plus `d` for days
 //!   ([`parse_duration`](crate::sim::parse_duration)); the bare `0` is also
 //!   accepted. `duration` must be greater than zero.
@@ -91,6 +96,10 @@ use std::path::{Path, PathBuf};
 
 pub use error::{Position, Problem, ScenarioError};
 pub use prepare::{BundledRegions, PrepareError, Prepared, prepare};
+pub use read::interruptions::{
+    InterruptionsConfig, KnownNames, SpotConfig, SpotInputError, SpotInputs, SpotProblem,
+    TimedFile, WrittenName, load as load_spot_inputs,
+};
 
 use crate::sim::{LaunchLatency, SimDuration, SimTime};
 
@@ -125,6 +134,9 @@ pub struct Scenario {
     pub workloads: Vec<WorkloadStep>,
     /// Provisioning configurations under test, in file order; names unique.
     pub variants: Vec<Variant>,
+    /// Spot interruptions and price history (see [`SpotConfig`]); empty
+    /// when the scenario has neither key.
+    pub spot: SpotConfig,
 }
 
 /// One timed action on the cluster.

@@ -14,6 +14,11 @@ use super::{
 };
 use crate::sim::{LaunchLatency, SimDuration, SimTime, parse_duration};
 
+/// The spot keys (`interruptions`, `spotPriceHistory`); a child module so
+/// that it shares this reader's checks.
+#[path = "interruptions.rs"]
+pub(super) mod interruptions;
+
 /// The keys allowed in one mapping, and those reserved for later versions.
 struct Keys {
     valid: &'static [&'static str],
@@ -31,8 +36,10 @@ const TOP_KEYS: Keys = Keys {
         "nodeLaunchLatency",
         "workloads",
         "variants",
+        "interruptions",
+        "spotPriceHistory",
     ],
-    reserved: &[("interruptions", "spot interruptions")],
+    reserved: &[],
 };
 
 const LATENCY_KEYS: Keys = Keys {
@@ -467,6 +474,7 @@ impl Reader<'_> {
         let workloads_node = self.required(&top, "workloads")?;
         let workloads = self.workloads(workloads_node, (duration, &self.written(duration_node)))?;
         let variants = self.variants(self.required(&top, "variants")?)?;
+        let spot = self.spot(&top, (duration, &self.written(duration_node)), &zones)?;
         Ok(Scenario {
             name,
             source: source.to_path_buf(),
@@ -477,6 +485,7 @@ impl Reader<'_> {
             node_launch_latency,
             workloads,
             variants,
+            spot,
         })
     }
 

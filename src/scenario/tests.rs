@@ -153,6 +153,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                 }),
             },
         ],
+        spot: SpotConfig::default(),
     };
     assert_eq!(scenario, expected);
     for step in &scenario.workloads {
@@ -300,7 +301,7 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nregoin: us-east-1\n",
             "2:1: unknown key \"regoin\" (valid keys: name, seed, duration, region, zones, \
-             nodeLaunchLatency, workloads, variants)",
+             nodeLaunchLatency, workloads, variants, interruptions, spotPriceHistory)",
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 1m\n    scael: {}\n",
@@ -316,11 +317,6 @@ fn each_bad_case_gives_its_exact_error() {
             "2:33: nodeLaunchLatency: unknown key \"p95\" (valid keys: median, p90, fixed)",
         ),
         // Keys reserved for later schema versions.
-        (
-            "duration: 1h\ninterruptions: {rate: 1}\n",
-            "2:1: spot interruptions (\"interruptions\") is not supported yet by this version \
-             of karpsim",
-        ),
         (
             "duration: 1h\nworkloads:\n  - trace: traces/prod.csv\n",
             "3:5: workloads[0]: trace replay (\"trace\") is not supported yet by this version \
