@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use super::allocatable::{CapacityOptions, Overhead, node_resources};
 use super::labels::instance_labels;
@@ -12,6 +13,7 @@ use super::offering::{CapacityType, InterruptionBand, Offering, SpotAdvice, spot
 use super::price::Price;
 use super::snapshot::{self, RegionFiles};
 use super::spec::{Arch, CsvRows, InstanceSpec, SnapshotError, UsageClasses};
+use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 
 /// An availability zone.
@@ -114,6 +116,7 @@ pub struct Catalog {
     zones: Vec<Zone>,
     types: Vec<InstanceType>,
     by_price: Vec<usize>,
+    type_requirements: Arc<Vec<Requirements>>,
 }
 
 impl Catalog {
@@ -191,18 +194,7 @@ impl Catalog {
                 offerings,
             });
         }
-        types.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
-        let mut by_price: Vec<usize> = (0..types.len()).collect();
-        by_price.sort_by(|&a, &b| {
-            (types[a].on_demand_price, &types[a].spec.name)
-                .cmp(&(types[b].on_demand_price, &types[b].spec.name))
-        });
-        Ok(Catalog {
-            region: files.region,
-            zones,
-            types,
-            by_price,
-        })
+        Ok(Self::from_parts(files.region, zones, types))
     }
 
     /// A catalog from ready-made parts (synthetic catalogs for tests and
@@ -219,12 +211,22 @@ impl Catalog {
             (types[a].on_demand_price, &types[a].spec.name)
                 .cmp(&(types[b].on_demand_price, &types[b].spec.name))
         });
+        let type_requirements = Arc::new(types.iter().map(InstanceType::requirements).collect());
         Catalog {
             region,
             zones,
             types,
             by_price,
+            type_requirements,
         }
+    }
+
+    /// Every type's requirements (`InstanceType::requirements`), in
+    /// `instance_types()` order, computed once and kept in step with
+    /// offering availability: deciders compare against them many times per
+    /// decision, and building them is the costly part.
+    pub fn type_requirements(&self) -> &Arc<Vec<Requirements>> {
+        &self.type_requirements
     }
 
     /// The region code.
@@ -276,6 +278,9 @@ impl Catalog {
                 offering.available = false;
                 found = true;
             }
+        }
+        if found {
+            Arc::make_mut(&mut self.type_requirements)[index] = self.types[index].requirements();
         }
         found
     }

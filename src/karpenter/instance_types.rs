@@ -83,7 +83,7 @@ pub fn filter_instance_types(pool: &NodePool, catalog: &Catalog) -> NodePoolInst
     let mut total = vec![0usize; checks.len() + 1];
     let mut compatible = Vec::new();
     for (index, instance_type) in catalog.instance_types().iter().enumerate() {
-        let type_reqs = instance_type.requirements();
+        let type_reqs = &catalog.type_requirements()[index];
         let mut failed_first = None;
         for (i, check) in checks.iter().enumerate() {
             let rejects = type_reqs

@@ -94,10 +94,9 @@ pub fn min_values_needed(
     }
     let mut values: Vec<BTreeSet<String>> = vec![BTreeSet::new(); keyed.len()];
     for (i, &index) in options.iter().enumerate() {
-        let Some(it) = catalog.instance_types().get(index) else {
+        let Some(type_requirements) = catalog.type_requirements().get(index) else {
             continue;
         };
-        let type_requirements = it.requirements();
         for ((key, _), seen) in keyed.iter().zip(values.iter_mut()) {
             if let Some(r) = type_requirements.get(key)
                 && !r.is_complement()
@@ -242,7 +241,7 @@ fn spot_to_spot(
     let requirements = &claim.requirements;
     claim.instance_types.retain(|&i| {
         catalog.instance_types().get(i).is_some_and(|it| {
-            it.requirements().is_intersecting(requirements)
+            catalog.type_requirements()[i].is_intersecting(requirements)
                 && it
                     .offerings
                     .iter()

@@ -42,7 +42,7 @@ pub(super) fn choose_offering(
         .iter()
         .filter_map(|&index| {
             let instance_type = catalog.instance_types().get(index)?;
-            if !instance_type.requirements().is_intersecting(requirements)
+            if !catalog.type_requirements()[index].is_intersecting(requirements)
                 || !claim.requests.fits(&instance_type.allocatable)
             {
                 return None;
@@ -82,13 +82,9 @@ pub(super) fn choose_offering(
     });
     candidates.truncate(MAX_LAUNCH_INSTANCE_TYPES);
     if min_values {
-        let type_requirements: Vec<Requirements> = catalog
-            .instance_types()
-            .iter()
-            .map(|it| it.requirements())
-            .collect();
+        let type_requirements = catalog.type_requirements();
         let kept: Vec<u32> = candidates.iter().map(|c| c.index as u32).collect();
-        if let Some(shortfall) = min_values_shortfall(&kept, requirements, &type_requirements) {
+        if let Some(shortfall) = min_values_shortfall(&kept, requirements, type_requirements) {
             return Err(LaunchError::InsufficientCapacity(format!(
                 "minValues not met by the {MAX_LAUNCH_INSTANCE_TYPES} cheapest instance types: {shortfall}"
             )));

@@ -56,13 +56,7 @@ fn type_requirements_cache(input: &ProvisioningInput<'_>) -> Vec<Arc<Vec<Require
             if let Some((_, reqs)) = seen.iter().find(|(k, _)| *k == key) {
                 return reqs.clone();
             }
-            let reqs: Arc<Vec<Requirements>> = Arc::new(
-                ctx.catalog
-                    .instance_types()
-                    .iter()
-                    .map(|it| it.requirements())
-                    .collect(),
-            );
+            let reqs: Arc<Vec<Requirements>> = ctx.catalog.type_requirements().clone();
             seen.push((key, reqs.clone()));
             reqs
         })
