@@ -306,3 +306,35 @@ fn target_of(object: &ObjectRef) -> Target {
         name: object.name.clone(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::spot::Fraction;
+
+    /// The shipped spot example prepares: three variants sharing the same
+    /// interruption settings (hazard on, rebalance recommendations, one
+    /// storm of fraction 0.7 with a 40 min outage).
+    #[test]
+    fn spot_storm_prepares_with_its_interruptions_in_every_run() {
+        let scenario =
+            Scenario::load(Path::new("scenarios/spot-storm.yaml"), &BundledRegions).unwrap();
+        let prepared = prepare(&scenario, None).unwrap();
+        assert_eq!(prepared.runs.len(), 3);
+        for run in &prepared.runs {
+            let settings = &run.interruptions;
+            assert!(settings.advisor_hazard);
+            assert!(settings.rebalance_lead.is_some());
+            assert_eq!(settings.storms.len(), 1);
+            assert_eq!(
+                settings.storms[0].fraction,
+                Fraction::from_millionths(700_000).unwrap()
+            );
+            assert_eq!(
+                settings.storms[0].unavailable_for,
+                crate::sim::SimDuration::from_mins(40)
+            );
+            assert!(run.spot_price_changes.is_empty());
+        }
+    }
+}
