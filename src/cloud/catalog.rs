@@ -285,6 +285,35 @@ impl Catalog {
         found
     }
 
+    /// Sets the price of the offering of `instance_type` in `zone` with
+    /// `capacity_type` (a spot price change); returns whether such an
+    /// offering exists. Requirements do not depend on prices, so
+    /// [`Catalog::type_requirements`] stays as it is; the on-demand price
+    /// order ([`Catalog::by_on_demand_price`]) is not affected either, since
+    /// only the offering changes, not `on_demand_price`.
+    pub fn set_offering_price(
+        &mut self,
+        instance_type: &str,
+        zone: &str,
+        capacity_type: CapacityType,
+        price: Price,
+    ) -> bool {
+        let Ok(index) = self
+            .types
+            .binary_search_by(|t| t.spec.name.as_str().cmp(instance_type))
+        else {
+            return false;
+        };
+        let mut found = false;
+        for offering in &mut self.types[index].offerings {
+            if offering.zone == zone && offering.capacity_type == capacity_type {
+                offering.price = price;
+                found = true;
+            }
+        }
+        found
+    }
+
     /// Number of instance types.
     pub fn len(&self) -> usize {
         self.types.len()

@@ -1,13 +1,18 @@
 //! Turns a validated [`Scenario`] into the engine's inputs: reads the
 //! workload manifests of every step and the NodePool files of every variant,
 //! loads each EC2NodeClass's catalog, and checks that every NodePool allows
-//! at least one instance type in the scenario's zones. All file reading of a
-//! run happens here, before anything is simulated.
+//! at least one instance type in the scenario's zones, and reads the spot
+//! inputs (interruption trace, spot price history; see
+//! [`load_spot_inputs`](super::load_spot_inputs)) that every variant shares.
+//! All file reading of a run happens here, before anything is simulated.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use super::{ObjectKind, ObjectRef, Provisioner, Scenario, WorkloadAction};
+use super::{
+    KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError, SpotInputs,
+    WorkloadAction, load_spot_inputs,
+};
 use crate::cloud::catalog::zones_of;
 use crate::cloud::{Catalog, CatalogError};
 use crate::karpenter::instance_types::filter_instance_types;
@@ -61,6 +66,9 @@ pub enum PrepareError {
         /// Its NodePool files.
         files: String,
     },
+    /// The interruption trace or spot price history is unusable.
+    #[error(transparent)]
+    Spot(#[from] SpotInputError),
     /// A NodePool allows no instance type.
     #[error("{variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
     NoInstanceTypes {
@@ -127,6 +135,8 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             action,
         });
     }
+    let spot = load_spot(scenario)?;
+    warnings.extend(spot.warnings.iter().cloned());
     let mut runs = Vec::new();
     for variant in &scenario.variants {
         if only.is_some_and(|name| name != variant.name) {
@@ -150,12 +160,31 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             capacity_shortages: BTreeSet::new(),
             scheduler: SchedulerConfig::default(),
             node_count_resource,
+            interruptions: spot.interruptions.clone(),
+            spot_price_changes: spot.price_changes.clone(),
         });
     }
     Ok(Prepared {
         runs,
         warnings: warnings.into_iter().collect(),
     })
+}
+
+/// Reads the scenario's spot files, checked against the region's catalog
+/// (with default EC2NodeClass settings: names and zones do not depend on
+/// them). Nothing to read when the scenario has no spot keys.
+fn load_spot(scenario: &Scenario) -> Result<SpotInputs, PrepareError> {
+    if scenario.spot.interruptions.is_none() && scenario.spot.price_history.is_none() {
+        return Ok(SpotInputs::default());
+    }
+    let catalog = Catalog::load(&scenario.region, &Default::default())?;
+    Ok(load_spot_inputs(
+        &scenario.spot,
+        &scenario.source,
+        scenario.duration,
+        &scenario.zones,
+        &KnownNames::from_catalog(&catalog),
+    )?)
 }
 
 /// Reads NodePool files for `owner` (a variant, or the workload item that
@@ -275,5 +304,37 @@ fn target_of(object: &ObjectRef) -> Target {
         kind,
         namespace: object.namespace.clone(),
         name: object.name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::spot::Fraction;
+
+    /// The shipped spot example prepares: three variants sharing the same
+    /// interruption settings (hazard on, rebalance recommendations, one
+    /// storm of fraction 0.7 with a 40 min outage).
+    #[test]
+    fn spot_storm_prepares_with_its_interruptions_in_every_run() {
+        let scenario =
+            Scenario::load(Path::new("scenarios/spot-storm.yaml"), &BundledRegions).unwrap();
+        let prepared = prepare(&scenario, None).unwrap();
+        assert_eq!(prepared.runs.len(), 3);
+        for run in &prepared.runs {
+            let settings = &run.interruptions;
+            assert!(settings.advisor_hazard);
+            assert!(settings.rebalance_lead.is_some());
+            assert_eq!(settings.storms.len(), 1);
+            assert_eq!(
+                settings.storms[0].fraction,
+                Fraction::from_millionths(700_000).unwrap()
+            );
+            assert_eq!(
+                settings.storms[0].unavailable_for,
+                crate::sim::SimDuration::from_mins(40)
+            );
+            assert!(run.spot_price_changes.is_empty());
+        }
     }
 }

@@ -243,3 +243,116 @@ fn unknown_variant() {
     let line = single_error_line(&out);
     assert!(line.contains("no variant named \"nope\""), "{line}");
 }
+
+const SPOT_POOL: &str = "
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
+";
+
+const SPOT_SCENARIO: &str = "name: spot
+duration: 2h
+zones: [us-east-1a]
+workloads:
+  - manifests: web.yaml
+interruptions:
+  rebalanceRecommendations: true
+  trace: trace.csv
+spotPriceHistory: prices.csv
+variants:
+  - name: v
+    karpenter: {nodePools: pool.yaml}
+";
+
+/// Writes a one-zone spot scenario (a trace notice for the first node at
+/// 30m, a spot price change at 1h) into `dir` with the given trace.
+fn write_spot_scenario(dir: &Path, trace: &str) {
+    fs::write(dir.join("s.yaml"), SPOT_SCENARIO).unwrap();
+    fs::write(dir.join("web.yaml"), WORKLOAD).unwrap();
+    fs::write(dir.join("pool.yaml"), SPOT_POOL).unwrap();
+    fs::write(dir.join("trace.csv"), trace).unwrap();
+    fs::write(
+        dir.join("prices.csv"),
+        "time,instance_type,zone,price\n1h,m5.large,us-east-1a,0.05\n",
+    )
+    .unwrap();
+}
+
+/// A trace notice and a price history reach the report: the named node is
+/// interrupted at 30 min (NodeClaim deleted `interrupted`, its pod evicted
+/// for that reason), the only zone's spot offering is then in the ICE
+/// cache, so the replacement falls back to on-demand; the price change is
+/// applied; the run repeats byte for byte.
+#[test]
+fn spot_trace_and_price_history_reach_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    write_spot_scenario(
+        dir.path(),
+        "time,instance_type,zone,node\n30m,m5.large,us-east-1a,default-00001\n",
+    );
+    let run = |out: &str| {
+        let output = karpsim_in(dir.path(), &["run", "s.yaml", "--out", out]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let text = run("a");
+    assert!(text.contains("interruptions"), "{text}");
+    assert!(text.contains("spot share of node-hours"), "{text}");
+    let base = dir.path().join("a").join("v");
+    let summary: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(base.join("summary.json")).unwrap()).unwrap();
+    let spot = &summary["spot"];
+    assert_eq!(spot["interruptions"], 1);
+    assert_eq!(spot["interruptions_by_source"]["trace"], 1);
+    assert_eq!(spot["rebalance_recommendations"], 1);
+    assert_eq!(spot["pods_disrupted"], 1);
+    assert_eq!(spot["price_changes"], 1);
+    assert_eq!(summary["churn"]["evictions_by_reason"]["interrupted"], 1);
+    let claims_path = base.join("nodeclaims.csv");
+    let claims = rows(&claims_path);
+    let name = column(&claims_path, "name");
+    let reason = column(&claims_path, "reason_deleted");
+    let capacity = column(&claims_path, "capacity_type");
+    assert_eq!(&claims[0][name], "default-00001");
+    assert_eq!(&claims[0][reason], "interrupted");
+    assert_eq!(&claims[0][capacity], "spot");
+    assert_eq!(&claims[1][capacity], "on-demand");
+    let events_path = base.join("events.csv");
+    let event_reason = column(&events_path, "reason");
+    let time = column(&events_path, "time_s");
+    let notices: Vec<csv::StringRecord> = rows(&events_path)
+        .into_iter()
+        .filter(|r| &r[event_reason] == "SpotInterrupted")
+        .collect();
+    assert_eq!(notices.len(), 1);
+    assert_eq!(&notices[0][time], "1800.000");
+    run("b");
+    for file in FILES {
+        let left = fs::read(dir.path().join("a").join("v").join(file)).unwrap();
+        let right = fs::read(dir.path().join("b").join("v").join(file)).unwrap();
+        assert!(left == right, "{file} differs");
+    }
+}
+
+/// A trace row naming an instance type the catalog does not have is one
+/// error line naming the file, row and field; no report is written.
+#[test]
+fn spot_trace_with_unknown_type_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    write_spot_scenario(
+        dir.path(),
+        "time,instance_type,zone\n30m,m5.nope,us-east-1a\n",
+    );
+    let out = karpsim_in(dir.path(), &["run", "s.yaml", "--out", "out/report"]);
+    let line = single_error_line(&out);
+    assert!(line.contains("trace.csv"), "{line}");
+    assert!(line.contains("instance_type"), "{line}");
+    assert!(!dir.path().join("out").exists());
+}

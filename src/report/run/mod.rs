@@ -18,7 +18,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use super::table::{Align, write_table};
-use crate::sim::engine::{Churn, RunOutput, RunSummary};
+use crate::sim::engine::{Churn, RunOutput, RunSummary, SpotSummary};
 use crate::sim::ledger::MicroUsd;
 use crate::sim::time::{SimDuration, SimTime};
 
@@ -88,6 +88,58 @@ struct SummaryJson<'a> {
     unschedulable_reasons: Vec<ReasonJson<'a>>,
     events: usize,
     churn: ChurnJson<'a>,
+    spot: SpotJson<'a>,
+}
+
+/// The spot block of `summary.json` (definitions: the engine's
+/// `spot_metrics` module).
+#[derive(Serialize)]
+struct SpotJson<'a> {
+    interruptions: u64,
+    interruptions_by_source: BTreeMap<&'a str, u64>,
+    rebalance_recommendations: u64,
+    pods_disrupted: u64,
+    pods_killed_at_reclaim: u64,
+    pod_seconds_without_replica: f64,
+    pod_seconds_without_replica_by_owner: BTreeMap<&'a str, f64>,
+    replacement_latency_seconds_p50: Option<f64>,
+    replacement_latency_seconds_p95: Option<f64>,
+    replacements_not_running: u64,
+    overlap_cost_usd: f64,
+    spot_node_hours: f64,
+    spot_share_of_node_hours: f64,
+    savings_vs_on_demand_usd: f64,
+    price_changes: u64,
+    outage_launch_failures: u64,
+    trace_rows_skipped: u64,
+}
+
+fn spot_json(summary: &RunSummary) -> SpotJson<'_> {
+    let spot: &SpotSummary = &summary.spot;
+    let ms_to_s = |ms: u64| round(ms as f64 / 1000.0, 3);
+    SpotJson {
+        interruptions: spot.interruptions(),
+        interruptions_by_source: counts(&spot.interruptions_by_source),
+        rebalance_recommendations: spot.rebalance_recommendations,
+        pods_disrupted: spot.pods_disrupted,
+        pods_killed_at_reclaim: spot.pods_killed_at_reclaim,
+        pod_seconds_without_replica: ms_to_s(spot.pod_millis_without_replica_total()),
+        pod_seconds_without_replica_by_owner: spot
+            .pod_millis_without_replica
+            .iter()
+            .map(|(owner, ms)| (owner.as_str(), ms_to_s(*ms)))
+            .collect(),
+        replacement_latency_seconds_p50: secs_f64(spot.replacement_latency_p50),
+        replacement_latency_seconds_p95: secs_f64(spot.replacement_latency_p95),
+        replacements_not_running: spot.replacements_not_running,
+        overlap_cost_usd: usd_f64(spot.overlap_cost),
+        spot_node_hours: round(spot.spot_node_millis as f64 / 3_600_000.0, 4),
+        spot_share_of_node_hours: round(summary.spot_share(), 4),
+        savings_vs_on_demand_usd: usd_f64(spot.savings_vs_on_demand),
+        price_changes: spot.price_changes,
+        outage_launch_failures: spot.outage_launch_failures,
+        trace_rows_skipped: spot.trace_rows_skipped,
+    }
 }
 
 #[derive(Serialize)]
@@ -184,6 +236,7 @@ pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write)
             .collect(),
         events: s.events,
         churn: churn_json(&s.churn),
+        spot: spot_json(s),
     };
     serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::other)?;
     writeln!(out)
@@ -318,6 +371,63 @@ pub fn write_variant_files(
     f.flush()
 }
 
+/// The spot rows of the terminal summary: the spot share and savings when
+/// any variant ran spot nodes, the interruption measures when any variant
+/// was interrupted.
+fn spot_rows(runs: &[&RunSummary]) -> Vec<Vec<String>> {
+    let row = |label: &str, cell: &dyn Fn(&RunSummary) -> String| -> Vec<String> {
+        let mut cells = vec![label.to_string()];
+        cells.extend(runs.iter().map(|r| cell(r)));
+        cells
+    };
+    let mut rows = Vec::new();
+    if runs.iter().any(|r| r.spot.spot_node_millis > 0) {
+        rows.push(row("spot share of node-hours", &|r| pct(r.spot_share())));
+        rows.push(row("savings vs on-demand", &|r| {
+            format!("${}", usd(r.spot.savings_vs_on_demand))
+        }));
+    }
+    if !runs.iter().any(|r| r.spot.interruptions() > 0) {
+        return rows;
+    }
+    let mut sources: Vec<&str> = runs
+        .iter()
+        .flat_map(|r| r.spot.interruptions_by_source.keys().map(String::as_str))
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    rows.push(row("interruptions", &|r| {
+        r.spot.interruptions().to_string()
+    }));
+    for source in &sources {
+        rows.push(row(&format!("  {source}"), &|r| {
+            count_of(&r.spot.interruptions_by_source, source)
+        }));
+    }
+    rows.extend([
+        row("pods disrupted", &|r| r.spot.pods_disrupted.to_string()),
+        row("  killed at reclaim", &|r| {
+            r.spot.pods_killed_at_reclaim.to_string()
+        }),
+        row("pod-s without replica", &|r| {
+            format!(
+                "{:.1}",
+                r.spot.pod_millis_without_replica_total() as f64 / 1000.0
+            )
+        }),
+        row("replacement p50", &|r| {
+            secs_text(r.spot.replacement_latency_p50)
+        }),
+        row("replacement p95", &|r| {
+            secs_text(r.spot.replacement_latency_p95)
+        }),
+        row("overlap cost", &|r| {
+            format!("${}", usd(r.spot.overlap_cost))
+        }),
+    ]);
+    rows
+}
+
 fn count_of(map: &BTreeMap<String, u64>, key: &str) -> String {
     map.get(key).copied().unwrap_or_default().to_string()
 }
@@ -435,6 +545,7 @@ pub fn write_summary_table(runs: &[&RunSummary], out: &mut impl Write) -> io::Re
             }
         }),
     ]);
+    rows.extend(spot_rows(runs));
     write_table(out, &header, &rows)?;
     for run in runs {
         for reason in run.unschedulable_reasons.iter().take(5) {

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use super::*;
 use crate::cloud::{CapacityType, Price};
-use crate::sim::engine::{Churn, NodeClaimRecord, RunOutput, RunSummary};
+use crate::sim::engine::{Churn, NodeClaimRecord, RunOutput, RunSummary, SpotSummary};
 
 fn output() -> RunOutput {
     let claim = NodeClaimRecord {
@@ -41,6 +41,7 @@ fn output() -> RunOutput {
             unschedulable_reasons: Vec::new(),
             events: 0,
             churn: Churn::default(),
+            spot: SpotSummary::default(),
         },
         nodeclaims: vec![claim],
         events: Vec::new(),

@@ -478,6 +478,7 @@ impl Engine<'_> {
             .iter()
             .map(|setup| restrict_zones(&setup.catalog, &self.input.zones))
             .collect();
+        self.apply_spot_prices_in_force();
         self.rebuild_catalogs();
         let names: Vec<String> = self.pools.iter().map(|p| p.pool.name.clone()).collect();
         self.log(

@@ -257,7 +257,7 @@ impl Engine<'_> {
             zone: decision.zone.to_string(),
             capacity_type: decision.capacity_type,
         };
-        if self.input.capacity_shortages.contains(&key) {
+        if self.capacity_short(&key) {
             self.insufficient_capacity(pool_index, key)?;
             return Ok(None);
         }
@@ -409,6 +409,7 @@ impl Engine<'_> {
             format!("nodeclaim/{name}"),
             message,
         );
+        self.spot_node_launched(node_id, pool_index, decision)?;
         let latency = self.input.launch_latency.sample(&mut self.latency_rng);
         self.schedule(now + latency, Event::NodeReady(node_id))?;
         if let Some(at) = self.cluster.node(node_id).and_then(expiration_time) {

@@ -32,6 +32,10 @@
 //!   once after a pass that started a command (see [`disruption`]); its
 //!   commands, NodeClaim expiry and NodePool changes delete nodes through
 //!   the termination controller's drain (see [`termination`]).
+//! - Spot price changes, interruption signals and storm outages come from
+//!   the run's spot inputs; Karpenter deletes an interrupted NodeClaim at
+//!   the notice and EC2 reclaims the instance 2 minutes later (see
+//!   [`spot`], and [`spot_metrics`] for what is measured).
 //!
 //! Simplifications: registration and initialization happen at the same
 //! instant (startup taints are removed then); a Job's `activeDeadlineSeconds`
@@ -44,6 +48,8 @@ mod disruption;
 mod karpenter;
 mod owners;
 mod record;
+mod spot;
+mod spot_metrics;
 mod termination;
 
 #[cfg(test)]
@@ -52,10 +58,13 @@ mod tests;
 mod tests_disruption;
 #[cfg(test)]
 mod tests_properties;
+#[cfg(test)]
+mod tests_spot;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use crate::cloud::spot::{InterruptionModel, InterruptionSettings, PriceChange, Trigger};
 use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::controller::{self, Command, DisruptionInput, PassOutcome};
 use crate::karpenter::nodepool::NodePool;
@@ -78,6 +87,8 @@ pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
     RunSummary, Sample,
 };
+pub use spot::{INTERRUPTED, VICTIM_STREAM, source_name};
+pub use spot_metrics::SpotSummary;
 pub use termination::{
     DRAIN_REQUEUE, EVICTION_BACKOFF_BASE, EVICTION_BACKOFF_MAX, MIN_DRAIN_TIME, is_critical,
 };
@@ -120,6 +131,10 @@ pub struct RunInput {
     pub scheduler: SchedulerConfig,
     /// The resource slot a NodePool `limits.nodes` was read into, if any.
     pub node_count_resource: Option<ResourceKind>,
+    /// Spot interruptions: advisor hazard, rebalance lead, storms, trace.
+    pub interruptions: InterruptionSettings,
+    /// Spot price changes (from a price history), by time.
+    pub spot_price_changes: Vec<PriceChange>,
 }
 
 /// A NodePool and the catalog of its EC2NodeClass.
@@ -309,6 +324,7 @@ fn run_engine(
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<(RunOutput, Vec<String>), EngineError> {
     let input = engine.input;
+    engine.schedule_spot_inputs()?;
     for (index, step) in input.steps.iter().enumerate() {
         engine.schedule(step.at, Event::Step(index))?;
     }
@@ -362,6 +378,14 @@ enum Event {
     Evict(PodId),
     /// A terminating pod's grace period is over: it is gone.
     PodGone(PodId),
+    /// Spot price changes due now, from this index of the input's list.
+    SpotPrices(usize),
+    /// A storm or trace row comes due.
+    SpotTrigger(Trigger),
+    /// EC2 signals a spot instance.
+    Spot(spot::SpotSignal),
+    /// EC2 reclaims an interrupted spot instance.
+    SpotReclaim(NodeId),
 }
 
 /// Engine-side facts about a pod (indexed like the cluster's pod arena).
@@ -477,6 +501,8 @@ struct Engine<'a> {
     evicting: BTreeMap<PodId, u32>,
     /// Churn counters for the summary.
     churn: Churn,
+    /// Spot prices, interruptions and their measures.
+    spot: spot::SpotState,
     /// Invariant violations, when checking (see [`run_checked`]).
     violations: Option<Vec<String>>,
 }
@@ -528,6 +554,10 @@ impl<'a> Engine<'a> {
             disruption: disruption::DisruptionState::default(),
             evicting: BTreeMap::new(),
             churn: Churn::default(),
+            spot: spot::SpotState::new(
+                InterruptionModel::new(input.interruptions.clone()),
+                input.seed,
+            ),
             violations: None,
         }
     }
@@ -569,6 +599,10 @@ impl<'a> Engine<'a> {
             Event::DrainTick(node) => self.drain_tick(node),
             Event::Evict(pod) => self.try_evict(pod),
             Event::PodGone(pod) => self.pod_gone(pod),
+            Event::SpotPrices(first) => self.apply_spot_prices(first),
+            Event::SpotTrigger(trigger) => self.spot_trigger(trigger),
+            Event::Spot(signal) => self.spot_signal(signal),
+            Event::SpotReclaim(node) => self.spot_reclaim(node),
         }
     }
 

@@ -335,6 +335,9 @@ impl Engine<'_> {
         });
         self.pod_names.insert((namespace, name.clone()), id);
         self.workloads[w].pods.push(id);
+        if !daemonset {
+            self.spot_pod_created(id, w);
+        }
         let object = object_of(&self.workloads[w].target);
         self.log(
             EventType::Normal,
@@ -352,6 +355,7 @@ impl Engine<'_> {
         if self.cluster.remove_pod(pod).is_none() {
             return Ok(());
         }
+        self.spot_pod_removed(pod);
         self.evicting.remove(&pod);
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.removed = true;
@@ -505,6 +509,7 @@ impl Engine<'_> {
     /// Binds a pod and records when it first ran.
     pub(super) fn bind_pod(&mut self, pod: PodId, node: NodeId) -> Result<(), EngineError> {
         self.cluster.bind(pod, node);
+        self.spot_pod_bound(pod, node);
         let now = self.now();
         if let Some(p) = self.cluster.pod_mut(pod) {
             p.lifecycle.started_at = Some(now);

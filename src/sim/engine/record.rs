@@ -209,12 +209,23 @@ pub struct RunSummary {
     pub events: usize,
     /// Disruption churn and savings.
     pub churn: Churn,
+    /// Spot interruptions, their cost and the spot savings.
+    pub spot: super::SpotSummary,
 }
 
 impl RunSummary {
     /// Node-hours.
     pub fn node_hours(&self) -> f64 {
         self.node_millis as f64 / 3_600_000.0
+    }
+
+    /// Spot node-hours over all node-hours (0 without nodes).
+    pub fn spot_share(&self) -> f64 {
+        if self.node_millis == 0 {
+            0.0
+        } else {
+            self.spot.spot_node_millis as f64 / self.node_millis as f64
+        }
     }
 }
 
@@ -346,6 +357,7 @@ impl Engine<'_> {
             unschedulable_reasons,
             events: self.events.len(),
             churn: self.churn.clone(),
+            spot: self.spot_summary(end),
         };
         let disruption = self
             .disruption

@@ -274,7 +274,7 @@ impl Engine<'_> {
         if now < since + MIN_DRAIN_TIME {
             return self.schedule_drain(node, since + MIN_DRAIN_TIME);
         }
-        self.terminate_instance(node)
+        self.terminate_instance(node, "node terminated")
     }
 
     /// TGP reached for the pod: delete it regardless of PDBs and
@@ -392,6 +392,7 @@ impl Engine<'_> {
     fn begin_pod_termination(&mut self, pod: PodId, grace: SimDuration) -> Result<(), EngineError> {
         let now = self.now();
         self.note_pod_event(pod);
+        self.spot_pod_leaving(pod);
         let Some(p) = self.cluster.pod_mut(pod) else {
             return Ok(());
         };
@@ -428,6 +429,7 @@ impl Engine<'_> {
         let workload = self.pod_meta[pod.0 as usize].workload;
         let lost = self.pod_meta[pod.0 as usize].lost;
         self.cluster.remove_pod(pod);
+        self.spot_pod_removed(pod);
         self.evicting.remove(&pod);
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.removed = true;
@@ -448,8 +450,13 @@ impl Engine<'_> {
 
     /// The instance is terminated: billing stops, the node and whatever is
     /// still bound to it go (completed pods stay completed; pods that were
-    /// ignored by the drain are deleted with the node).
-    fn terminate_instance(&mut self, node: NodeId) -> Result<(), EngineError> {
+    /// ignored by the drain, or still running when EC2 reclaimed a spot
+    /// instance, are deleted with the node, `why` in their event).
+    pub(super) fn terminate_instance(
+        &mut self,
+        node: NodeId,
+        why: &str,
+    ) -> Result<(), EngineError> {
         let now = self.now();
         let Some(deleting) = self.node_meta[node.0 as usize].deleting.clone() else {
             return Ok(());
@@ -473,7 +480,7 @@ impl Engine<'_> {
                 self.pod_meta[pod.0 as usize].lost = true;
                 self.churn.bare_pods_lost += 1;
             }
-            self.remove_pod(pod, "node terminated")?;
+            self.remove_pod(pod, why)?;
             if let Some(w) = self.pod_meta[pod.0 as usize].workload
                 && !self.pod_meta[pod.0 as usize].lost
             {

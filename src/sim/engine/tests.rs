@@ -196,6 +196,8 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
         capacity_shortages: BTreeSet::new(),
         scheduler: SchedulerConfig::default(),
         node_count_resource: None,
+        interruptions: Default::default(),
+        spot_price_changes: Vec::new(),
     }
 }
 
