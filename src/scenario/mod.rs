@@ -84,13 +84,17 @@
 //! duration "2x": ...`; see [`ScenarioError`].
 
 mod error;
+pub mod generate;
 mod names;
 pub mod prepare;
 mod read;
+pub mod trace;
 mod yaml;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod workload_items_tests;
 
 use std::path::{Path, PathBuf};
 
@@ -140,7 +144,7 @@ pub struct Scenario {
 }
 
 /// One timed action on the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadStep {
     /// When it happens; before the end of the run.
     pub at: SimTime,
@@ -149,7 +153,7 @@ pub struct WorkloadStep {
 }
 
 /// What a workload step does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum WorkloadAction {
     /// Create the objects in these Kubernetes manifest files (absolute
     /// paths, in the order given).
@@ -175,6 +179,16 @@ pub enum WorkloadAction {
         /// NodePool and EC2NodeClass files.
         node_pools: Vec<PathBuf>,
     },
+    /// Run a workload generator from `at` (see [`generate`]).
+    Generate {
+        /// What it generates.
+        generator: generate::GeneratorSpec,
+        /// It produces nothing at or after this instant (its `until`, or
+        /// the end of the run).
+        until: SimTime,
+    },
+    /// Replay a trace file, streamed (see [`trace`]).
+    Trace(trace::TraceSpec),
 }
 
 /// The kinds of object a workload step can name.
@@ -268,6 +282,16 @@ impl RegionCatalog for [(&str, &[&str])] {
 }
 
 impl Scenario {
+    /// Makes every trace of the scenario skip unusable rows (counting
+    /// them) instead of failing on the first (`--skip-bad-rows`).
+    pub fn set_skip_bad_rows(&mut self, skip: bool) {
+        for step in &mut self.workloads {
+            if let WorkloadAction::Trace(spec) = &mut step.action {
+                spec.skip_bad_rows = skip;
+            }
+        }
+    }
+
     /// Reads and validates the scenario file at `path`. Errors name `path`
     /// as given.
     pub fn load<C: RegionCatalog + ?Sized>(

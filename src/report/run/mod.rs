@@ -88,6 +88,7 @@ struct SummaryJson<'a> {
     unschedulable_reasons: Vec<ReasonJson<'a>>,
     events: usize,
     churn: ChurnJson<'a>,
+    trace_rows_skipped: u64,
 }
 
 #[derive(Serialize)]
@@ -184,6 +185,7 @@ pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write)
             .collect(),
         events: s.events,
         churn: churn_json(&s.churn),
+        trace_rows_skipped: s.trace_rows_skipped,
     };
     serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::other)?;
     writeln!(out)

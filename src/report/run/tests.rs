@@ -41,6 +41,7 @@ fn output() -> RunOutput {
             unschedulable_reasons: Vec::new(),
             events: 0,
             churn: Churn::default(),
+            trace_rows_skipped: 0,
         },
         nodeclaims: vec![claim],
         events: Vec::new(),

@@ -209,6 +209,8 @@ pub struct RunSummary {
     pub events: usize,
     /// Disruption churn and savings.
     pub churn: Churn,
+    /// Trace rows skipped as unusable (`--skip-bad-rows`).
+    pub trace_rows_skipped: u64,
 }
 
 impl RunSummary {
@@ -346,6 +348,7 @@ impl Engine<'_> {
             unschedulable_reasons,
             events: self.events.len(),
             churn: self.churn.clone(),
+            trace_rows_skipped: 0,
         };
         let disruption = self
             .disruption
