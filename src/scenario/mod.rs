@@ -28,6 +28,11 @@
 //!     delete: {deployment: burst, namespace: jobs}
 //!   - at: 10h
 //!     nodePools: [nodepools/new.yaml]
+//!   - at: 11h                                 # a generator (see generate)
+//!     generate: {pods: {name: batch, arrivals: {poisson: {rate: 30/h}}}}
+//!   - trace: traces/pods.csv                  # a streamed trace (see trace)
+//!     format: generic                         # or alibaba; start, end,
+//!     timeScale: 0.5                          # timeScale, sample optional
 //! variants:                   # required, at least one
 //!   - name: karpenter
 //!     karpenter:
@@ -41,9 +46,8 @@
 //! Rules, beyond the types:
 //!
 //! - Every key is checked: an unknown key is an error listing the valid keys.
-//!   Keys reserved for later versions (`trace` in a workload item,
-//!   `clusterAutoscaler` in a variant) are recognised and rejected as not
-//!   supported yet.
+//!   The key reserved for a later version (`clusterAutoscaler` in a
+//!   variant) is recognised and rejected as not supported yet.
 //! - Durations are strings in Go/Kubernetes form plus `d` for days
 //!   ([`parse_duration`](crate::sim::parse_duration)); the bare `0` is also
 //!   accepted. `duration` must be greater than zero.
@@ -51,7 +55,10 @@
 //!   create the objects in those files), `scale` (exactly one of
 //!   `deployment`, `statefulset`, `replicaset`, plus `replicas` ≥ 0) or
 //!   `delete` (exactly one of `deployment`, `statefulset`, `replicaset`,
-//!   `daemonset`, `job`, `pod`), or `nodePools` (one path or a list: from
+//!   `daemonset`, `job`, `pod`), `generate` (a workload generator, read by
+//!   `generators.rs`), `trace` (a trace file with the options `format`,
+//!   `start`, `end`, `timeScale`, `sample` beside it, read by `traces.rs`;
+//!   only a trace item may have them), or `nodePools` (one path or a list: from
 //!   then on, every Karpenter variant uses the NodePools and EC2NodeClasses
 //!   in those files instead of its own; nodes that no longer match their
 //!   NodePool drift). `scale` and `delete` take an optional `namespace`
