@@ -45,6 +45,10 @@ struct RunArgs {
     /// Run only this variant.
     #[arg(long, value_name = "NAME")]
     variant: Option<String>,
+    /// Skip unusable trace rows (counted as trace_rows_skipped in
+    /// summary.json) instead of stopping at the first.
+    #[arg(long)]
+    skip_bad_rows: bool,
 }
 
 #[derive(clap::Args)]
@@ -126,7 +130,8 @@ fn instance_types_command(args: &InstanceTypesArgs) -> Result<()> {
 }
 
 fn run_command(args: &RunArgs) -> Result<()> {
-    let scenario = Scenario::load(&args.scenario, &BundledRegions)?;
+    let mut scenario = Scenario::load(&args.scenario, &BundledRegions)?;
+    scenario.set_skip_bad_rows(args.skip_bad_rows);
     if let Some(name) = &args.variant
         && !scenario.variants.iter().any(|v| &v.name == name)
     {

@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+use super::read::generators::WorkloadProblem;
 use super::read::interruptions::SpotProblem;
 use crate::sim::{DurationParseError, LatencyError};
 
@@ -238,6 +239,9 @@ pub enum Problem {
     /// A problem in `interruptions` or `spotPriceHistory`.
     #[error(transparent)]
     Spot(#[from] SpotProblem),
+    /// A problem in a `generate` or `trace` workload item.
+    #[error(transparent)]
+    Workload(#[from] WorkloadProblem),
     /// A referenced file does not exist.
     #[error("file {written:?} not found (looked for {resolved:?})")]
     FileNotFound {

@@ -28,6 +28,11 @@
 //!     delete: {deployment: burst, namespace: jobs}
 //!   - at: 10h
 //!     nodePools: [nodepools/new.yaml]
+//!   - at: 11h                                 # a generator (see generate)
+//!     generate: {pods: {name: batch, arrivals: {poisson: {rate: 30/h}}}}
+//!   - trace: traces/pods.csv                  # a streamed trace (see trace)
+//!     format: generic                         # or alibaba; start, end,
+//!     timeScale: 0.5                          # timeScale, sample optional
 //! variants:                   # required, at least one
 //!   - name: karpenter
 //!     karpenter:
@@ -41,9 +46,8 @@
 //! Rules, beyond the types:
 //!
 //! - Every key is checked: an unknown key is an error listing the valid keys.
-//!   Keys reserved for later versions (`trace` in a workload item,
-//!   `clusterAutoscaler` in a variant) are recognised and rejected as not
-//!   supported yet.
+//!   The key reserved for a later version (`clusterAutoscaler` in a
+//!   variant) is recognised and rejected as not supported yet.
 //! - Durations are strings in Go/Kubernetes form plus `d` for days
 //!   ([`parse_duration`](crate::sim::parse_duration)); the bare `0` is also
 //!   accepted. `duration` must be greater than zero.
@@ -51,7 +55,10 @@
 //!   create the objects in those files), `scale` (exactly one of
 //!   `deployment`, `statefulset`, `replicaset`, plus `replicas` ≥ 0) or
 //!   `delete` (exactly one of `deployment`, `statefulset`, `replicaset`,
-//!   `daemonset`, `job`, `pod`), or `nodePools` (one path or a list: from
+//!   `daemonset`, `job`, `pod`), `generate` (a workload generator, read by
+//!   `generators.rs`), `trace` (a trace file with the options `format`,
+//!   `start`, `end`, `timeScale`, `sample` beside it, read by `traces.rs`;
+//!   only a trace item may have them), or `nodePools` (one path or a list: from
 //!   then on, every Karpenter variant uses the NodePools and EC2NodeClasses
 //!   in those files instead of its own; nodes that no longer match their
 //!   NodePool drift). `scale` and `delete` take an optional `namespace`
@@ -84,13 +91,17 @@
 //! duration "2x": ...`; see [`ScenarioError`].
 
 mod error;
+pub mod generate;
 mod names;
 pub mod prepare;
 mod read;
+pub mod trace;
 mod yaml;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod workload_items_tests;
 
 use std::path::{Path, PathBuf};
 
@@ -140,7 +151,7 @@ pub struct Scenario {
 }
 
 /// One timed action on the cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadStep {
     /// When it happens; before the end of the run.
     pub at: SimTime,
@@ -149,7 +160,7 @@ pub struct WorkloadStep {
 }
 
 /// What a workload step does.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum WorkloadAction {
     /// Create the objects in these Kubernetes manifest files (absolute
     /// paths, in the order given).
@@ -175,6 +186,16 @@ pub enum WorkloadAction {
         /// NodePool and EC2NodeClass files.
         node_pools: Vec<PathBuf>,
     },
+    /// Run a workload generator from `at` (see [`generate`]).
+    Generate {
+        /// What it generates.
+        generator: generate::GeneratorSpec,
+        /// It produces nothing at or after this instant (its `until`, or
+        /// the end of the run).
+        until: SimTime,
+    },
+    /// Replay a trace file, streamed (see [`trace`]).
+    Trace(trace::TraceSpec),
 }
 
 /// The kinds of object a workload step can name.
@@ -268,6 +289,16 @@ impl RegionCatalog for [(&str, &[&str])] {
 }
 
 impl Scenario {
+    /// Makes every trace of the scenario skip unusable rows (counting
+    /// them) instead of failing on the first (`--skip-bad-rows`).
+    pub fn set_skip_bad_rows(&mut self, skip: bool) {
+        for step in &mut self.workloads {
+            if let WorkloadAction::Trace(spec) = &mut step.action {
+                spec.skip_bad_rows = skip;
+            }
+        }
+    }
+
     /// Reads and validates the scenario file at `path`. Errors name `path`
     /// as given.
     pub fn load<C: RegionCatalog + ?Sized>(

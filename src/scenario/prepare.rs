@@ -8,7 +8,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::Arc;
 
+use super::generate::GeneratorFactory;
 use super::{
     KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError, SpotInputs,
     WorkloadAction, load_spot_inputs,
@@ -20,7 +22,7 @@ use crate::karpenter::manifests::{self, Manifests};
 use crate::kube::manifest::ManifestError;
 use crate::scheduler::kube_scheduler::SchedulerConfig;
 use crate::sim::engine::{
-    PoolSetup, RunInput, Step, StepAction, Target, TargetKind, restrict_zones,
+    PoolSetup, RunInput, SharedSource, Step, StepAction, Target, TargetKind, restrict_zones,
 };
 
 /// The bundled catalog's regions and zones, for [`Scenario::load`].
@@ -97,8 +99,21 @@ pub struct Prepared {
 pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, PrepareError> {
     let mut warnings = BTreeSet::new();
     let mut steps = Vec::new();
+    let mut sources: Vec<SharedSource> = Vec::new();
     for (index, step) in scenario.workloads.iter().enumerate() {
         let action = match &step.action {
+            WorkloadAction::Generate { generator, until } => {
+                sources.push(Arc::new(GeneratorFactory {
+                    spec: generator.clone(),
+                    start: step.at,
+                    end: *until,
+                }));
+                continue;
+            }
+            WorkloadAction::Trace(spec) => {
+                sources.push(Arc::new(spec.clone()));
+                continue;
+            }
             WorkloadAction::Apply { manifests } => {
                 let loaded = load_files(manifests)?;
                 warnings.extend(loaded.warnings.iter().map(|w| w.to_string()));
@@ -156,6 +171,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             zones: scenario.zones.clone(),
             launch_latency: scenario.node_launch_latency,
             steps: steps.clone(),
+            sources: sources.clone(),
             nodepools,
             capacity_shortages: BTreeSet::new(),
             scheduler: SchedulerConfig::default(),

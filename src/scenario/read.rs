@@ -19,6 +19,14 @@ use crate::sim::{LaunchLatency, SimDuration, SimTime, parse_duration};
 #[path = "interruptions.rs"]
 pub(super) mod interruptions;
 
+/// The `generate` workload items.
+#[path = "generators.rs"]
+pub(super) mod generators;
+
+/// The `trace` workload items.
+#[path = "traces.rs"]
+mod traces;
+
 /// The keys allowed in one mapping, and those reserved for later versions.
 struct Keys {
     valid: &'static [&'static str],
@@ -48,11 +56,31 @@ const LATENCY_KEYS: Keys = Keys {
 };
 
 /// The actions of a workload item; exactly one per item.
-const WORKLOAD_ACTIONS: &[&str] = &["manifests", "scale", "delete", "nodePools"];
+const WORKLOAD_ACTIONS: &[&str] = &[
+    "manifests",
+    "scale",
+    "delete",
+    "nodePools",
+    "generate",
+    "trace",
+];
 
 const WORKLOAD_KEYS: Keys = Keys {
-    valid: &["at", "manifests", "scale", "delete", "nodePools"],
-    reserved: &[("trace", "trace replay")],
+    valid: &[
+        "at",
+        "manifests",
+        "scale",
+        "delete",
+        "nodePools",
+        "generate",
+        "trace",
+        "format",
+        "start",
+        "end",
+        "timeScale",
+        "sample",
+    ],
+    reserved: &[],
 };
 
 /// The kinds `scale` accepts, as keys.
@@ -572,6 +600,8 @@ impl Reader<'_> {
             return Err(self.invalid(node.position, "workloads", Problem::EmptyList));
         }
         let mut steps = Vec::with_capacity(items.len());
+        let mut generator_names = Vec::new();
+        let mut traces = 0;
         // The latest time so far: (time, its text, its field).
         let mut previous: Option<(SimTime, String, String)> = None;
         for (i, item) in items.iter().enumerate() {
@@ -610,7 +640,20 @@ impl Reader<'_> {
             }
             let (action_key, value) = self.exactly_one(&map, WORKLOAD_ACTIONS)?;
             let action_field = map.field(action_key);
+            if action_key != "trace" {
+                self.no_trace_options(&map, action_key)?;
+            }
+            let run_end = SimTime::ZERO + end.0;
             let action = match action_key {
+                "generate" => {
+                    let (generator, until) =
+                        self.generator(value, &action_field, at, run_end, &mut generator_names)?;
+                    WorkloadAction::Generate { generator, until }
+                }
+                "trace" => {
+                    traces += 1;
+                    WorkloadAction::Trace(self.trace_item(&map, at, traces - 1)?)
+                }
                 "manifests" => WorkloadAction::Apply {
                     manifests: self.files(value, &action_field)?,
                 },

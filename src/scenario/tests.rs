@@ -305,7 +305,7 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 1m\n    scael: {}\n",
-            "5:5: workloads[1]: unknown key \"scael\" (valid keys: at, manifests, scale, delete, nodePools)",
+            "5:5: workloads[1]: unknown key \"scael\" (valid keys: at, manifests, scale, delete, nodePools, generate, trace, format, start, end, timeScale, sample)",
         ),
         (
             "duration: 1h\nworkloads:\n  - scale: {deployment: web, replica: 3}\n",
@@ -318,9 +318,8 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         // Keys reserved for later schema versions.
         (
-            "duration: 1h\nworkloads:\n  - trace: traces/prod.csv\n",
-            "3:5: workloads[0]: trace replay (\"trace\") is not supported yet by this version \
-             of karpsim",
+            "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n    sample: 0.5\n",
+            "4:5: workloads[0].sample: \"manifests\" cannot be combined with \"sample\"",
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n\
@@ -425,12 +424,12 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n    \
              scale: {deployment: web, replicas: 3}\n",
-            "4:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools; \
+            "4:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools, generate, trace; \
              found manifests and scale",
         ),
         (
             "duration: 1h\nworkloads:\n  - at: 5m\n",
-            "3:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools; found none",
+            "3:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools, generate, trace; found none",
         ),
         (
             "duration: 1h\nworkloads:\n  - delete: {deployment: web, job: web}\n",

@@ -88,6 +88,7 @@ struct SummaryJson<'a> {
     unschedulable_reasons: Vec<ReasonJson<'a>>,
     events: usize,
     churn: ChurnJson<'a>,
+    trace_rows_skipped: u64,
     spot: SpotJson<'a>,
 }
 
@@ -237,6 +238,7 @@ pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write)
         events: s.events,
         churn: churn_json(&s.churn),
         spot: spot_json(s),
+        trace_rows_skipped: s.trace_rows_skipped,
     };
     serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::other)?;
     writeln!(out)

@@ -42,6 +42,7 @@ fn output() -> RunOutput {
             events: 0,
             churn: Churn::default(),
             spot: SpotSummary::default(),
+            trace_rows_skipped: 0,
         },
         nodeclaims: vec![claim],
         events: Vec::new(),

@@ -48,6 +48,7 @@ mod disruption;
 mod karpenter;
 mod owners;
 mod record;
+mod source;
 mod spot;
 mod spot_metrics;
 mod termination;
@@ -87,6 +88,7 @@ pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
     RunSummary, Sample,
 };
+pub use source::{ListSource, SharedSource, SourceError, SourceFactory, StepSource};
 pub use spot::{INTERRUPTED, VICTIM_STREAM, source_name};
 pub use spot_metrics::SpotSummary;
 pub use termination::{
@@ -122,6 +124,9 @@ pub struct RunInput {
     pub launch_latency: LaunchLatency,
     /// Workload steps in time order.
     pub steps: Vec<Step>,
+    /// Generators and trace importers whose steps are pulled as the clock
+    /// reaches them, merged with `steps` (see [`StepSource`]).
+    pub sources: Vec<SharedSource>,
     /// NodePools with their catalogs (shaped by their EC2NodeClass).
     pub nodepools: Vec<PoolSetup>,
     /// Offerings the cloud has no capacity for: a launch that picks one
@@ -251,6 +256,14 @@ pub enum EngineError {
         /// Cause.
         source: LedgerError,
     },
+    /// A generator or trace could not produce its next step.
+    #[error("variant {variant}: {message}")]
+    Source {
+        /// Variant.
+        variant: String,
+        /// What went wrong, naming the file, row and column.
+        message: String,
+    },
     /// An event was scheduled in the past.
     #[error("variant {variant}: event queue: {source}")]
     Queue {
@@ -328,6 +341,7 @@ fn run_engine(
     for (index, step) in input.steps.iter().enumerate() {
         engine.schedule(step.at, Event::Step(index))?;
     }
+    engine.open_sources()?;
     engine.schedule_pass(SimTime::ZERO)?;
     let end = SimTime::ZERO + input.duration;
     while let Some(at) = engine.queue.peek_time() {
@@ -344,7 +358,10 @@ fn run_engine(
     engine.advance_to(end, progress);
     engine.sample_at(end);
     let violations = engine.violations.take().unwrap_or_default();
-    Ok((engine.finish(end), violations))
+    let rows_skipped = engine.sources.rows_skipped();
+    let mut output = engine.finish(end);
+    output.summary.trace_rows_skipped = rows_skipped;
+    Ok((output, violations))
 }
 
 /// Something that happens at an instant.
@@ -352,6 +369,8 @@ fn run_engine(
 enum Event {
     /// Apply workload step `n`.
     Step(usize),
+    /// Apply the ready step of source `n` and pull its next.
+    SourceStep(usize),
     /// Run kube-scheduler over pending pods.
     SchedulerRun,
     /// Close Karpenter's batch window if it is due.
@@ -505,6 +524,8 @@ struct Engine<'a> {
     spot: spot::SpotState,
     /// Invariant violations, when checking (see [`run_checked`]).
     violations: Option<Vec<String>>,
+    /// Generators and trace importers of the run.
+    sources: source::OpenSources,
 }
 
 impl<'a> Engine<'a> {
@@ -559,6 +580,7 @@ impl<'a> Engine<'a> {
                 input.seed,
             ),
             violations: None,
+            sources: source::OpenSources::default(),
         }
     }
 
@@ -586,6 +608,7 @@ impl<'a> Engine<'a> {
     fn handle(&mut self, event: Event) -> Result<(), EngineError> {
         match event {
             Event::Step(index) => self.apply_step(index),
+            Event::SourceStep(index) => self.apply_source_step(index),
             Event::SchedulerRun => self.run_scheduler(),
             Event::BatchCheck => self.check_batch(),
             Event::Requeue => self.requeue(),

@@ -19,7 +19,12 @@ use crate::sim::time::SimDuration;
 impl Engine<'_> {
     pub(super) fn apply_step(&mut self, index: usize) -> Result<(), EngineError> {
         let input = self.input;
-        match &input.steps[index].action {
+        self.apply_action(&input.steps[index].action)
+    }
+
+    /// Applies one workload action (a listed step or a source's).
+    pub(super) fn apply_action(&mut self, action: &StepAction) -> Result<(), EngineError> {
+        match action {
             StepAction::Apply { workloads, pdbs } => {
                 for pdb in pdbs {
                     self.cluster

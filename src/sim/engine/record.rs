@@ -211,6 +211,8 @@ pub struct RunSummary {
     pub churn: Churn,
     /// Spot interruptions, their cost and the spot savings.
     pub spot: super::SpotSummary,
+    /// Trace rows skipped as unusable (`--skip-bad-rows`).
+    pub trace_rows_skipped: u64,
 }
 
 impl RunSummary {
@@ -358,6 +360,7 @@ impl Engine<'_> {
             events: self.events.len(),
             churn: self.churn.clone(),
             spot: self.spot_summary(end),
+            trace_rows_skipped: 0,
         };
         let disruption = self
             .disruption

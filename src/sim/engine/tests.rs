@@ -189,6 +189,7 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
                 pdbs: loaded.core.pdbs,
             },
         }],
+        sources: Vec::new(),
         nodepools: vec![PoolSetup {
             pool: pools.nodepools[0].clone(),
             catalog: catalog().clone(),

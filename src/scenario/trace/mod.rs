@@ -1,0 +1,493 @@
+//! Streamed trace importers: a CSV file of pod and object events, read one
+//! row at a time when the engine's clock reaches it, so a trace of any size
+//! runs in constant memory.
+//!
+//! Two formats ([`TraceFormat`]): karpsim's documented generic event CSV
+//! ([`generic`]) and the Alibaba GPU-cluster pod list ([`alibaba`]). Both
+//! turn rows into [`TraceEvent`]s in trace time; this module places them
+//! on the run's clock:
+//!
+//! - only rows with `start ≤ time < end` (trace seconds) are used; rows
+//!   before `start` are passed over, and reading stops at the first row at
+//!   or after `end`, so traces must be in time order (a row earlier than
+//!   the one before it is unusable);
+//! - a row at trace time `t` happens at `at + (t − start) × timeScale` on
+//!   the run's clock, and run times shrink or stretch by the same factor;
+//! - `sample: f` keeps each object with probability `f`, decided by a hash
+//!   of the scenario seed, the trace's stream name and the object's
+//!   namespace and name, so every event of one object is kept or dropped
+//!   together and a different window keeps the same objects;
+//! - an unusable row (a bad number, a negative run time, an unknown kind)
+//!   is an error naming the file, row and column, or, with skipping on
+//!   (`--skip-bad-rows`), passed over and counted in the run summary.
+
+pub mod alibaba;
+pub mod generic;
+
+#[cfg(test)]
+mod tests;
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::kube::pod::PodSpec;
+use crate::kube::workload::{JobSpec, Workload, WorkloadKind};
+use crate::sim::engine::{SourceError, SourceFactory, Step, StepAction, StepSource, Target};
+use crate::sim::rng::{Stream, stream_seed};
+use crate::sim::{SimDuration, SimTime};
+
+/// The supported trace formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceFormat {
+    /// karpsim's generic event CSV (see [`generic`]).
+    Generic,
+    /// The Alibaba `openb_pod_list` CSV (see [`alibaba`]).
+    Alibaba,
+}
+
+impl TraceFormat {
+    /// The name used in scenario files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TraceFormat::Generic => "generic",
+            TraceFormat::Alibaba => "alibaba",
+        }
+    }
+}
+
+/// A trace workload item, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceSpec {
+    /// The CSV file (absolute path).
+    pub file: PathBuf,
+    /// Its format.
+    pub format: TraceFormat,
+    /// First trace time used, in seconds of the trace.
+    pub start: f64,
+    /// Trace time at which reading stops (exclusive); `None` = the end.
+    pub end: Option<f64>,
+    /// Run seconds per trace second (> 0): 0.1 plays the trace ten times
+    /// faster.
+    pub time_scale: f64,
+    /// Fraction of objects kept, in (0, 1].
+    pub sample: f64,
+    /// Where trace time `start` falls on the run's clock.
+    pub at: SimTime,
+    /// Name of the sampling stream (unique per trace item).
+    pub stream: String,
+    /// Skip unusable rows (counting them) instead of failing.
+    pub skip_bad_rows: bool,
+}
+
+/// Why a trace could not be read. Every message names the file; row
+/// problems also name the row (data rows counted from 1, the header not
+/// included), its line in the file and the column.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("{file}: cannot read trace: {reason}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// The header lacks a required column (or is missing).
+    #[error("{file}: header: {message}")]
+    Header {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An unusable row.
+    #[error("{file}:{line}: row {row}, column {column}: {message}")]
+    Row {
+        /// The file.
+        file: String,
+        /// Data row number, from 1.
+        row: u64,
+        /// Line in the file, from 1.
+        line: u64,
+        /// The column at fault.
+        column: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// A problem with one row, before the file and row are attached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowProblem {
+    /// The column at fault (`*` for the whole row).
+    pub column: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl RowProblem {
+    /// A problem in `column`.
+    pub fn new(column: &str, message: impl Into<String>) -> RowProblem {
+        RowProblem {
+            column: column.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// One event of a trace, in trace time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceEvent {
+    /// Seconds since the trace's origin.
+    pub time: f64,
+    /// What happens.
+    pub action: TraceAction,
+}
+
+/// What a trace event does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TraceAction {
+    /// Create an object.
+    Create {
+        /// The object (its kind, namespace and name).
+        target: Target,
+        /// Replicas (Deployment, StatefulSet, ReplicaSet) or parallelism
+        /// and completions (Job); ignored otherwise.
+        replicas: u32,
+        /// The pod (template), without run time.
+        pod: Box<PodSpec>,
+        /// Run time of its pods in trace seconds; `None` = no end.
+        duration: Option<f64>,
+    },
+    /// Set a replica count.
+    Scale {
+        /// The object.
+        target: Target,
+        /// The new count.
+        replicas: u32,
+    },
+    /// Delete an object.
+    Delete {
+        /// The object.
+        target: Target,
+    },
+}
+
+impl TraceAction {
+    fn target(&self) -> &Target {
+        match self {
+            TraceAction::Create { target, .. }
+            | TraceAction::Scale { target, .. }
+            | TraceAction::Delete { target } => target,
+        }
+    }
+}
+
+/// A row format: maps the header to columns, then rows to events.
+pub trait RowFormat {
+    /// Reads the header row; an error names what is missing.
+    fn header(&mut self, header: &csv::StringRecord) -> Result<(), String>;
+    /// Reads one data row.
+    fn row(&self, record: &csv::StringRecord) -> Result<TraceEvent, RowProblem>;
+}
+
+/// Streams a CSV trace as [`TraceEvent`]s in trace time, without the
+/// window, sampling or placement (see [`TraceSource`] for those).
+pub struct TraceRows<R: Read> {
+    file: String,
+    reader: csv::Reader<R>,
+    format: Box<dyn RowFormat + Send>,
+    record: csv::StringRecord,
+    row: u64,
+    last_time: f64,
+    skip_bad_rows: bool,
+    skipped: u64,
+}
+
+impl<R: Read> TraceRows<R> {
+    /// Reads the header of `input` (named `file` in errors).
+    pub fn new(
+        file: &str,
+        input: R,
+        mut format: Box<dyn RowFormat + Send>,
+        skip_bad_rows: bool,
+    ) -> Result<TraceRows<R>, TraceError> {
+        let mut reader = csv::ReaderBuilder::new()
+            .has_headers(true)
+            .flexible(true)
+            .from_reader(input);
+        let header = reader.headers().map_err(|e| TraceError::Io {
+            file: file.to_string(),
+            reason: e.to_string(),
+        })?;
+        format
+            .header(header)
+            .map_err(|message| TraceError::Header {
+                file: file.to_string(),
+                message,
+            })?;
+        Ok(TraceRows {
+            file: file.to_string(),
+            reader,
+            format,
+            record: csv::StringRecord::new(),
+            row: 0,
+            last_time: f64::NEG_INFINITY,
+            skip_bad_rows,
+            skipped: 0,
+        })
+    }
+
+    /// Unusable rows skipped so far.
+    pub fn skipped(&self) -> u64 {
+        self.skipped
+    }
+
+    /// The next usable event, or `None` at the end of the file.
+    pub fn next_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
+        loop {
+            let read = self.reader.read_record(&mut self.record);
+            let line = match &read {
+                Ok(_) => self.record.position().map_or(0, csv::Position::line),
+                Err(error) => error.position().map_or(0, csv::Position::line),
+            };
+            let problem = match read {
+                Ok(false) => return Ok(None),
+                Ok(true) => {
+                    self.row += 1;
+                    match self.format.row(&self.record) {
+                        Ok(event) if event.time < self.last_time => Err(RowProblem::new(
+                            "time",
+                            format!(
+                                "{} is earlier than the row before ({}); traces must be in time order",
+                                event.time, self.last_time
+                            ),
+                        )),
+                        other => other,
+                    }
+                }
+                Err(error) => match error.kind() {
+                    csv::ErrorKind::Io(e) => {
+                        return Err(TraceError::Io {
+                            file: self.file.clone(),
+                            reason: e.to_string(),
+                        });
+                    }
+                    _ => {
+                        self.row += 1;
+                        Err(RowProblem::new("*", error.to_string()))
+                    }
+                },
+            };
+            match problem {
+                Ok(event) => {
+                    self.last_time = event.time;
+                    return Ok(Some(event));
+                }
+                Err(_) if self.skip_bad_rows => self.skipped += 1,
+                Err(problem) => {
+                    return Err(TraceError::Row {
+                        file: self.file.clone(),
+                        row: self.row,
+                        line,
+                        column: problem.column,
+                        message: problem.message,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Places a trace's events on the run's clock (window, scale, sampling).
+pub struct TraceSource<R: Read> {
+    rows: TraceRows<R>,
+    spec: TraceSpec,
+    sample_seed: u64,
+}
+
+impl<R: Read> TraceSource<R> {
+    /// A source over `rows` for `spec` under scenario seed `seed`.
+    pub fn new(rows: TraceRows<R>, spec: TraceSpec, seed: u64) -> TraceSource<R> {
+        let sample_seed = stream_seed(
+            seed,
+            &format!("{}/{}", Stream::Workload.name(), spec.stream),
+        );
+        TraceSource {
+            rows,
+            spec,
+            sample_seed,
+        }
+    }
+
+    /// Whether the object named by `target` is in the sample.
+    fn sampled(&self, target: &Target) -> bool {
+        if self.spec.sample >= 1.0 {
+            return true;
+        }
+        let mut hash = self.sample_seed;
+        for byte in target
+            .namespace
+            .bytes()
+            .chain([b'/'])
+            .chain(target.name.bytes())
+        {
+            hash = mix(hash ^ u64::from(byte));
+        }
+        // 53 random bits as a fraction in [0, 1).
+        ((hash >> 11) as f64 / (1u64 << 53) as f64) < self.spec.sample
+    }
+
+    /// Run time for `secs` trace seconds.
+    fn scaled(&self, secs: f64) -> SimDuration {
+        let ms = (secs * self.spec.time_scale * 1000.0).round();
+        SimDuration::from_millis(ms.clamp(0.0, u64::MAX as f64) as u64)
+    }
+
+    fn step(&self, event: TraceEvent) -> Step {
+        let at = self.spec.at + self.scaled(event.time - self.spec.start);
+        let action = match event.action {
+            TraceAction::Create {
+                target,
+                replicas,
+                pod,
+                duration,
+            } => {
+                let mut pod = *pod;
+                let run =
+                    duration.map(|d| std::time::Duration::from_millis(self.scaled(d).as_millis()));
+                let kind = match target.kind {
+                    crate::sim::engine::TargetKind::Deployment => {
+                        WorkloadKind::Deployment { replicas }
+                    }
+                    crate::sim::engine::TargetKind::ReplicaSet => {
+                        WorkloadKind::ReplicaSet { replicas }
+                    }
+                    crate::sim::engine::TargetKind::StatefulSet => {
+                        WorkloadKind::StatefulSet { replicas }
+                    }
+                    crate::sim::engine::TargetKind::DaemonSet => WorkloadKind::DaemonSet,
+                    crate::sim::engine::TargetKind::Job => WorkloadKind::Job(JobSpec {
+                        parallelism: replicas.max(1),
+                        completions: Some(replicas.max(1)),
+                        active_deadline: None,
+                        duration: run,
+                    }),
+                    crate::sim::engine::TargetKind::Pod => {
+                        pod.run_duration = run;
+                        WorkloadKind::Pod
+                    }
+                };
+                StepAction::Apply {
+                    workloads: vec![Workload {
+                        name: target.name,
+                        namespace: target.namespace,
+                        kind,
+                        template: Arc::new(pod),
+                    }],
+                    pdbs: Vec::new(),
+                }
+            }
+            TraceAction::Scale { target, replicas } => StepAction::Scale { target, replicas },
+            TraceAction::Delete { target } => StepAction::Delete { target },
+        };
+        Step { at, action }
+    }
+}
+
+/// One SplitMix64 finalisation round.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+impl<R: Read> StepSource for TraceSource<R> {
+    fn next_step(&mut self) -> Result<Option<Step>, SourceError> {
+        loop {
+            let event = self
+                .rows
+                .next_event()
+                .map_err(|e| SourceError(e.to_string()))?;
+            let Some(event) = event else {
+                return Ok(None);
+            };
+            if event.time < self.spec.start {
+                continue;
+            }
+            if self.spec.end.is_some_and(|end| event.time >= end) {
+                return Ok(None);
+            }
+            if !self.sampled(event.action.target()) {
+                continue;
+            }
+            return Ok(Some(self.step(event)));
+        }
+    }
+
+    fn rows_skipped(&self) -> u64 {
+        self.rows.skipped()
+    }
+}
+
+/// The row reader for a format.
+pub fn row_format(format: TraceFormat) -> Box<dyn RowFormat + Send> {
+    match format {
+        TraceFormat::Generic => Box::new(generic::GenericFormat::default()),
+        TraceFormat::Alibaba => Box::new(alibaba::AlibabaFormat::default()),
+    }
+}
+
+/// Opens the trace file of `spec` for one run.
+pub fn open(spec: &TraceSpec, seed: u64) -> Result<TraceSource<File>, TraceError> {
+    let shown = shown(&spec.file);
+    let file = File::open(&spec.file).map_err(|e| TraceError::Io {
+        file: shown.clone(),
+        reason: e.to_string(),
+    })?;
+    let rows = TraceRows::new(&shown, file, row_format(spec.format), spec.skip_bad_rows)?;
+    Ok(TraceSource::new(rows, spec.clone(), seed))
+}
+
+/// A path as the user would write it: relative to the working directory
+/// when it is below it.
+fn shown(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+impl SourceFactory for TraceSpec {
+    fn open(&self, seed: u64) -> Result<Box<dyn StepSource>, SourceError> {
+        let source = open(self, seed).map_err(|e| SourceError(e.to_string()))?;
+        Ok(Box::new(source))
+    }
+}
+
+/// Reads every usable event of a trace file (tests and small checks; a
+/// real run streams instead).
+#[cfg(test)]
+pub(crate) fn read_all(
+    text: &str,
+    format: TraceFormat,
+    skip_bad_rows: bool,
+) -> Result<(Vec<TraceEvent>, u64), TraceError> {
+    let mut rows = TraceRows::new(
+        "trace.csv",
+        text.as_bytes(),
+        row_format(format),
+        skip_bad_rows,
+    )?;
+    let mut events = Vec::new();
+    while let Some(event) = rows.next_event()? {
+        events.push(event);
+    }
+    Ok((events, rows.skipped()))
+}
