@@ -12,7 +12,6 @@
 //! Submodule `view`: one pod's view of the groups while it is tried on
 //! every node, with cheap certain rejections.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::pod::{PodWork, strict_requirements};
@@ -363,43 +362,16 @@ impl Group {
     }
 }
 
-/// A NodePool as a source of domains: its requirements and template labels,
-/// its taints, and the requirements of its instance types.
-pub(super) struct DomainSource<'a> {
-    /// NodePool requirements ∩ template labels.
-    pub requirements: Requirements,
-    /// NodePool taints.
-    pub taints: &'a [Taint],
-    /// Requirements of every instance type of the pool.
-    pub type_requirements: &'a [Requirements],
-}
-
-/// Domains of one key with the taint sets that reach them
-/// (core: topologydomaingroup.go).
-type DomainGroup = BTreeMap<String, Vec<Vec<Taint>>>;
-
-fn insert_domain(group: &mut DomainGroup, domain: &str, taints: &[Taint]) {
-    match group.get_mut(domain) {
-        Some(sets) if !taints.is_empty() => {
-            if sets.first().is_some_and(|first| !first.is_empty()) {
-                sets.push(taints.to_vec());
-            }
-        }
-        _ => {
-            group.insert(domain.to_string(), vec![taints.to_vec()]);
-        }
-    }
-}
-
+mod domains;
 mod view;
 
+pub(super) use domains::{DomainSource, DomainSources};
 pub(super) use view::PodTopology;
 
 /// The topology state of one solve.
 pub(super) struct Topology<'a> {
     cluster: &'a Cluster,
-    sources: Vec<DomainSource<'a>>,
-    domain_groups: HashMap<String, DomainGroup>,
+    domains: &'a DomainSources,
     /// Pods of the batch: not counted from the cluster.
     excluded: HashSet<PodId>,
     groups: Vec<Group>,
@@ -416,11 +388,10 @@ pub(super) struct TopologyError(pub String);
 impl<'a> Topology<'a> {
     /// Builds the state: inverse anti-affinity of running pods, then the
     /// groups of every batch pod.
-    pub fn new(cluster: &'a Cluster, sources: Vec<DomainSource<'a>>, batch: &[PodWork]) -> Self {
+    pub fn new(cluster: &'a Cluster, domains: &'a DomainSources, batch: &[PodWork]) -> Self {
         let mut topology = Topology {
             cluster,
-            sources,
-            domain_groups: HashMap::new(),
+            domains,
             excluded: batch.iter().map(|p| p.id).collect(),
             groups: Vec::new(),
             index: HashMap::new(),
@@ -447,34 +418,6 @@ impl<'a> Topology<'a> {
         topology
     }
 
-    fn domain_group(&mut self, key: &str) -> &DomainGroup {
-        if !self.domain_groups.contains_key(key) {
-            let mut group = DomainGroup::new();
-            for source in &self.sources {
-                let own = source.requirements.get(key);
-                for type_reqs in source.type_requirements {
-                    let values: Cow<Requirement> = match (own, type_reqs.get(key)) {
-                        (Some(a), Some(b)) => Cow::Owned(a.intersection(b)),
-                        (Some(a), None) | (None, Some(a)) => Cow::Borrowed(a),
-                        (None, None) => continue,
-                    };
-                    for value in values.values() {
-                        insert_domain(&mut group, value, source.taints);
-                    }
-                }
-                if let Some(own) = own
-                    && !own.is_complement()
-                {
-                    for value in own.values() {
-                        insert_domain(&mut group, value, source.taints);
-                    }
-                }
-            }
-            self.domain_groups.insert(key.to_string(), group);
-        }
-        &self.domain_groups[key]
-    }
-
     fn new_group(&mut self, spec: GroupKey, pod: &PodSpec) -> Group {
         let honor_taints = spec.filter.honor_taints;
         let mut group = Group {
@@ -483,8 +426,7 @@ impl<'a> Topology<'a> {
             claim_counts: Vec::new(),
             spec,
         };
-        let key = group.spec.key.clone();
-        for (domain, taint_sets) in self.domain_group(&key) {
+        for (domain, taint_sets) in self.domains.group(&group.spec.key).iter() {
             let reachable = !honor_taints
                 || taint_sets
                     .iter()
