@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
-use super::topology::{PodTopology, strict_or_empty};
+use super::topology::PodTopology;
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
@@ -34,6 +34,7 @@ impl ExistingNode {
         id: NodeId,
         node: &Node,
         daemonsets: &[Arc<PodSpec>],
+        daemon_requirements: &[Requirements],
     ) -> ExistingNode {
         let taints: Vec<Taint> = match &node.claim {
             Some(claim) if !node.initialized => {
@@ -57,10 +58,9 @@ impl ExistingNode {
             host_ports.extend(pod.spec.host_ports.iter().cloned());
         }
         let mut daemons = Resources::ZERO;
-        for ds in daemonsets {
-            let strict = strict_or_empty(ds);
+        for (ds, strict) in daemonsets.iter().zip(daemon_requirements) {
             if tolerates_all(&taints, &ds.tolerations).is_ok()
-                && labels.is_compatible(&strict, no_undefined())
+                && labels.is_compatible(strict, no_undefined())
             {
                 daemons += ds.requests;
             }

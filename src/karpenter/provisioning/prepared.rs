@@ -1,17 +1,20 @@
 //! The solve inputs that stay the same from one solve to the next while
 //! NodePools, catalogs and DaemonSets do: each NodePool's template (its
 //! pre-filtered instance types and DaemonSet overhead groups) and the
-//! topology domains NodePools could launch into. A simulation solves many
+//! topology domains NodePools could launch into, and the price tables new
+//! NodeClaims are ranked by. A simulation solves many
 //! times over the same NodePools (every provisioning batch, every
 //! consolidation probe), so building these once and passing them in
 //! [`super::ProvisioningInput::prepared`] saves most of each solve's setup
 //! without changing any of its answers.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::NodePoolContext;
 use super::template::TemplateCore;
-use super::topology::{DomainSource, DomainSources};
+use super::topology::{DomainSource, DomainSources, strict_or_empty};
+use crate::cloud::Price;
 use crate::karpenter::nodepool::NodePool;
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
@@ -35,7 +38,18 @@ pub struct Prepared {
     /// The DaemonSet templates it was built from (held, so their identity
     /// stays meaningful for [`Prepared::matches`]).
     daemonsets: Vec<Arc<PodSpec>>,
+    /// Each DaemonSet pod's strict node requirements (none if its terms
+    /// are invalid), for existing nodes' overhead.
+    daemon_requirements: Vec<Requirements>,
+    /// Cheapest allowed price per catalog type, by NodePool index and the
+    /// requirements offerings read (zone, zone id, capacity type): new
+    /// NodeClaims of every solve share a handful of these.
+    price_tables: Mutex<HashMap<PriceKey, Arc<Vec<Price>>>>,
 }
+
+/// A NodePool index and its NodeClaim's zone, zone-id and capacity-type
+/// requirements.
+pub(super) type PriceKey = (usize, [Option<Requirement>; 3]);
 
 struct PreparedPool {
     /// The NodePool it was built from.
@@ -100,6 +114,8 @@ impl Prepared {
             tolerate_prefer_no_schedule,
             domains: DomainSources::new(sources),
             daemonsets: daemonsets.to_vec(),
+            daemon_requirements: daemonsets.iter().map(|ds| strict_or_empty(ds)).collect(),
+            price_tables: Mutex::new(HashMap::new()),
         }
     }
 
@@ -140,6 +156,27 @@ impl Prepared {
     /// Whether relaxation may tolerate PreferNoSchedule taints.
     pub(super) fn tolerate_prefer_no_schedule(&self) -> bool {
         self.tolerate_prefer_no_schedule
+    }
+
+    /// The price table of `key`, computed by `build` the first time.
+    pub(super) fn price_table(
+        &self,
+        key: PriceKey,
+        build: impl FnOnce() -> Vec<Price>,
+    ) -> Arc<Vec<Price>> {
+        let mut tables = self
+            .price_tables
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        tables
+            .entry(key)
+            .or_insert_with(|| Arc::new(build()))
+            .clone()
+    }
+
+    /// Each DaemonSet's strict node requirements, in input order.
+    pub(super) fn daemon_requirements(&self) -> &[Requirements] {
+        &self.daemon_requirements
     }
 
     /// Topology domains from what the NodePools could launch.

@@ -4,7 +4,7 @@
 //! NodeClaim, relaxing one preference at a time, retried until a full pass
 //! over the queue makes no progress.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use super::claim::{Attempt, Claim, Rejection, min_values_shortfall, no_undefined};
 use super::existing::ExistingNode;
@@ -18,7 +18,6 @@ use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
     LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
-use crate::kube::requirements::Requirement;
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::scheduler::PodId;
 
@@ -29,6 +28,7 @@ type Limits = BTreeMap<ResourceKind, i64>;
 
 struct Scheduler<'a> {
     input: &'a ProvisioningInput<'a>,
+    prepared: &'a Prepared,
     templates: Vec<Template<'a>>,
     /// Why NodePools have no template (for messages when none is left).
     template_errors: Vec<String>,
@@ -93,7 +93,13 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
                 *left -= capacity_for_limit(input, *kind, &node.capacity);
             }
         }
-        existing.push(ExistingNode::new(cluster, id, node, input.daemonsets));
+        existing.push(ExistingNode::new(
+            cluster,
+            id,
+            node,
+            input.daemonsets,
+            prepared.daemon_requirements(),
+        ));
     }
     existing.sort_by(|a, b| (!a.initialized, &a.name).cmp(&(!b.initialized, &b.name)));
 
@@ -124,6 +130,7 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
 
     let mut scheduler = Scheduler {
         input,
+        prepared,
         templates,
         template_errors,
         remaining,
@@ -372,10 +379,6 @@ impl<'a> Scheduler<'a> {
     /// FinalizeScheduling and truncation to the cheapest 600 options.
     fn finish(self, mut errors: BTreeMap<PodId, String>) -> SchedulingResult {
         let mut new_nodeclaims = Vec::new();
-        // Cheapest allowed price per catalog type, by template and the
-        // requirements offerings read: claims share a handful of these.
-        let mut price_tables: HashMap<(usize, [Option<Requirement>; 3]), Vec<Price>> =
-            HashMap::new();
         for claim in &self.claims {
             let template = &self.templates[claim.template];
             let mut requirements = claim.requirements.clone();
@@ -392,9 +395,9 @@ impl<'a> Scheduler<'a> {
                 LABEL_CAPACITY_TYPE,
             ]
             .map(|key| requirements.get(key).cloned());
-            let prices = price_tables
-                .entry((claim.template, offering_keys))
-                .or_insert_with(|| {
+            let prices = self
+                .prepared
+                .price_table((template.pool_index, offering_keys), || {
                     let offerings = OfferingFilter::new(&requirements);
                     (0..template.catalog.len() as u32)
                         .map(|i| {

@@ -20,7 +20,7 @@ use crate::kube::pod::{InclusionPolicy, PodAffinityTerm, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::selector::LabelSelector;
 use crate::kube::taints::{Taint, Toleration, tolerates_all};
-use crate::scheduler::{Cluster, PodId};
+use crate::scheduler::{Cluster, Node, NodeId, PodId};
 
 /// What a topology group enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -99,6 +99,11 @@ impl NodeFilter {
             honor_taints: taints == InclusionPolicy::Honor,
             tolerations: spec.tolerations.clone(),
         }
+    }
+
+    /// Whether [`NodeFilter::matches`] reads the node's requirements.
+    fn reads_node(&self) -> bool {
+        self.honor_affinity && !self.requirements.is_empty()
     }
 
     fn matches(&self, taints: &[Taint], node: &Requirements, allow: &LabelKeySet) -> bool {
@@ -441,25 +446,38 @@ impl<'a> Topology<'a> {
     /// Counts running pods and registers registered nodes' domains.
     fn count_existing(&self, group: &mut Group) {
         let no_allow = LabelKeySet::new();
-        for (_, node) in self.cluster.nodes() {
+        let filter = &group.spec.filter;
+        // Whether the filter counts a node, asked once per node; the
+        // node's labels become requirements only when the filter reads them.
+        let mut counted: HashMap<NodeId, bool> = HashMap::new();
+        let mut counts_node = |id: NodeId, node: &Node| {
+            *counted.entry(id).or_insert_with(|| {
+                let labels = if filter.reads_node() {
+                    Requirements::from_labels(&node.labels)
+                } else {
+                    Requirements::new()
+                };
+                filter.matches(&node.taints, &labels, &no_allow)
+            })
+        };
+        let mut registered = Vec::new();
+        for (id, node) in self.cluster.nodes() {
             if !node.registered {
                 continue;
             }
             if let Some(domain) = node.labels.get(&group.spec.key)
-                && group.spec.filter.matches(
-                    &node.taints,
-                    &Requirements::from_labels(&node.labels),
-                    &no_allow,
-                )
+                && counts_node(id, node)
             {
-                group.register(domain);
+                registered.push(domain);
             }
         }
+        let mut recorded = Vec::new();
         for (id, pod) in self.cluster.pods() {
             if pod.phase.is_terminal() || self.excluded.contains(&id) || !group.selects(&pod.spec) {
                 continue;
             }
-            let Some(node) = pod.node.and_then(|n| self.cluster.node(n)) else {
+            let Some((node_id, node)) = pod.node.and_then(|n| Some((n, self.cluster.node(n)?)))
+            else {
                 continue;
             };
             let domain = match node.labels.get(&group.spec.key) {
@@ -467,13 +485,15 @@ impl<'a> Topology<'a> {
                 None if group.spec.key == LABEL_HOSTNAME => node.name.as_str(),
                 None => continue,
             };
-            if group.spec.filter.matches(
-                &node.taints,
-                &Requirements::from_labels(&node.labels),
-                &no_allow,
-            ) {
-                group.record(domain);
+            if counts_node(node_id, node) {
+                recorded.push(domain);
             }
+        }
+        for domain in registered {
+            group.register(domain);
+        }
+        for domain in recorded {
+            group.record(domain);
         }
     }
 
