@@ -16,9 +16,11 @@ use super::template::TemplateCore;
 use super::topology::{DomainSource, DomainSources, strict_or_empty};
 use crate::cloud::Price;
 use crate::karpenter::nodepool::NodePool;
+use crate::kube::labels::Labels;
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::taints::TaintEffect;
+use crate::scheduler::NodeId;
 
 /// What [`super::solve`] would otherwise build from its NodePools,
 /// catalogs and DaemonSets on every call. Build it with [`Prepared::new`]
@@ -45,6 +47,9 @@ pub struct Prepared {
     /// requirements offerings read (zone, zone id, capacity type): new
     /// NodeClaims of every solve share a handful of these.
     price_tables: Mutex<HashMap<PriceKey, Arc<Vec<Price>>>>,
+    /// Node labels as requirements, by node, with the labels they were
+    /// made from (a node whose labels differ is made again).
+    node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
 }
 
 /// A NodePool index and its NodeClaim's zone, zone-id and capacity-type
@@ -116,6 +121,7 @@ impl Prepared {
             daemonsets: daemonsets.to_vec(),
             daemon_requirements: daemonsets.iter().map(|ds| strict_or_empty(ds)).collect(),
             price_tables: Mutex::new(HashMap::new()),
+            node_requirements: Mutex::new(HashMap::new()),
         }
     }
 
@@ -177,6 +183,23 @@ impl Prepared {
     /// Each DaemonSet's strict node requirements, in input order.
     pub(super) fn daemon_requirements(&self) -> &[Requirements] {
         &self.daemon_requirements
+    }
+
+    /// `Requirements::from_labels(labels)` of node `id`, made once while
+    /// its labels stay the same.
+    pub(super) fn node_requirements(&self, id: NodeId, labels: &Labels) -> Arc<Requirements> {
+        let mut cache = self
+            .node_requirements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, requirements)) = cache.get(&id)
+            && seen == labels
+        {
+            return requirements.clone();
+        }
+        let requirements = Arc::new(Requirements::from_labels(labels));
+        cache.insert(id, (labels.clone(), requirements.clone()));
+        requirements
     }
 
     /// Topology domains from what the NodePools could launch.

@@ -98,7 +98,7 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
             id,
             node,
             input.daemonsets,
-            prepared.daemon_requirements(),
+            prepared,
         ));
     }
     existing.sort_by(|a, b| (!a.initialized, &a.name).cmp(&(!b.initialized, &b.name)));
@@ -123,7 +123,7 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
         }
     }
 
-    let mut topology = Topology::new(cluster, prepared.domains(), &batch);
+    let mut topology = Topology::new(cluster, prepared, &batch);
     for node in &existing {
         topology.register_host(node.hostname());
     }

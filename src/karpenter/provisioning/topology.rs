@@ -15,6 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::pod::{PodWork, strict_requirements};
+use super::prepared::Prepared;
 use crate::kube::labels::{LABEL_HOSTNAME, LabelKeySet, Labels};
 use crate::kube::pod::{InclusionPolicy, PodAffinityTerm, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
@@ -101,9 +102,13 @@ impl NodeFilter {
         }
     }
 
-    /// Whether [`NodeFilter::matches`] reads the node's requirements.
+    /// Whether [`NodeFilter::matches`] needs the node's requirements: not
+    /// when affinity is ignored, and not when some alternative is empty
+    /// (every node is compatible with no requirements).
     fn reads_node(&self) -> bool {
-        self.honor_affinity && !self.requirements.is_empty()
+        self.honor_affinity
+            && !self.requirements.is_empty()
+            && !self.requirements.iter().any(Requirements::is_empty)
     }
 
     fn matches(&self, taints: &[Taint], node: &Requirements, allow: &LabelKeySet) -> bool {
@@ -376,7 +381,7 @@ pub(super) use view::PodTopology;
 /// The topology state of one solve.
 pub(super) struct Topology<'a> {
     cluster: &'a Cluster,
-    domains: &'a DomainSources,
+    prepared: &'a Prepared,
     /// Pods of the batch: not counted from the cluster.
     excluded: HashSet<PodId>,
     groups: Vec<Group>,
@@ -393,10 +398,10 @@ pub(super) struct TopologyError(pub String);
 impl<'a> Topology<'a> {
     /// Builds the state: inverse anti-affinity of running pods, then the
     /// groups of every batch pod.
-    pub fn new(cluster: &'a Cluster, domains: &'a DomainSources, batch: &[PodWork]) -> Self {
+    pub fn new(cluster: &'a Cluster, prepared: &'a Prepared, batch: &[PodWork]) -> Self {
         let mut topology = Topology {
             cluster,
-            domains,
+            prepared,
             excluded: batch.iter().map(|p| p.id).collect(),
             groups: Vec::new(),
             index: HashMap::new(),
@@ -431,7 +436,7 @@ impl<'a> Topology<'a> {
             claim_counts: Vec::new(),
             spec,
         };
-        for (domain, taint_sets) in self.domains.group(&group.spec.key).iter() {
+        for (domain, taint_sets) in self.prepared.domains().group(&group.spec.key).iter() {
             let reachable = !honor_taints
                 || taint_sets
                     .iter()
@@ -452,12 +457,12 @@ impl<'a> Topology<'a> {
         let mut counted: HashMap<NodeId, bool> = HashMap::new();
         let mut counts_node = |id: NodeId, node: &Node| {
             *counted.entry(id).or_insert_with(|| {
-                let labels = if filter.reads_node() {
-                    Requirements::from_labels(&node.labels)
+                if filter.reads_node() {
+                    let labels = self.prepared.node_requirements(id, &node.labels);
+                    filter.matches(&node.taints, &labels, &no_allow)
                 } else {
-                    Requirements::new()
-                };
-                filter.matches(&node.taints, &labels, &no_allow)
+                    filter.matches(&node.taints, &Requirements::new(), &no_allow)
+                }
             })
         };
         let mut registered = Vec::new();
