@@ -1,8 +1,8 @@
 //! The solve inputs that stay the same from one solve to the next while
 //! NodePools, catalogs and DaemonSets do: each NodePool's template (its
-//! pre-filtered instance types and DaemonSet overhead groups) and the
-//! topology domains NodePools could launch into, and the price tables new
-//! NodeClaims are ranked by. A simulation solves many
+//! pre-filtered instance types and DaemonSet overhead groups), the topology
+//! domains NodePools could launch into, the price tables new NodeClaims are
+//! ranked by, and node labels as requirements. A simulation solves many
 //! times over the same NodePools (every provisioning batch, every
 //! consolidation probe), so building these once and passing them in
 //! [`super::ProvisioningInput::prepared`] saves most of each solve's setup
@@ -249,5 +249,57 @@ impl PreparedCache {
     /// Drops the kept setup: the next [`PreparedCache::get`] rebuilds.
     pub fn clear(&self) {
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::PreparedCache;
+    use crate::karpenter::provisioning::NodePoolContext;
+    use crate::karpenter::provisioning::tests::{default_pool, pod};
+
+    /// The cache hands back the same setup while NodePools, catalog
+    /// availability and DaemonSets stay the same, and a new one when any of
+    /// them changes or it is cleared.
+    #[test]
+    fn cache_rebuilds_only_when_inputs_change() {
+        let pool = default_pool();
+        let mut catalog = crate::cloud::fake::instance_types(8);
+        let daemonset = Arc::new(pod(100, 128));
+        let cache = PreparedCache::default();
+        let get = |pool: &_, catalog: &_, daemonsets: &[_]| {
+            cache.get(&[NodePoolContext { pool, catalog }], daemonsets)
+        };
+        let first = get(&pool, &catalog, &[]);
+        assert!(Arc::ptr_eq(&first, &get(&pool, &catalog, &[])));
+
+        let with_daemonset = get(&pool, &catalog, std::slice::from_ref(&daemonset));
+        assert!(!Arc::ptr_eq(&first, &with_daemonset));
+        assert!(Arc::ptr_eq(
+            &with_daemonset,
+            &get(&pool, &catalog, std::slice::from_ref(&daemonset))
+        ));
+        let same_spec_other_template = Arc::new(pod(100, 128));
+        assert!(!Arc::ptr_eq(
+            &with_daemonset,
+            &get(&pool, &catalog, &[same_spec_other_template])
+        ));
+
+        let before_ice = get(&pool, &catalog, &[]);
+        let it = catalog.instance_types()[0].clone();
+        let offering = &it.offerings[0];
+        assert!(catalog.mark_unavailable(it.name(), offering.zone, offering.capacity_type));
+        let after_ice = get(&pool, &catalog, &[]);
+        assert!(!Arc::ptr_eq(&before_ice, &after_ice));
+
+        let mut heavier = pool.clone();
+        heavier.weight = Some(heavier.weight.unwrap_or(0) + 10);
+        assert!(!Arc::ptr_eq(&after_ice, &get(&heavier, &catalog, &[])));
+
+        let kept = get(&heavier, &catalog, &[]);
+        cache.clear();
+        assert!(!Arc::ptr_eq(&kept, &get(&heavier, &catalog, &[])));
     }
 }
