@@ -168,6 +168,7 @@ fn pass(world: &World, options: DisruptionOptions) -> PassOutcome {
         node_count_resource: None,
         options,
         now: SimTime::from_secs(3600),
+        prepared: None,
     })
 }
 

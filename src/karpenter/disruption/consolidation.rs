@@ -14,9 +14,9 @@ use super::candidates::Candidate;
 use super::controller::DisruptionInput;
 use super::pdb::PdbLimits;
 use super::simulate::{SimulationView, scheduling_errors_message};
-use crate::cloud::{CapacityType, Catalog, InstanceType, Price};
+use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::provisioning::NewNodeClaim;
-use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE};
+use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
 use crate::kube::requirements::{Requirement, Requirements};
 
 /// Upstream `MinInstanceTypesForSpotToSpotConsolidation`.
@@ -49,10 +49,41 @@ pub fn allows_capacity_type(requirements: &Requirements, ct: CapacityType) -> bo
         .is_none_or(|r| r.has(ct.label()))
 }
 
+/// The offering keys of a requirement set, looked up once: what
+/// [`Offering::is_compatible`] asks of every offering.
+struct OfferingKeys<'r> {
+    zone: Option<&'r Requirement>,
+    zone_id: Option<&'r Requirement>,
+    capacity_type: Option<&'r Requirement>,
+}
+
+impl<'r> OfferingKeys<'r> {
+    fn new(requirements: &'r Requirements) -> Self {
+        OfferingKeys {
+            zone: requirements.get(LABEL_TOPOLOGY_ZONE),
+            zone_id: requirements.get(LABEL_TOPOLOGY_ZONE_ID),
+            capacity_type: requirements.get(LABEL_CAPACITY_TYPE),
+        }
+    }
+
+    /// Same answer as `offering.is_compatible(requirements)`.
+    fn allows(&self, offering: &Offering) -> bool {
+        self.zone.is_none_or(|r| r.has(offering.zone))
+            && self.zone_id.is_none_or(|r| r.has(offering.zone_id))
+            && self
+                .capacity_type
+                .is_none_or(|r| r.has(offering.capacity_type.label()))
+    }
+}
+
 /// The price a launch of `it` under `requirements` could cost at worst:
 /// the most expensive available compatible offering of the capacity type
 /// that would be launched (reserved before spot before on-demand).
 pub fn worst_launch_price(it: &InstanceType, requirements: &Requirements) -> Option<Price> {
+    worst_price_under(it, &OfferingKeys::new(requirements))
+}
+
+fn worst_price_under(it: &InstanceType, keys: &OfferingKeys<'_>) -> Option<Price> {
     [
         CapacityType::Reserved,
         CapacityType::Spot,
@@ -62,7 +93,7 @@ pub fn worst_launch_price(it: &InstanceType, requirements: &Requirements) -> Opt
     .find_map(|ct| {
         it.offerings
             .iter()
-            .filter(|o| o.available && o.capacity_type == ct && o.is_compatible(requirements))
+            .filter(|o| o.available && o.capacity_type == ct && keys.allows(o))
             .map(|o| o.price)
             .max()
     })
@@ -128,12 +159,12 @@ pub fn remove_options_by_price(
     catalog: &Catalog,
     max_price: Price,
 ) -> Result<(), String> {
-    let requirements = &claim.requirements;
+    let keys = OfferingKeys::new(&claim.requirements);
     claim.instance_types.retain(|&i| {
         catalog
             .instance_types()
             .get(i)
-            .and_then(|it| worst_launch_price(it, requirements))
+            .and_then(|it| worst_price_under(it, &keys))
             .is_some_and(|p| p < max_price)
     });
     min_values_needed(&claim.instance_types, catalog, &claim.requirements)

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use crate::cloud::Price;
 use crate::karpenter::nodepool::DisruptionReason;
-use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext};
+use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::ResourceKind;
 use crate::scheduler::{Cluster, NodeId, PodId};
@@ -58,6 +58,10 @@ pub struct DisruptionInput<'a> {
     pub options: DisruptionOptions,
     /// The decision instant.
     pub now: SimTime,
+    /// The solve setup for `nodepools` and `daemonsets`, when the caller
+    /// keeps one ([`Prepared::new`]); `None` has each pass build its own,
+    /// once, for all of its simulations.
+    pub prepared: Option<&'a Prepared>,
 }
 
 /// Which method produced a command.

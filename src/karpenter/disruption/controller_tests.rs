@@ -163,6 +163,7 @@ impl Env {
             node_count_resource: None,
             options: self.options,
             now: self.now,
+            prepared: None,
         })
     }
 

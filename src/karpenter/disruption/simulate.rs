@@ -16,12 +16,13 @@
 //! only when pending pods would otherwise have used them.
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use super::candidates::Candidate;
 use super::controller::DisruptionInput;
 use super::pdb::PdbLimits;
 use super::pods::{is_disruptable, is_reschedulable, pod_key};
-use crate::karpenter::provisioning::{ProvisioningInput, SchedulingResult, solve};
+use crate::karpenter::provisioning::{Prepared, ProvisioningInput, SchedulingResult, solve};
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 
@@ -33,6 +34,9 @@ pub struct SimulationView {
     deleting_node_pods: Vec<PodId>,
     deleting_node_pod_set: BTreeSet<PodId>,
     under_consolidate_after: Vec<NodeId>,
+    /// The solve setup of this view's simulations when the input brought
+    /// none: built once, shared by every simulation of the pass.
+    prepared: Option<Arc<Prepared>>,
 }
 
 /// What one simulation found.
@@ -137,6 +141,10 @@ impl SimulationView {
             deleting_node_pod_set: deleting_node_pods.iter().copied().collect(),
             deleting_node_pods,
             under_consolidate_after,
+            prepared: input
+                .prepared
+                .is_none()
+                .then(|| Arc::new(Prepared::new(input.nodepools, input.daemonsets))),
         }
     }
 
@@ -188,6 +196,7 @@ impl SimulationView {
             daemonsets: input.daemonsets,
             pods: &pods,
             node_count_resource: input.node_count_resource,
+            prepared: input.prepared.or(self.prepared.as_deref()),
         });
         self.set_marked(&closed, false);
         self.reject_uninitialized_destinations(&mut result);

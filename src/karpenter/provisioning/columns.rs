@@ -1,12 +1,11 @@
 //! The instance types' requirements by key, so checking one requirement
 //! against every option costs one comparison per distinct value set rather
 //! than a key search and comparison per type. Columns are built on first
-//! use, as most solves only ever ask about a few keys.
+//! use, as most solves only ever ask about a few keys; a prepared template
+//! keeps them across solves (behind a lock, so it can be shared).
 
-use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::kube::requirements::{Requirement, Requirements};
 
@@ -41,7 +40,7 @@ impl Column {
 /// Each catalog type's requirements, by key.
 pub(super) struct TypeColumns {
     types: Arc<Vec<Requirements>>,
-    columns: RefCell<HashMap<String, Option<Rc<Column>>>>,
+    columns: Mutex<HashMap<String, Option<Arc<Column>>>>,
 }
 
 impl TypeColumns {
@@ -49,7 +48,7 @@ impl TypeColumns {
     pub fn new(types: Arc<Vec<Requirements>>) -> TypeColumns {
         TypeColumns {
             types,
-            columns: RefCell::new(HashMap::new()),
+            columns: Mutex::new(HashMap::new()),
         }
     }
 
@@ -60,11 +59,11 @@ impl TypeColumns {
     pub fn matcher(&self, incoming: &Requirement) -> Option<TypeMatcher> {
         let key = incoming.key();
         let column = {
-            let mut columns = self.columns.borrow_mut();
+            let mut columns = self.columns.lock().unwrap_or_else(PoisonError::into_inner);
             match columns.get(key) {
                 Some(column) => column.clone(),
                 None => {
-                    let column = Column::build(&self.types, key).map(Rc::new);
+                    let column = Column::build(&self.types, key).map(Arc::new);
                     columns.insert(key.to_string(), column.clone());
                     column
                 }
@@ -82,7 +81,7 @@ impl TypeColumns {
 
 /// One requirement's verdict per distinct value set of its key.
 pub(super) struct TypeMatcher {
-    column: Rc<Column>,
+    column: Arc<Column>,
     accepted: Vec<bool>,
 }
 

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
-use super::topology::{PodTopology, strict_or_empty};
+use super::prepared::Prepared;
+use super::topology::PodTopology;
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
@@ -34,6 +35,7 @@ impl ExistingNode {
         id: NodeId,
         node: &Node,
         daemonsets: &[Arc<PodSpec>],
+        prepared: &Prepared,
     ) -> ExistingNode {
         let taints: Vec<Taint> = match &node.claim {
             Some(claim) if !node.initialized => {
@@ -44,7 +46,7 @@ impl ExistingNode {
             }
             _ => node.taints.clone(),
         };
-        let labels = Requirements::from_labels(&node.labels);
+        let labels = prepared.node_requirements(id, &node.labels);
         let mut bound_daemons = Resources::ZERO;
         let mut host_ports = Vec::new();
         for pod in node.pods.iter().filter_map(|p| cluster.pod(*p)) {
@@ -57,10 +59,9 @@ impl ExistingNode {
             host_ports.extend(pod.spec.host_ports.iter().cloned());
         }
         let mut daemons = Resources::ZERO;
-        for ds in daemonsets {
-            let strict = strict_or_empty(ds);
+        for (ds, strict) in daemonsets.iter().zip(prepared.daemon_requirements()) {
             if tolerates_all(&taints, &ds.tolerations).is_ok()
-                && labels.is_compatible(&strict, no_undefined())
+                && labels.is_compatible(strict, no_undefined())
             {
                 daemons += ds.requests;
             }
@@ -71,7 +72,7 @@ impl ExistingNode {
             .get(LABEL_HOSTNAME)
             .unwrap_or(node.name.as_str())
             .to_string();
-        let mut requirements = labels;
+        let mut requirements = Requirements::clone(&labels);
         requirements.add(Requirement::in_values(LABEL_HOSTNAME, [hostname]));
         ExistingNode {
             id,

@@ -4,7 +4,8 @@
 //! AWS KWOK fake EC2 fleet does for both `lowest-price` (on-demand) and, as
 //! an offline stand-in, `price-capacity-optimized` (spot).
 
-use super::claim::{OfferingFilter, format_resources, min_values_shortfall};
+use super::claim::{format_resources, min_values_shortfall};
+use super::template::OfferingFilter;
 use super::{LaunchDecision, LaunchError, NewNodeClaim};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_INSTANCE_SIZE};

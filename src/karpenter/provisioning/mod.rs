@@ -4,10 +4,11 @@
 //! Pure functions of a cluster view: no clock, no randomness, no I/O.
 //!
 //! Submodules: `pod` (a pod's requirements and relaxation), `topology`
-//! (spread / affinity / anti-affinity domains), `claim` (templates, DaemonSet
-//! overhead groups, the instance-type filter), `columns` (instance-type
-//! requirements by key, for that filter), `existing` (existing nodes),
-//! `scheduler` (the loop) and `launch` (the offering choice).
+//! (spread / affinity / anti-affinity domains), `template` (templates,
+//! DaemonSet overhead groups, the instance-type filter), `claim` (NodeClaims
+//! of a solve), `columns` (instance-type requirements by key, for that
+//! filter), `existing` (existing nodes), `prepared` (the setup many solves
+//! share), `scheduler` (the loop) and `launch` (the offering choice).
 //!
 //! Simplifications against upstream, all deliberate: `PreferencePolicy` is
 //! always `Respect` and `MinValuesPolicy` always `Strict`; no volume
@@ -23,13 +24,16 @@ mod columns;
 mod existing;
 mod launch;
 mod pod;
+mod prepared;
 mod scheduler;
+mod template;
 mod topology;
 
 #[cfg(test)]
 mod tests;
 
 pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
+pub use prepared::{Prepared, PreparedCache};
 pub use scheduler::MAX_INSTANCE_TYPES;
 
 use std::sync::Arc;
@@ -66,6 +70,10 @@ pub struct ProvisioningInput<'a> {
     /// The slot a NodePool `limits.nodes` entry was read into (the run's
     /// `ResourceNames::lookup("nodes")`), so it counts one per node.
     pub node_count_resource: Option<ResourceKind>,
+    /// The setup built from `nodepools` and `daemonsets` by
+    /// [`Prepared::new`], when the caller keeps one across solves; `None`
+    /// builds it for this solve alone. Either way the result is the same.
+    pub prepared: Option<&'a Prepared>,
 }
 
 /// A NodeClaim the solve wants created.

@@ -4,24 +4,21 @@
 //! NodeClaim, relaxing one preference at a time, retried until a full pass
 //! over the queue makes no progress.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Arc;
+use std::collections::{BTreeMap, VecDeque};
 
-use super::claim::{
-    Attempt, Claim, OfferingFilter, Rejection, Template, min_values_shortfall, no_undefined,
-};
+use super::claim::{Attempt, Claim, Rejection, min_values_shortfall, no_undefined};
 use super::existing::ExistingNode;
 use super::pod::PodWork;
-use super::topology::{DomainSource, Topology};
+use super::prepared::Prepared;
+use super::template::{OfferingFilter, Template};
+use super::topology::Topology;
 use super::{NewNodeClaim, ProvisioningInput, SchedulingResult};
-use crate::cloud::{Catalog, Price};
+use crate::cloud::Price;
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
     LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
-use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::resources::{ResourceKind, Resources};
-use crate::kube::taints::TaintEffect;
 use crate::scheduler::PodId;
 
 /// Upstream `MaxInstanceTypes`: options written on a NodeClaim.
@@ -31,6 +28,7 @@ type Limits = BTreeMap<ResourceKind, i64>;
 
 struct Scheduler<'a> {
     input: &'a ProvisioningInput<'a>,
+    prepared: &'a Prepared,
     templates: Vec<Template<'a>>,
     /// Why NodePools have no template (for messages when none is left).
     template_errors: Vec<String>,
@@ -45,56 +43,36 @@ struct Scheduler<'a> {
     placed_existing: Vec<(PodId, crate::scheduler::NodeId)>,
 }
 
-/// Requirements of each catalog type, computed once per catalog.
-fn type_requirements_cache(input: &ProvisioningInput<'_>) -> Vec<Arc<Vec<Requirements>>> {
-    let mut seen: Vec<(*const Catalog, Arc<Vec<Requirements>>)> = Vec::new();
-    input
-        .nodepools
-        .iter()
-        .map(|ctx| {
-            let key = ctx.catalog as *const Catalog;
-            if let Some((_, reqs)) = seen.iter().find(|(k, _)| *k == key) {
-                return reqs.clone();
-            }
-            let reqs: Arc<Vec<Requirements>> = ctx.catalog.type_requirements().clone();
-            seen.push((key, reqs.clone()));
-            reqs
-        })
-        .collect()
-}
-
 /// Places the pods (see [`super::solve`]).
 pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
+    let built;
+    let prepared = match input.prepared {
+        Some(prepared) => prepared,
+        None => {
+            built = Prepared::new(input.nodepools, input.daemonsets);
+            &built
+        }
+    };
+    debug_assert!(
+        prepared.matches(input.nodepools, input.daemonsets),
+        "prepared setup built from other NodePools, catalogs or DaemonSets"
+    );
     let cluster = input.cluster;
-    let type_reqs = type_requirements_cache(input);
-
-    // Weight descending, then name descending.
-    let mut order: Vec<usize> = (0..input.nodepools.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (pa, pb) = (input.nodepools[a].pool, input.nodepools[b].pool);
-        (pb.weight.unwrap_or(0), &pb.name).cmp(&(pa.weight.unwrap_or(0), &pa.name))
-    });
     let mut templates = Vec::new();
     let mut template_errors = Vec::new();
-    for &i in &order {
+    for &i in prepared.order() {
         let ctx = &input.nodepools[i];
-        match Template::new(
-            i,
-            ctx.pool,
-            ctx.catalog,
-            type_reqs[i].clone(),
-            input.daemonsets,
-        ) {
-            Ok(t) => templates.push(t),
-            Err(e) => template_errors.push(e),
+        match prepared.template(i) {
+            Ok(core) => templates.push(Template {
+                pool_index: i,
+                pool: ctx.pool,
+                catalog: ctx.catalog,
+                core,
+            }),
+            Err(e) => template_errors.push(e.to_string()),
         }
     }
-    let tolerate_prefer_no_schedule = input.nodepools.iter().any(|ctx| {
-        ctx.pool
-            .taints
-            .iter()
-            .any(|t| t.effect == TaintEffect::PreferNoSchedule)
-    });
+    let tolerate_prefer_no_schedule = prepared.tolerate_prefer_no_schedule();
 
     // Remaining limits: spec.limits − capacity of the pool's active nodes.
     let mut remaining: Vec<Option<Limits>> = input
@@ -115,7 +93,13 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
                 *left -= capacity_for_limit(input, *kind, &node.capacity);
             }
         }
-        existing.push(ExistingNode::new(cluster, id, node, input.daemonsets));
+        existing.push(ExistingNode::new(
+            cluster,
+            id,
+            node,
+            input.daemonsets,
+            prepared,
+        ));
     }
     existing.sort_by(|a, b| (!a.initialized, &a.name).cmp(&(!b.initialized, &b.name)));
 
@@ -139,28 +123,14 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
         }
     }
 
-    let sources = order
-        .iter()
-        .map(|&i| {
-            let pool = input.nodepools[i].pool;
-            let mut requirements = pool.requirement_set.clone();
-            for (key, value) in &pool.labels {
-                requirements.add(Requirement::in_values(key, [value.as_str()]));
-            }
-            DomainSource {
-                requirements,
-                taints: &pool.taints,
-                type_requirements: type_reqs[i].as_slice(),
-            }
-        })
-        .collect();
-    let mut topology = Topology::new(cluster, sources, &batch);
+    let mut topology = Topology::new(cluster, prepared, &batch);
     for node in &existing {
         topology.register_host(node.hostname());
     }
 
     let mut scheduler = Scheduler {
         input,
+        prepared,
         templates,
         template_errors,
         remaining,
@@ -409,10 +379,6 @@ impl<'a> Scheduler<'a> {
     /// FinalizeScheduling and truncation to the cheapest 600 options.
     fn finish(self, mut errors: BTreeMap<PodId, String>) -> SchedulingResult {
         let mut new_nodeclaims = Vec::new();
-        // Cheapest allowed price per catalog type, by template and the
-        // requirements offerings read: claims share a handful of these.
-        let mut price_tables: HashMap<(usize, [Option<Requirement>; 3]), Vec<Price>> =
-            HashMap::new();
         for claim in &self.claims {
             let template = &self.templates[claim.template];
             let mut requirements = claim.requirements.clone();
@@ -429,9 +395,9 @@ impl<'a> Scheduler<'a> {
                 LABEL_CAPACITY_TYPE,
             ]
             .map(|key| requirements.get(key).cloned());
-            let prices = price_tables
-                .entry((claim.template, offering_keys))
-                .or_insert_with(|| {
+            let prices = self
+                .prepared
+                .price_table((template.pool_index, offering_keys), || {
                     let offerings = OfferingFilter::new(&requirements);
                     (0..template.catalog.len() as u32)
                         .map(|i| {

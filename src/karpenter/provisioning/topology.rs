@@ -12,16 +12,16 @@
 //! Submodule `view`: one pod's view of the groups while it is tried on
 //! every node, with cheap certain rejections.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use super::pod::{PodWork, strict_requirements};
+use super::prepared::Prepared;
 use crate::kube::labels::{LABEL_HOSTNAME, LabelKeySet, Labels};
 use crate::kube::pod::{InclusionPolicy, PodAffinityTerm, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::selector::LabelSelector;
 use crate::kube::taints::{Taint, Toleration, tolerates_all};
-use crate::scheduler::{Cluster, PodId};
+use crate::scheduler::{Cluster, Node, NodeId, PodId};
 
 /// What a topology group enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -100,6 +100,15 @@ impl NodeFilter {
             honor_taints: taints == InclusionPolicy::Honor,
             tolerations: spec.tolerations.clone(),
         }
+    }
+
+    /// Whether [`NodeFilter::matches`] needs the node's requirements: not
+    /// when affinity is ignored, and not when some alternative is empty
+    /// (every node is compatible with no requirements).
+    fn reads_node(&self) -> bool {
+        self.honor_affinity
+            && !self.requirements.is_empty()
+            && !self.requirements.iter().any(Requirements::is_empty)
     }
 
     fn matches(&self, taints: &[Taint], node: &Requirements, allow: &LabelKeySet) -> bool {
@@ -363,43 +372,16 @@ impl Group {
     }
 }
 
-/// A NodePool as a source of domains: its requirements and template labels,
-/// its taints, and the requirements of its instance types.
-pub(super) struct DomainSource<'a> {
-    /// NodePool requirements ∩ template labels.
-    pub requirements: Requirements,
-    /// NodePool taints.
-    pub taints: &'a [Taint],
-    /// Requirements of every instance type of the pool.
-    pub type_requirements: &'a [Requirements],
-}
-
-/// Domains of one key with the taint sets that reach them
-/// (core: topologydomaingroup.go).
-type DomainGroup = BTreeMap<String, Vec<Vec<Taint>>>;
-
-fn insert_domain(group: &mut DomainGroup, domain: &str, taints: &[Taint]) {
-    match group.get_mut(domain) {
-        Some(sets) if !taints.is_empty() => {
-            if sets.first().is_some_and(|first| !first.is_empty()) {
-                sets.push(taints.to_vec());
-            }
-        }
-        _ => {
-            group.insert(domain.to_string(), vec![taints.to_vec()]);
-        }
-    }
-}
-
+mod domains;
 mod view;
 
+pub(super) use domains::{DomainSource, DomainSources};
 pub(super) use view::PodTopology;
 
 /// The topology state of one solve.
 pub(super) struct Topology<'a> {
     cluster: &'a Cluster,
-    sources: Vec<DomainSource<'a>>,
-    domain_groups: HashMap<String, DomainGroup>,
+    prepared: &'a Prepared,
     /// Pods of the batch: not counted from the cluster.
     excluded: HashSet<PodId>,
     groups: Vec<Group>,
@@ -416,11 +398,10 @@ pub(super) struct TopologyError(pub String);
 impl<'a> Topology<'a> {
     /// Builds the state: inverse anti-affinity of running pods, then the
     /// groups of every batch pod.
-    pub fn new(cluster: &'a Cluster, sources: Vec<DomainSource<'a>>, batch: &[PodWork]) -> Self {
+    pub fn new(cluster: &'a Cluster, prepared: &'a Prepared, batch: &[PodWork]) -> Self {
         let mut topology = Topology {
             cluster,
-            sources,
-            domain_groups: HashMap::new(),
+            prepared,
             excluded: batch.iter().map(|p| p.id).collect(),
             groups: Vec::new(),
             index: HashMap::new(),
@@ -447,34 +428,6 @@ impl<'a> Topology<'a> {
         topology
     }
 
-    fn domain_group(&mut self, key: &str) -> &DomainGroup {
-        if !self.domain_groups.contains_key(key) {
-            let mut group = DomainGroup::new();
-            for source in &self.sources {
-                let own = source.requirements.get(key);
-                for type_reqs in source.type_requirements {
-                    let values: Cow<Requirement> = match (own, type_reqs.get(key)) {
-                        (Some(a), Some(b)) => Cow::Owned(a.intersection(b)),
-                        (Some(a), None) | (None, Some(a)) => Cow::Borrowed(a),
-                        (None, None) => continue,
-                    };
-                    for value in values.values() {
-                        insert_domain(&mut group, value, source.taints);
-                    }
-                }
-                if let Some(own) = own
-                    && !own.is_complement()
-                {
-                    for value in own.values() {
-                        insert_domain(&mut group, value, source.taints);
-                    }
-                }
-            }
-            self.domain_groups.insert(key.to_string(), group);
-        }
-        &self.domain_groups[key]
-    }
-
     fn new_group(&mut self, spec: GroupKey, pod: &PodSpec) -> Group {
         let honor_taints = spec.filter.honor_taints;
         let mut group = Group {
@@ -483,8 +436,7 @@ impl<'a> Topology<'a> {
             claim_counts: Vec::new(),
             spec,
         };
-        let key = group.spec.key.clone();
-        for (domain, taint_sets) in self.domain_group(&key) {
+        for (domain, taint_sets) in self.prepared.domains().group(&group.spec.key).iter() {
             let reachable = !honor_taints
                 || taint_sets
                     .iter()
@@ -499,25 +451,38 @@ impl<'a> Topology<'a> {
     /// Counts running pods and registers registered nodes' domains.
     fn count_existing(&self, group: &mut Group) {
         let no_allow = LabelKeySet::new();
-        for (_, node) in self.cluster.nodes() {
+        let filter = &group.spec.filter;
+        // Whether the filter counts a node, asked once per node; the
+        // node's labels become requirements only when the filter reads them.
+        let mut counted: HashMap<NodeId, bool> = HashMap::new();
+        let mut counts_node = |id: NodeId, node: &Node| {
+            *counted.entry(id).or_insert_with(|| {
+                if filter.reads_node() {
+                    let labels = self.prepared.node_requirements(id, &node.labels);
+                    filter.matches(&node.taints, &labels, &no_allow)
+                } else {
+                    filter.matches(&node.taints, &Requirements::new(), &no_allow)
+                }
+            })
+        };
+        let mut registered = Vec::new();
+        for (id, node) in self.cluster.nodes() {
             if !node.registered {
                 continue;
             }
             if let Some(domain) = node.labels.get(&group.spec.key)
-                && group.spec.filter.matches(
-                    &node.taints,
-                    &Requirements::from_labels(&node.labels),
-                    &no_allow,
-                )
+                && counts_node(id, node)
             {
-                group.register(domain);
+                registered.push(domain);
             }
         }
+        let mut recorded = Vec::new();
         for (id, pod) in self.cluster.pods() {
             if pod.phase.is_terminal() || self.excluded.contains(&id) || !group.selects(&pod.spec) {
                 continue;
             }
-            let Some(node) = pod.node.and_then(|n| self.cluster.node(n)) else {
+            let Some((node_id, node)) = pod.node.and_then(|n| Some((n, self.cluster.node(n)?)))
+            else {
                 continue;
             };
             let domain = match node.labels.get(&group.spec.key) {
@@ -525,13 +490,15 @@ impl<'a> Topology<'a> {
                 None if group.spec.key == LABEL_HOSTNAME => node.name.as_str(),
                 None => continue,
             };
-            if group.spec.filter.matches(
-                &node.taints,
-                &Requirements::from_labels(&node.labels),
-                &no_allow,
-            ) {
-                group.record(domain);
+            if counts_node(node_id, node) {
+                recorded.push(domain);
             }
+        }
+        for domain in registered {
+            group.register(domain);
+        }
+        for domain in recorded {
+            group.record(domain);
         }
     }
 

@@ -130,6 +130,7 @@ impl Engine<'_> {
             })
             .collect();
         let daemonsets = super::daemonset_templates(&self.workloads);
+        let prepared = self.prepared.get(&contexts, &daemonsets);
         let scales = self.controller_scales();
         let pending: Vec<crate::scheduler::PodId> = self
             .cluster
@@ -147,6 +148,7 @@ impl Engine<'_> {
             node_count_resource: self.node_count_resource,
             options: Default::default(),
             now: self.now(),
+            prepared: Some(&prepared),
         };
         f(&input)
     }

@@ -168,12 +168,14 @@ impl Engine<'_> {
             })
             .collect();
         let daemonsets = daemonset_templates(&self.workloads);
+        let prepared = self.prepared.get(&contexts, &daemonsets);
         let result = (self.deciders.solve)(&ProvisioningInput {
             cluster: &self.cluster,
             nodepools: &contexts,
             daemonsets: &daemonsets,
             pods: &pods,
             node_count_resource: self.node_count_resource,
+            prepared: Some(&prepared),
         });
         drop(contexts);
         let nominated_until = self.now() + NOMINATION_WINDOW;
@@ -298,6 +300,7 @@ impl Engine<'_> {
 
     pub(super) fn rebuild_catalogs(&mut self) {
         self.catalogs = self.base_catalogs.clone();
+        self.prepared.clear();
         for catalog in &mut self.catalogs {
             for key in self.ice.keys() {
                 catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);

@@ -70,7 +70,8 @@ use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::controller::{self, Command, DisruptionInput, PassOutcome};
 use crate::karpenter::nodepool::NodePool;
 use crate::karpenter::provisioning::{
-    self, LaunchDecision, LaunchError, NewNodeClaim, ProvisioningInput, SchedulingResult,
+    self, LaunchDecision, LaunchError, NewNodeClaim, PreparedCache, ProvisioningInput,
+    SchedulingResult,
 };
 use crate::kube::resources::ResourceKind;
 use crate::kube::workload::{PodDisruptionBudget, Workload};
@@ -484,6 +485,9 @@ struct Engine<'a> {
     base_catalogs: Vec<Catalog>,
     /// `base_catalogs` minus the ICE cache.
     catalogs: Vec<Catalog>,
+    /// The solve setup for `pools`, `catalogs` and the DaemonSets, kept
+    /// across solves; cleared whenever `catalogs` is rebuilt.
+    prepared: PreparedCache,
     /// Offerings in the ICE cache, with their expiry.
     ice: BTreeMap<OfferingKey, SimTime>,
     workloads: Vec<WorkloadState>,
@@ -545,6 +549,7 @@ impl<'a> Engine<'a> {
             ledger: CostLedger::new(),
             latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
             catalogs: base_catalogs.clone(),
+            prepared: PreparedCache::default(),
             base_catalogs,
             ice: BTreeMap::new(),
             workloads: Vec::new(),

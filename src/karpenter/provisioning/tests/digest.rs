@@ -321,3 +321,32 @@ fn rich_mix_decisions_unchanged() {
         ["a08095b420aae8b6", "3a976e58bc56db25", "6b169148b75b3c05"]
     );
 }
+
+/// One prepared setup reused across solves of different batches over the
+/// same NodePools (its caches fill in on the way) answers exactly as a
+/// solve that builds its own, for the rich mix and the benchmark mix.
+#[test]
+fn prepared_setup_reused_across_solves_changes_nothing() {
+    let mut world = rich_world(500, 11);
+    let all = world.pending.clone();
+    let prepared = world.prepare();
+    for count in [500, 40, 250, 500, 7] {
+        world.pending = all[..count].to_vec();
+        let fresh = world.solve_with(None);
+        let reused = world.solve_with(Some(&prepared));
+        assert_eq!(digest(&reused), digest(&fresh), "rich, {count} pods");
+        assert!(!fresh.new_nodeclaims.is_empty() || !fresh.existing.is_empty());
+    }
+    let mut world = World::fake(default_pool(), 400);
+    bench_mix(&mut world, 300, 42);
+    let all = world.pending.clone();
+    let prepared = world.prepare();
+    for count in [300, 120, 300] {
+        world.pending = all[..count].to_vec();
+        assert_eq!(
+            digest(&world.solve_with(Some(&prepared))),
+            digest(&world.solve_with(None)),
+            "bench, {count} pods"
+        );
+    }
+}

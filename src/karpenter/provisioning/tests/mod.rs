@@ -11,7 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
-    MAX_INSTANCE_TYPES, NewNodeClaim, NodePoolContext, ProvisioningInput, SchedulingResult, solve,
+    MAX_INSTANCE_TYPES, NewNodeClaim, NodePoolContext, Prepared, ProvisioningInput,
+    SchedulingResult, solve,
 };
 use crate::cloud::Catalog;
 use crate::karpenter::manifests::load_str;
@@ -204,17 +205,31 @@ impl World {
     }
 
     pub fn solve(&self) -> SchedulingResult {
-        let contexts: Vec<NodePoolContext<'_>> = self
-            .pools
+        self.solve_with(None)
+    }
+
+    /// The NodePools with their catalogs, as solve reads them.
+    pub fn contexts(&self) -> Vec<NodePoolContext<'_>> {
+        self.pools
             .iter()
             .map(|(pool, catalog)| NodePoolContext { pool, catalog })
-            .collect();
+            .collect()
+    }
+
+    /// A prepared setup for this world's NodePools and DaemonSets.
+    pub fn prepare(&self) -> Prepared {
+        Prepared::new(&self.contexts(), &self.daemonsets)
+    }
+
+    /// Solves with `prepared` (`None` builds one for this solve).
+    pub fn solve_with(&self, prepared: Option<&Prepared>) -> SchedulingResult {
         solve(&ProvisioningInput {
             cluster: &self.cluster,
-            nodepools: &contexts,
+            nodepools: &self.contexts(),
             daemonsets: &self.daemonsets,
             pods: &self.pending,
             node_count_resource: self.node_count_resource,
+            prepared,
         })
     }
 }

@@ -1,0 +1,305 @@
+//! The solve inputs that stay the same from one solve to the next while
+//! NodePools, catalogs and DaemonSets do: each NodePool's template (its
+//! pre-filtered instance types and DaemonSet overhead groups), the topology
+//! domains NodePools could launch into, the price tables new NodeClaims are
+//! ranked by, and node labels as requirements. A simulation solves many
+//! times over the same NodePools (every provisioning batch, every
+//! consolidation probe), so building these once and passing them in
+//! [`super::ProvisioningInput::prepared`] saves most of each solve's setup
+//! without changing any of its answers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::NodePoolContext;
+use super::template::TemplateCore;
+use super::topology::{DomainSource, DomainSources, strict_or_empty};
+use crate::cloud::Price;
+use crate::karpenter::nodepool::NodePool;
+use crate::kube::labels::Labels;
+use crate::kube::pod::PodSpec;
+use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::taints::TaintEffect;
+use crate::scheduler::NodeId;
+
+/// What [`super::solve`] would otherwise build from its NodePools,
+/// catalogs and DaemonSets on every call. Build it with [`Prepared::new`]
+/// from the same NodePools (in the same order) and DaemonSets the solves
+/// will see, and build it again whenever any of them changes: a NodePool,
+/// a catalog's offerings or availability, or the DaemonSet set.
+pub struct Prepared {
+    /// One per NodePool, in input order.
+    pools: Vec<PreparedPool>,
+    /// NodePool indices in the order solve tries them: weight descending,
+    /// then name descending.
+    order: Vec<usize>,
+    /// Whether any NodePool has a PreferNoSchedule taint (relaxation may
+    /// then tolerate them).
+    tolerate_prefer_no_schedule: bool,
+    domains: DomainSources,
+    /// The DaemonSet templates it was built from (held, so their identity
+    /// stays meaningful for [`Prepared::matches`]).
+    daemonsets: Vec<Arc<PodSpec>>,
+    /// Each DaemonSet pod's strict node requirements (none if its terms
+    /// are invalid), for existing nodes' overhead.
+    daemon_requirements: Vec<Requirements>,
+    /// Cheapest allowed price per catalog type, by NodePool index and the
+    /// requirements offerings read (zone, zone id, capacity type): new
+    /// NodeClaims of every solve share a handful of these.
+    price_tables: Mutex<HashMap<PriceKey, Arc<Vec<Price>>>>,
+    /// Node labels as requirements, by node, with the labels they were
+    /// made from (a node whose labels differ is made again).
+    node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
+}
+
+/// A NodePool index and its NodeClaim's zone, zone-id and capacity-type
+/// requirements.
+pub(super) type PriceKey = (usize, [Option<Requirement>; 3]);
+
+struct PreparedPool {
+    /// The NodePool it was built from.
+    pool: NodePool,
+    /// Its catalog's type requirements (held, as their identity changes
+    /// whenever the catalog's availability does).
+    type_requirements: Arc<Vec<Requirements>>,
+    catalog_len: usize,
+    /// The template, or why the NodePool has none.
+    template: Result<TemplateCore, String>,
+}
+
+impl Prepared {
+    /// Builds every NodePool's template and the domain sources.
+    pub fn new(nodepools: &[NodePoolContext<'_>], daemonsets: &[Arc<PodSpec>]) -> Prepared {
+        let mut order: Vec<usize> = (0..nodepools.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (pa, pb) = (nodepools[a].pool, nodepools[b].pool);
+            (pb.weight.unwrap_or(0), &pb.name).cmp(&(pa.weight.unwrap_or(0), &pa.name))
+        });
+        let pools: Vec<PreparedPool> = nodepools
+            .iter()
+            .map(|ctx| {
+                let type_requirements = ctx.catalog.type_requirements().clone();
+                PreparedPool {
+                    pool: ctx.pool.clone(),
+                    catalog_len: ctx.catalog.len(),
+                    template: TemplateCore::new(
+                        ctx.pool,
+                        ctx.catalog,
+                        type_requirements.clone(),
+                        daemonsets,
+                    ),
+                    type_requirements,
+                }
+            })
+            .collect();
+        let sources = order
+            .iter()
+            .map(|&i| {
+                let pool = nodepools[i].pool;
+                let mut requirements = pool.requirement_set.clone();
+                for (key, value) in &pool.labels {
+                    requirements.add(Requirement::in_values(key, [value.as_str()]));
+                }
+                DomainSource {
+                    requirements,
+                    taints: pool.taints.clone(),
+                    type_requirements: pools[i].type_requirements.clone(),
+                }
+            })
+            .collect();
+        let tolerate_prefer_no_schedule = nodepools.iter().any(|ctx| {
+            ctx.pool
+                .taints
+                .iter()
+                .any(|t| t.effect == TaintEffect::PreferNoSchedule)
+        });
+        Prepared {
+            pools,
+            order,
+            tolerate_prefer_no_schedule,
+            domains: DomainSources::new(sources),
+            daemonsets: daemonsets.to_vec(),
+            daemon_requirements: daemonsets.iter().map(|ds| strict_or_empty(ds)).collect(),
+            price_tables: Mutex::new(HashMap::new()),
+            node_requirements: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether this was built from these inputs, as far as can be told
+    /// cheaply: equal NodePools in the same order, the same catalog type
+    /// requirements (shared, so any availability change shows) and the
+    /// same DaemonSet templates. A catalog whose prices changed in place
+    /// without any availability change is not detected: whoever changes
+    /// catalogs must drop the prepared inputs.
+    pub fn matches(&self, nodepools: &[NodePoolContext<'_>], daemonsets: &[Arc<PodSpec>]) -> bool {
+        self.pools.len() == nodepools.len()
+            && self.pools.iter().zip(nodepools).all(|(prepared, ctx)| {
+                prepared.catalog_len == ctx.catalog.len()
+                    && Arc::ptr_eq(&prepared.type_requirements, ctx.catalog.type_requirements())
+                    && prepared.pool == *ctx.pool
+            })
+            && self.daemonsets.len() == daemonsets.len()
+            && self
+                .daemonsets
+                .iter()
+                .zip(daemonsets)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+
+    /// NodePool indices in the order the solve tries them.
+    pub(super) fn order(&self) -> &[usize] {
+        &self.order
+    }
+
+    /// The template of NodePool `index`, or why it has none.
+    pub(super) fn template(&self, index: usize) -> Result<&TemplateCore, &str> {
+        match &self.pools[index].template {
+            Ok(core) => Ok(core),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether relaxation may tolerate PreferNoSchedule taints.
+    pub(super) fn tolerate_prefer_no_schedule(&self) -> bool {
+        self.tolerate_prefer_no_schedule
+    }
+
+    /// The price table of `key`, computed by `build` the first time.
+    pub(super) fn price_table(
+        &self,
+        key: PriceKey,
+        build: impl FnOnce() -> Vec<Price>,
+    ) -> Arc<Vec<Price>> {
+        let mut tables = self
+            .price_tables
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        tables
+            .entry(key)
+            .or_insert_with(|| Arc::new(build()))
+            .clone()
+    }
+
+    /// Each DaemonSet's strict node requirements, in input order.
+    pub(super) fn daemon_requirements(&self) -> &[Requirements] {
+        &self.daemon_requirements
+    }
+
+    /// `Requirements::from_labels(labels)` of node `id`, made once while
+    /// its labels stay the same.
+    pub(super) fn node_requirements(&self, id: NodeId, labels: &Labels) -> Arc<Requirements> {
+        let mut cache = self
+            .node_requirements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, requirements)) = cache.get(&id)
+            && seen == labels
+        {
+            return requirements.clone();
+        }
+        let requirements = Arc::new(Requirements::from_labels(labels));
+        cache.insert(id, (labels.clone(), requirements.clone()));
+        requirements
+    }
+
+    /// Topology domains from what the NodePools could launch.
+    pub(super) fn domains(&self) -> &DomainSources {
+        &self.domains
+    }
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("nodepools", &self.pools.len())
+            .field("order", &self.order)
+            .field("daemonsets", &self.daemonsets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One [`Prepared`] kept across solves: handed out while it still
+/// [`Prepared::matches`] the inputs, rebuilt when it does not. Whoever
+/// changes a catalog in place (availability, prices) calls
+/// [`PreparedCache::clear`], as a price change is not detected.
+#[derive(Debug, Default)]
+pub struct PreparedCache {
+    current: Mutex<Option<Arc<Prepared>>>,
+}
+
+impl PreparedCache {
+    /// The setup for these NodePools and DaemonSets, built only when the
+    /// one kept was built from others (or was cleared).
+    pub fn get(
+        &self,
+        nodepools: &[NodePoolContext<'_>],
+        daemonsets: &[Arc<PodSpec>],
+    ) -> Arc<Prepared> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        match current.as_ref() {
+            Some(prepared) if prepared.matches(nodepools, daemonsets) => prepared.clone(),
+            _ => {
+                let prepared = Arc::new(Prepared::new(nodepools, daemonsets));
+                *current = Some(prepared.clone());
+                prepared
+            }
+        }
+    }
+
+    /// Drops the kept setup: the next [`PreparedCache::get`] rebuilds.
+    pub fn clear(&self) {
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::PreparedCache;
+    use crate::karpenter::provisioning::NodePoolContext;
+    use crate::karpenter::provisioning::tests::{default_pool, pod};
+
+    /// The cache hands back the same setup while NodePools, catalog
+    /// availability and DaemonSets stay the same, and a new one when any of
+    /// them changes or it is cleared.
+    #[test]
+    fn cache_rebuilds_only_when_inputs_change() {
+        let pool = default_pool();
+        let mut catalog = crate::cloud::fake::instance_types(8);
+        let daemonset = Arc::new(pod(100, 128));
+        let cache = PreparedCache::default();
+        let get = |pool: &_, catalog: &_, daemonsets: &[_]| {
+            cache.get(&[NodePoolContext { pool, catalog }], daemonsets)
+        };
+        let first = get(&pool, &catalog, &[]);
+        assert!(Arc::ptr_eq(&first, &get(&pool, &catalog, &[])));
+
+        let with_daemonset = get(&pool, &catalog, std::slice::from_ref(&daemonset));
+        assert!(!Arc::ptr_eq(&first, &with_daemonset));
+        assert!(Arc::ptr_eq(
+            &with_daemonset,
+            &get(&pool, &catalog, std::slice::from_ref(&daemonset))
+        ));
+        let same_spec_other_template = Arc::new(pod(100, 128));
+        assert!(!Arc::ptr_eq(
+            &with_daemonset,
+            &get(&pool, &catalog, &[same_spec_other_template])
+        ));
+
+        let before_ice = get(&pool, &catalog, &[]);
+        let it = catalog.instance_types()[0].clone();
+        let offering = &it.offerings[0];
+        assert!(catalog.mark_unavailable(it.name(), offering.zone, offering.capacity_type));
+        let after_ice = get(&pool, &catalog, &[]);
+        assert!(!Arc::ptr_eq(&before_ice, &after_ice));
+
+        let mut heavier = pool.clone();
+        heavier.weight = Some(heavier.weight.unwrap_or(0) + 10);
+        assert!(!Arc::ptr_eq(&after_ice, &get(&heavier, &catalog, &[])));
+
+        let kept = get(&heavier, &catalog, &[]);
+        cache.clear();
+        assert!(!Arc::ptr_eq(&kept, &get(&heavier, &catalog, &[])));
+    }
+}
