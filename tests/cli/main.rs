@@ -1,6 +1,5 @@
 //! End-to-end tests of the `karpsim` binary: what a user types and sees.
 
 mod instance_types;
-mod report_digest;
 mod run;
 mod util;

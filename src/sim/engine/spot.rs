@@ -228,6 +228,9 @@ impl Engine<'_> {
                     change.price,
                 );
             }
+            // The prepared solve setup caches price tables and cannot see an
+            // in-place price change.
+            self.prepared.clear();
             let running: Vec<NodeId> = self
                 .spot
                 .nodes
@@ -268,6 +271,7 @@ impl Engine<'_> {
                 catalog.set_offering_price(instance_type, zone, CapacityType::Spot, *price);
             }
         }
+        self.prepared.clear();
     }
 
     /// Whether EC2 has no capacity for `key` now: a test shortage, or a
