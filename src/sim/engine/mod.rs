@@ -43,6 +43,7 @@
 //! Job is not failed at the deadline); re-applying an existing object
 //! replaces its spec without rolling its pods.
 
+mod ca;
 mod checks;
 mod disruption;
 mod karpenter;
@@ -82,6 +83,7 @@ use super::queue::{EventQueue, ScheduleError};
 use super::rng::{RngStreams, SimRng, Stream};
 use super::time::{SimDuration, SimTime};
 
+pub use ca::CaSetup;
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
@@ -135,6 +137,9 @@ pub struct RunInput {
     pub interruptions: InterruptionSettings,
     /// Spot price changes (from a price history), by time.
     pub spot_price_changes: Vec<PriceChange>,
+    /// Cluster Autoscaler in place of Karpenter (then `nodepools` is
+    /// empty).
+    pub cluster_autoscaler: Option<CaSetup>,
 }
 
 /// A NodePool and the catalog of its EC2NodeClass.

@@ -72,6 +72,7 @@ fn spot_input(pool_yaml: &str, manifests: &str, duration: SimDuration) -> RunInp
         node_count_resource: None,
         interruptions: InterruptionSettings::default(),
         spot_price_changes: Vec::new(),
+        cluster_autoscaler: None,
     }
 }
 
