@@ -47,6 +47,7 @@ fn output() -> RunOutput {
         events: Vec::new(),
         timeseries: Vec::new(),
         disruption: Vec::new(),
+        scale_down: None,
     }
 }
 

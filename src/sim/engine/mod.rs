@@ -56,6 +56,8 @@ mod termination;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_ca;
+#[cfg(test)]
 mod tests_disruption;
 #[cfg(test)]
 mod tests_properties;
@@ -83,7 +85,7 @@ use super::queue::{EventQueue, ScheduleError};
 use super::rng::{RngStreams, SimRng, Stream};
 use super::time::{SimDuration, SimTime};
 
-pub use ca::CaSetup;
+pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
@@ -333,7 +335,11 @@ fn run_engine(
     for (index, step) in input.steps.iter().enumerate() {
         engine.schedule(step.at, Event::Step(index))?;
     }
-    engine.schedule_pass(SimTime::ZERO)?;
+    if input.cluster_autoscaler.is_some() {
+        engine.wake_ca(SimTime::ZERO)?;
+    } else {
+        engine.schedule_pass(SimTime::ZERO)?;
+    }
     let end = SimTime::ZERO + input.duration;
     while let Some(at) = engine.queue.peek_time() {
         if at > end {
@@ -391,6 +397,8 @@ enum Event {
     Spot(spot::SpotSignal),
     /// EC2 reclaims an interrupted spot instance.
     SpotReclaim(NodeId),
+    /// A Cluster Autoscaler loop.
+    CaLoop,
 }
 
 /// Engine-side facts about a pod (indexed like the cluster's pod arena).
@@ -510,6 +518,8 @@ struct Engine<'a> {
     spot: spot::SpotState,
     /// Invariant violations, when checking (see [`run_checked`]).
     violations: Option<Vec<String>>,
+    /// Cluster Autoscaler's state, for a CA variant.
+    ca: Option<ca::CaRun>,
 }
 
 impl<'a> Engine<'a> {
@@ -564,6 +574,7 @@ impl<'a> Engine<'a> {
                 input.seed,
             ),
             violations: None,
+            ca: input.cluster_autoscaler.as_ref().map(ca::CaRun::new),
         }
     }
 
@@ -608,6 +619,7 @@ impl<'a> Engine<'a> {
             Event::SpotTrigger(trigger) => self.spot_trigger(trigger),
             Event::Spot(signal) => self.spot_signal(signal),
             Event::SpotReclaim(node) => self.spot_reclaim(node),
+            Event::CaLoop => self.ca_loop(),
         }
     }
 
