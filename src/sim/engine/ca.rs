@@ -64,7 +64,7 @@ pub struct UnremovableRecord {
 #[derive(Debug, Clone)]
 pub(super) struct CaRun {
     state: CaState,
-    groups: Vec<NodeGroupState>,
+    pub(super) groups: Vec<NodeGroupState>,
     /// The pending loop, if one is scheduled.
     next_loop: Option<SimTime>,
     /// Loops run so far (the random expander's pick).
@@ -212,7 +212,7 @@ impl Engine<'_> {
             match action {
                 Action::ScaleUp { group, delta } => {
                     acted = true;
-                    let failed = self.ca_scale_up(setup, group, *delta)?;
+                    let failed = self.ca_launch(setup, group, *delta, LAUNCH_REASON)?;
                     if failed > 0 {
                         state = state.with_failed_scale_up(
                             group,
@@ -278,12 +278,14 @@ impl Engine<'_> {
             .find(|g| g.name == group)
     }
 
-    /// Launches `delta` instances of `group`; returns how many failed.
-    fn ca_scale_up(
+    /// Launches `delta` instances of `group` for `reason`; returns how
+    /// many failed.
+    pub(super) fn ca_launch(
         &mut self,
         setup: &CaSetup,
         group: &str,
         delta: u32,
+        reason: &str,
     ) -> Result<u32, EngineError> {
         let now = self.now();
         let Some(spec) = setup.config.group(group) else {
@@ -367,18 +369,24 @@ impl Engine<'_> {
                 ready_at: None,
                 deleted_at: None,
                 reason_deleted: String::new(),
-                launch_reason: LAUNCH_REASON.to_string(),
+                launch_reason: reason.to_string(),
                 deleting: None,
             });
             self.launched += 1;
             *self
                 .churn
                 .nodeclaims_launched_by_reason
-                .entry(LAUNCH_REASON.to_string())
+                .entry(reason.to_string())
                 .or_default() += 1;
             self.peak_nodes = self.peak_nodes.max(self.cluster.node_count());
             let latency = self.input.launch_latency.sample(&mut self.latency_rng);
             self.schedule(now + latency, Event::NodeReady(node_id))?;
+            self.ca_track_spot(
+                node_id,
+                &choice.instance_type,
+                &choice.zone,
+                choice.capacity_type,
+            )?;
             launched.push(GroupMember {
                 node: node_id,
                 instance_type: choice.instance_type.clone(),
@@ -405,12 +413,14 @@ impl Engine<'_> {
             g.target_size += count;
             g.members.extend(launched);
         }
-        self.log(
-            EventType::Normal,
-            "TriggeredScaleUp",
-            format!("nodegroup/{group}"),
-            format!("pod triggered scale-up: [{{{group} {delta}}}]; launched {count}"),
-        );
+        if reason == LAUNCH_REASON {
+            self.log(
+                EventType::Normal,
+                "TriggeredScaleUp",
+                format!("nodegroup/{group}"),
+                format!("pod triggered scale-up: [{{{group} {delta}}}]; launched {count}"),
+            );
+        }
         self.touch()?;
         Ok(failed)
     }

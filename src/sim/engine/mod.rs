@@ -44,6 +44,7 @@
 //! replaces its spec without rolling its pods.
 
 mod ca;
+mod ca_spot;
 mod checks;
 mod disruption;
 mod karpenter;

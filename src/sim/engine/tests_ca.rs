@@ -190,3 +190,71 @@ fn a_template_larger_than_the_launched_type_leaves_pods_pending_longer() {
         out_matched.summary.pending_max
     );
 }
+
+/// A storm interrupting every spot node of a CA group at 1 h, under each
+/// `terminationHandler`.
+fn storm_run(handler: crate::autoscaler::TerminationHandler) -> RunOutput {
+    use crate::cloud::spot::{Fraction, NameFilter, Storm};
+    let mut spot = group("spot", &["m5.large"], 10);
+    spot.capacity = CapacitySplit::Spot;
+    let config = CaConfig {
+        node_groups: vec![spot],
+        termination_handler: handler,
+        ..CaConfig::default()
+    };
+    let mut run = ca_input(
+        &deployment("web", 3, "700m"),
+        SimDuration::from_hours(2),
+        config,
+    );
+    run.interruptions.rebalance_lead = Some(SimDuration::from_mins(5));
+    run.interruptions.storms = vec![Storm {
+        at: SimTime::ZERO + SimDuration::from_hours(1),
+        instance_types: NameFilter::Only(BTreeSet::from(["m5.large".to_string()])),
+        zones: NameFilter::All,
+        fraction: Fraction::parse("1").unwrap(),
+        unavailable_for: SimDuration::ZERO,
+    }];
+    ca_run(&run)
+}
+
+/// Without a termination handler nothing acts on the notice: the 3 pods
+/// run until EC2 reclaims the 2 nodes 2 minutes later and die with them;
+/// with node-termination-handler they are drained at the notice (30 s
+/// grace, well inside the 2 minutes), so none is killed at reclaim.
+#[test]
+fn spot_pods_die_at_reclaim_without_a_handler_and_are_drained_with_nth() {
+    use crate::autoscaler::TerminationHandler;
+    let none = storm_run(TerminationHandler::None);
+    assert_eq!(none.summary.spot.interruptions(), 2);
+    assert_eq!(none.summary.spot.pods_killed_at_reclaim, 3);
+    assert_eq!(none.summary.churn.evictions(), 0);
+    let nth = storm_run(TerminationHandler::NodeTerminationHandler);
+    assert_eq!(nth.summary.spot.interruptions(), 2);
+    assert_eq!(nth.summary.spot.pods_killed_at_reclaim, 0);
+    assert_eq!(
+        nth.summary.churn.evictions_by_reason.get(INTERRUPTED),
+        Some(&3)
+    );
+    // Both end with every pod running again on new nodes.
+    for out in [&none, &nth] {
+        assert_eq!(out.summary.pods_unschedulable, 0);
+        assert!(out.nodeclaims.len() >= 4, "{:?}", out.nodeclaims);
+    }
+}
+
+/// Capacity Rebalancing launches one replacement per at-risk node at the
+/// rebalance recommendation (here with the notice, at 1 h).
+#[test]
+fn capacity_rebalance_launches_replacements_at_the_recommendation() {
+    let out = storm_run(crate::autoscaler::TerminationHandler::CapacityRebalance);
+    let hour = SimTime::ZERO + SimDuration::from_hours(1);
+    let replacements: Vec<_> = out
+        .nodeclaims
+        .iter()
+        .filter(|n| n.reason_launched == "capacity-rebalance")
+        .collect();
+    assert_eq!(replacements.len(), 2, "{:?}", out.nodeclaims);
+    assert!(replacements.iter().all(|n| n.launched_at == hour));
+    assert_eq!(out.summary.spot.pods_killed_at_reclaim, 0);
+}
