@@ -156,16 +156,28 @@ impl Engine<'_> {
         let mut state = next_state(&ca.state, &actions, now, cfg);
         let mut acted = false;
         // Reasons, on change, for scaledown.csv and events.
+        let texts: Vec<(NodeId, String)> = actions
+            .unremovable
+            .iter()
+            .map(|(node, reason)| (*node, reason_text(self, reason)))
+            .collect();
         let mut notes = Vec::new();
-        for (node, reason) in &actions.unremovable {
-            let text = reason_text(reason);
-            if ca.last_reason.get(node) != Some(&text) {
-                ca.last_reason.insert(*node, text.clone());
-                notes.push((*node, text));
+        if let Some(ca) = self.ca.as_mut() {
+            for (node, text) in texts {
+                if ca.last_reason.get(&node) != Some(&text) {
+                    ca.last_reason.insert(node, text.clone());
+                    notes.push((node, text));
+                }
             }
         }
         for (node, text) in notes {
             let name = self.node_name(node);
+            self.log(
+                EventType::Normal,
+                "Unremovable",
+                format!("node/{name}"),
+                format!("node cannot be removed by scale-down: {text}"),
+            );
             if let Some(ca) = self.ca.as_mut() {
                 ca.unremovable.push(UnremovableRecord {
                     time: now,
@@ -426,7 +438,13 @@ impl Engine<'_> {
     }
 }
 
-/// CA's wording of a reason (`simulator/unremovable_reasons.go` names).
-fn reason_text(reason: &UnremovableReason) -> String {
-    format!("{reason:?}")
+/// CA's wording of a reason (`simulator/unremovable_reasons.go` names);
+/// a blocking pod is named with its rule.
+fn reason_text(engine: &Engine<'_>, reason: &UnremovableReason) -> String {
+    match reason {
+        UnremovableReason::BlockedByPod { pod, rule } => {
+            format!("BlockedByPod {} ({rule:?})", engine.pod_object(*pod))
+        }
+        other => format!("{other:?}"),
+    }
 }

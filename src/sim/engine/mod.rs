@@ -37,6 +37,10 @@
 //!   the notice and EC2 reclaims the instance 2 minutes later (see
 //!   [`spot`], and [`spot_metrics`] for what is measured).
 //!
+//! - A variant with `cluster_autoscaler` runs Cluster Autoscaler instead of
+//!   Karpenter: its loop every 10 s scan interval, node groups as ASGs,
+//!   scale-down through the same drain (see [`ca`] and [`ca_spot`]).
+//!
 //! Simplifications: registration and initialization happen at the same
 //! instant (startup taints are removed then); a Job's `activeDeadlineSeconds`
 //! serves as its pods' run time when no `karpsim.dev/duration` is given (the

@@ -116,6 +116,11 @@ fn idle_nodes_are_removed_after_the_unneeded_time() {
         );
     }
     assert_eq!(events(&out, "ScaleDown").len(), 2);
+    // Each reason change is an event too, as in scaledown.csv.
+    assert_eq!(
+        events(&out, "Unremovable").len(),
+        out.scale_down.as_ref().map_or(0, Vec::len)
+    );
     let reasons = out.scale_down.as_ref().unwrap();
     assert!(
         reasons
