@@ -242,6 +242,23 @@ pub enum Problem {
     /// A problem in a `generate` or `trace` workload item.
     #[error(transparent)]
     Workload(#[from] WorkloadProblem),
+    /// A Cluster Autoscaler setting CA itself would refuse.
+    #[error(transparent)]
+    ClusterAutoscaler(#[from] crate::autoscaler::CaConfigError),
+    /// A value outside a fixed set.
+    #[error("unknown value {found:?} (valid values: {})", valid.join(", "))]
+    NotOneOf {
+        /// The value as written.
+        found: String,
+        /// The valid values.
+        valid: &'static [&'static str],
+    },
+    /// A name listed twice.
+    #[error("{name:?} is listed twice")]
+    Repeated {
+        /// The name.
+        name: String,
+    },
     /// A referenced file does not exist.
     #[error("file {written:?} not found (looked for {resolved:?})")]
     FileNotFound {

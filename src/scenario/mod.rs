@@ -37,6 +37,10 @@
 //!   - name: karpenter
 //!     karpenter:
 //!       nodePools: [nodepools/default.yaml]
+//!   - name: cluster-autoscaler   # schema in src/scenario/read_ca.rs
+//!     clusterAutoscaler:
+//!       nodeGroups: [{name: general, instanceTypes: [m5.xlarge], maxSize: 50}]
+//!       expander: least-waste
 //! interruptions:              # optional; schema in src/scenario/interruptions.rs
 //!   advisorHazard: true
 //!   events: [{at: 5h, instanceTypes: [c6a.xlarge], fraction: 0.5, unavailableFor: 30m}]
@@ -46,8 +50,6 @@
 //! Rules, beyond the types:
 //!
 //! - Every key is checked: an unknown key is an error listing the valid keys.
-//!   The key reserved for a later version (`clusterAutoscaler` in a
-//!   variant) is recognised and rejected as not supported yet.
 //! - Durations are strings in Go/Kubernetes form plus `d` for days
 //!   ([`parse_duration`](crate::sim::parse_duration)); the bare `0` is also
 //!   accepted. `duration` must be greater than zero.
@@ -75,9 +77,11 @@
 //! - `region` must be in the caller's [`RegionCatalog`]; `zones` must be
 //!   zones of that region, without repeats, and not empty.
 //! - A variant has a `name` (unique among variants) and exactly one
-//!   provisioner; today that is `karpenter` with a non-empty `nodePools`
-//!   list (one path or a list) of files holding NodePool and EC2NodeClass
-//!   documents.
+//!   provisioner: `karpenter` with a non-empty `nodePools` list (one path
+//!   or a list) of files holding NodePool and EC2NodeClass documents, or
+//!   `clusterAutoscaler` with node groups and CA flags (CA's defaults;
+//!   `expander: price` is refused as CA refuses it on AWS; instance types
+//!   are checked against the catalog when the scenario is prepared).
 //! - Scenario and variant names become file names in reports: 1–63 letters,
 //!   digits, `-`, `_` or `.`, starting with a letter or digit.
 //! - Object names in `scale`/`delete` follow Kubernetes rules (DNS-1123
@@ -101,12 +105,15 @@ mod yaml;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_ca;
+#[cfg(test)]
 mod workload_items_tests;
 
 use std::path::{Path, PathBuf};
 
 pub use error::{Position, Problem, ScenarioError};
 pub use prepare::{BundledRegions, PrepareError, Prepared, prepare};
+pub use read::ca::ClusterAutoscalerConfig;
 pub use read::interruptions::{
     InterruptionsConfig, KnownNames, SpotConfig, SpotInputError, SpotInputs, SpotProblem,
     TimedFile, WrittenName, load as load_spot_inputs,
@@ -241,7 +248,7 @@ pub struct ObjectRef {
 }
 
 /// One provisioning configuration under test.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Variant {
     /// Unique name, used in reports.
     pub name: String,
@@ -249,12 +256,13 @@ pub struct Variant {
     pub provisioner: Provisioner,
 }
 
-/// The node provisioner of a variant. Cluster Autoscaler node groups will
-/// join as a second form.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The node provisioner of a variant.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Provisioner {
     /// Karpenter with the given NodePools.
     Karpenter(KarpenterConfig),
+    /// Cluster Autoscaler with the given node groups and flags.
+    ClusterAutoscaler(ClusterAutoscalerConfig),
 }
 
 /// A Karpenter variant's inputs.

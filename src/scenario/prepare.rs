@@ -15,6 +15,8 @@ use super::{
     KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError, SpotInputs,
     WorkloadAction, load_spot_inputs,
 };
+use super::{Problem, ScenarioError};
+use crate::autoscaler::CaConfigError;
 use crate::cloud::catalog::zones_of;
 use crate::cloud::{Catalog, CatalogError};
 use crate::karpenter::instance_types::filter_instance_types;
@@ -22,7 +24,8 @@ use crate::karpenter::manifests::{self, Manifests};
 use crate::kube::manifest::ManifestError;
 use crate::scheduler::kube_scheduler::SchedulerConfig;
 use crate::sim::engine::{
-    PoolSetup, RunInput, SharedSource, Step, StepAction, Target, TargetKind, restrict_zones,
+    CaSetup, PoolSetup, RunInput, SharedSource, Step, StepAction, Target, TargetKind,
+    restrict_zones,
 };
 
 /// The bundled catalog's regions and zones, for [`Scenario::load`].
@@ -71,6 +74,10 @@ pub enum PrepareError {
     /// The interruption trace or spot price history is unusable.
     #[error(transparent)]
     Spot(#[from] SpotInputError),
+    /// A Cluster Autoscaler variant names an instance type the catalog
+    /// does not sell (with its place in the scenario file).
+    #[error(transparent)]
+    ClusterAutoscaler(#[from] super::ScenarioError),
     /// A NodePool allows no instance type.
     #[error("{variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
     NoInstanceTypes {
@@ -157,13 +164,20 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         if only.is_some_and(|name| name != variant.name) {
             continue;
         }
-        let Provisioner::Karpenter(config) = &variant.provisioner;
-        let (nodepools, node_count_resource) = load_pools(
-            scenario,
-            &format!("variant {}", variant.name),
-            &config.node_pools,
-            &mut warnings,
-        )?;
+        let (nodepools, node_count_resource, cluster_autoscaler) = match &variant.provisioner {
+            Provisioner::Karpenter(config) => {
+                let (pools, slot) = load_pools(
+                    scenario,
+                    &format!("variant {}", variant.name),
+                    &config.node_pools,
+                    &mut warnings,
+                )?;
+                (pools, slot, None)
+            }
+            Provisioner::ClusterAutoscaler(config) => {
+                (Vec::new(), None, Some(load_ca(scenario, config)?))
+            }
+        };
         runs.push(RunInput {
             variant: variant.name.clone(),
             seed: scenario.seed,
@@ -178,12 +192,58 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             node_count_resource,
             interruptions: spot.interruptions.clone(),
             spot_price_changes: spot.price_changes.clone(),
+            cluster_autoscaler,
         });
     }
     Ok(Prepared {
         runs,
         warnings: warnings.into_iter().collect(),
     })
+}
+
+/// Checks a Cluster Autoscaler variant against the region's catalog
+/// (default EC2NodeClass settings: the AMI family of an ASG's launch
+/// template is not modelled). An unknown instance type is reported where it
+/// is written.
+fn load_ca(
+    scenario: &Scenario,
+    config: &super::ClusterAutoscalerConfig,
+) -> Result<CaSetup, PrepareError> {
+    let catalog = Catalog::load(&scenario.region, &Default::default())?;
+    if let Some(unknown) = config
+        .instance_types
+        .iter()
+        .find(|t| catalog.get(&t.name).is_none())
+    {
+        let group = config
+            .config
+            .node_groups
+            .iter()
+            .find(|g| g.instance_types.contains(&unknown.name))
+            .map(|g| g.name.clone())
+            .unwrap_or_default();
+        let err = CaConfigError::UnknownInstanceType {
+            group,
+            instance_type: unknown.name.clone(),
+            region: scenario.region.clone(),
+        };
+        return Err(PrepareError::ClusterAutoscaler(ScenarioError::Invalid {
+            file: shown(&scenario.source),
+            position: unknown.position,
+            field: unknown.field.clone(),
+            problem: Box::new(Problem::ClusterAutoscaler(err)),
+        }));
+    }
+    let catalog = restrict_zones(&catalog, &scenario.zones);
+    let config = config.config.clone().validate(&catalog).map_err(|err| {
+        PrepareError::ClusterAutoscaler(ScenarioError::Invalid {
+            file: shown(&scenario.source),
+            position: super::Position::START,
+            field: "variants".to_string(),
+            problem: Box::new(Problem::ClusterAutoscaler(err)),
+        })
+    })?;
+    Ok(CaSetup { config, catalog })
 }
 
 /// Reads the scenario's spot files, checked against the region's catalog

@@ -19,6 +19,11 @@ use crate::sim::{LaunchLatency, SimDuration, SimTime, parse_duration};
 #[path = "interruptions.rs"]
 pub(super) mod interruptions;
 
+/// The `clusterAutoscaler` variant block; a child module for the same
+/// reason.
+#[path = "read_ca.rs"]
+pub(super) mod ca;
+
 /// The `generate` workload items.
 #[path = "generators.rs"]
 pub(super) mod generators;
@@ -121,11 +126,11 @@ const DELETE_KEYS: Keys = Keys {
 };
 
 /// The provisioners of a variant; exactly one per variant.
-const PROVISIONERS: &[&str] = &["karpenter"];
+const PROVISIONERS: &[&str] = &["karpenter", "clusterAutoscaler"];
 
 const VARIANT_KEYS: Keys = Keys {
-    valid: &["name", "karpenter"],
-    reserved: &[("clusterAutoscaler", "Cluster Autoscaler variants")],
+    valid: &["name", "karpenter", "clusterAutoscaler"],
+    reserved: &[],
 };
 
 const KARPENTER_KEYS: Keys = Keys {
@@ -501,7 +506,13 @@ impl Reader<'_> {
         };
         let workloads_node = self.required(&top, "workloads")?;
         let workloads = self.workloads(workloads_node, (duration, &self.written(duration_node)))?;
-        let variants = self.variants(self.required(&top, "variants")?)?;
+        let region_zones: Vec<String> = catalog
+            .zones(&region)
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let variants = self.variants(self.required(&top, "variants")?, &region, &region_zones)?;
         let spot = self.spot(&top, (duration, &self.written(duration_node)), &zones)?;
         Ok(Scenario {
             name,
@@ -723,7 +734,12 @@ impl Reader<'_> {
         })
     }
 
-    fn variants(&self, node: &Node) -> Result<Vec<Variant>, ScenarioError> {
+    fn variants(
+        &self,
+        node: &Node,
+        region: &str,
+        region_zones: &[String],
+    ) -> Result<Vec<Variant>, ScenarioError> {
         let Value::Seq(items) = &node.value else {
             return Err(self.wrong_type(node, "variants", "a list of variants"));
         };
@@ -748,10 +764,17 @@ impl Reader<'_> {
                 };
                 return Err(self.invalid(name_node.position, &name_field, problem));
             }
-            let (_, value) = self.exactly_one(&map, PROVISIONERS)?;
-            // Only Karpenter exists today; new provisioners get their own arm.
-            let provisioner =
-                Provisioner::Karpenter(self.karpenter(value, &map.field("karpenter"))?);
+            let (key, value) = self.exactly_one(&map, PROVISIONERS)?;
+            let provisioner = if key == "clusterAutoscaler" {
+                Provisioner::ClusterAutoscaler(self.cluster_autoscaler(
+                    value,
+                    &map.field(key),
+                    region,
+                    region_zones,
+                )?)
+            } else {
+                Provisioner::Karpenter(self.karpenter(value, &map.field("karpenter"))?)
+            };
             variants.push(Variant {
                 name: name.to_string(),
                 provisioner,

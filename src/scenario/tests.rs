@@ -324,8 +324,7 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n\
              variants:\n  - name: ca\n    clusterAutoscaler: {}\n",
-            "6:5: variants[0]: Cluster Autoscaler variants (\"clusterAutoscaler\") is not \
-             supported yet by this version of karpsim",
+            "6:24: variants[0].clusterAutoscaler: missing required key \"nodeGroups\"",
         ),
         // Wrong types.
         (
@@ -500,7 +499,7 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\nvariants:\n  \
              - name: a\n",
-            "5:5: variants[0]: needs exactly one of: karpenter; found none",
+            "5:5: variants[0]: needs exactly one of: karpenter, clusterAutoscaler; found none",
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\nvariants:\n  \

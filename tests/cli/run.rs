@@ -356,3 +356,106 @@ fn spot_trace_with_unknown_type_fails() {
     assert!(line.contains("instance_type"), "{line}");
     assert!(!dir.path().join("out").exists());
 }
+
+/// `karpenter-vs-ca.yaml`: both variants' files are written (a CA variant
+/// writes `nodes.csv` with the columns of `nodeclaims.csv`, and
+/// `scaledown.csv`), `summary.json` has the same keys in both, the CA
+/// variant's cost is the sum of its nodes, and the terminal shows the
+/// deltas against the Karpenter variant.
+#[test]
+fn karpenter_vs_ca_writes_both_variants() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("report");
+    let output = karpsim(&[
+        "run",
+        "scenarios/karpenter-vs-ca.yaml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("vs karpenter: cost"), "{text}");
+    assert!(text.contains("cluster-autoscaler"), "{text}");
+    let karpenter = out.join("karpenter");
+    let ca = out.join("cluster-autoscaler");
+    for file in FILES {
+        assert!(karpenter.join(file).is_file(), "karpenter/{file}");
+    }
+    for file in [
+        "summary.json",
+        "nodes.csv",
+        "events.csv",
+        "timeseries.csv",
+        "scaledown.csv",
+    ] {
+        assert!(ca.join(file).is_file(), "cluster-autoscaler/{file}");
+    }
+    let header = |path: &Path| -> Vec<String> {
+        let mut reader = csv::Reader::from_path(path).unwrap();
+        reader
+            .headers()
+            .unwrap()
+            .iter()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(
+        header(&ca.join("nodes.csv")),
+        header(&karpenter.join("nodeclaims.csv"))
+    );
+    let summary = |dir: &Path| -> serde_json::Value {
+        serde_json::from_str(&fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap()
+    };
+    let (k, c) = (summary(&karpenter), summary(&ca));
+    let keys =
+        |v: &serde_json::Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+    assert_eq!(keys(&k), keys(&c));
+    let nodes_path = ca.join("nodes.csv");
+    let nodes = rows(&nodes_path);
+    assert!(!nodes.is_empty());
+    let group = column(&nodes_path, "nodepool");
+    assert!(nodes.iter().all(|r| r[group].starts_with("general-")));
+    let cost = column(&nodes_path, "cost_usd");
+    let total: f64 = nodes.iter().map(|r| r[cost].parse::<f64>().unwrap()).sum();
+    let reported = c["total_cost_usd"].as_f64().unwrap();
+    assert!((total - reported).abs() < 1e-6, "{total} vs {reported}");
+    let events_path = ca.join("events.csv");
+    let reason = column(&events_path, "reason");
+    let events = rows(&events_path);
+    assert!(events.iter().any(|r| &r[reason] == "TriggeredScaleUp"));
+    assert!(events.iter().any(|r| &r[reason] == "ScaleDown"));
+    assert_eq!(
+        header(&ca.join("scaledown.csv")),
+        ["time_s", "node", "reason"]
+    );
+    assert!(!rows(&ca.join("scaledown.csv")).is_empty());
+}
+
+/// `expander: price` fails with CA's AWS explanation at its line.
+#[test]
+fn ca_price_expander_is_refused_at_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenarios = repo().join("scenarios");
+    let base = scenarios.to_str().unwrap();
+    // Referenced files by absolute path, so the copy runs from elsewhere.
+    let text = fs::read_to_string(scenarios.join("karpenter-vs-ca.yaml"))
+        .unwrap()
+        .replace("expander: priority", "expander: price")
+        .replace(" workloads/", &format!(" {base}/workloads/"))
+        .replace(" nodepools/", &format!(" {base}/nodepools/"));
+    let path = dir.path().join("price.yaml");
+    fs::write(&path, text).unwrap();
+    let out = dir.path().join("report");
+    let output = karpsim(&[
+        "run",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let line = single_error_line(&output);
+    assert!(
+        line.contains(":39:17: variants[1].clusterAutoscaler.expander: expander \"price\" is not available on AWS"),
+        "{line}"
+    );
+}

@@ -1,7 +1,10 @@
-//! The report of `karpsim run`: a summary table for the terminal and, per
-//! variant, `summary.json`, `nodeclaims.csv`, `events.csv`,
-//! `timeseries.csv` and `disruption.csv`, written atomically (see
-//! [`atomic`]).
+//! The report of `karpsim run`: a summary table for the terminal (with
+//! deltas against the first variant) and, per variant, `summary.json`,
+//! `nodeclaims.csv`, `events.csv`, `timeseries.csv` and `disruption.csv`,
+//! written atomically (see [`atomic`]). A Cluster Autoscaler variant writes
+//! `nodes.csv` (the columns of `nodeclaims.csv`, `nodepool` being the node
+//! group) in place of `nodeclaims.csv`, and `scaledown.csv` (CA's
+//! unremovable reasons) in place of `disruption.csv`.
 //!
 //! Numbers are written from exact integers with fixed decimals (money with
 //! six, times with three), so the same run always gives the same bytes.
@@ -347,6 +350,28 @@ pub fn write_disruption_csv(run: &RunOutput, out: &mut impl Write) -> io::Result
     csv.flush()
 }
 
+/// Names of the files a Cluster Autoscaler variant writes.
+pub const CA_FILES: [&str; 5] = [
+    "summary.json",
+    "nodes.csv",
+    "events.csv",
+    "timeseries.csv",
+    "scaledown.csv",
+];
+
+/// Writes `scaledown.csv`: a row each time a node's unremovable reason
+/// (as Cluster Autoscaler names it) changes.
+pub fn write_scaledown_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
+    let mut csv = csv::Writer::from_writer(out);
+    csv.write_record(["time_s", "node", "reason"])
+        .map_err(io::Error::other)?;
+    for row in run.scale_down.iter().flatten() {
+        csv.write_record([time_s(row.time).as_str(), &row.node, &row.reason])
+            .map_err(io::Error::other)?;
+    }
+    csv.flush()
+}
+
 /// Writes every file of one variant into `dir` (which must exist).
 pub fn write_variant_files(
     scenario: &str,
@@ -356,20 +381,29 @@ pub fn write_variant_files(
     let create = |name: &str| -> io::Result<io::BufWriter<std::fs::File>> {
         Ok(io::BufWriter::new(std::fs::File::create(dir.join(name))?))
     };
-    let mut f = create(FILES[0])?;
+    let names = if run.scale_down.is_some() {
+        CA_FILES
+    } else {
+        FILES
+    };
+    let mut f = create(names[0])?;
     write_summary_json(scenario, run, &mut f)?;
     f.flush()?;
-    let mut f = create(FILES[1])?;
+    let mut f = create(names[1])?;
     write_nodeclaims_csv(run, &mut f)?;
     f.flush()?;
-    let mut f = create(FILES[2])?;
+    let mut f = create(names[2])?;
     write_events_csv(run, &mut f)?;
     f.flush()?;
-    let mut f = create(FILES[3])?;
+    let mut f = create(names[3])?;
     write_timeseries_csv(run, &mut f)?;
     f.flush()?;
-    let mut f = create(FILES[4])?;
-    write_disruption_csv(run, &mut f)?;
+    let mut f = create(names[4])?;
+    if run.scale_down.is_some() {
+        write_scaledown_csv(run, &mut f)?;
+    } else {
+        write_disruption_csv(run, &mut f)?;
+    }
     f.flush()
 }
 
@@ -442,8 +476,62 @@ fn secs_text(d: Option<SimDuration>) -> String {
     d.map_or_else(|| "-".to_string(), |d| format!("{:.1}s", d.as_secs_f64()))
 }
 
-/// The terminal summary: one column per variant, then why pods stayed
-/// pending.
+/// A signed difference, `+1.50` / `-0.25`, with `decimals` digits.
+fn signed(value: f64, decimals: usize) -> String {
+    let text = format!("{value:+.decimals$}");
+    // `-0.00` reads as a change; show no change as `0`.
+    if text
+        .trim_start_matches(['+', '-'])
+        .chars()
+        .all(|c| c == '0' || c == '.')
+    {
+        "0".to_string()
+    } else {
+        text
+    }
+}
+
+/// With several variants, each one's difference from the first: cost,
+/// node-hours, peak nodes, evictions and pending p95 (the first column
+/// shows `-`).
+fn delta_rows(runs: &[&RunSummary]) -> Vec<Vec<String>> {
+    let Some(first) = runs.first().filter(|_| runs.len() > 1) else {
+        return Vec::new();
+    };
+    let row = |label: &str, cell: &dyn Fn(&RunSummary) -> String| -> Vec<String> {
+        let mut cells = vec![label.to_string(), "-".to_string()];
+        cells.extend(runs.iter().skip(1).map(|r| cell(r)));
+        cells
+    };
+    let p95 = |r: &RunSummary| r.pending_p95.map(|d| d.as_secs_f64());
+    vec![
+        row(&format!("vs {}: cost", first.variant), &|r| {
+            format!(
+                "{}$",
+                signed(usd_f64(r.total_cost) - usd_f64(first.total_cost), 2)
+            )
+        }),
+        row("  node-hours", &|r| {
+            signed(r.node_hours() - first.node_hours(), 2)
+        }),
+        row("  peak nodes", &|r| {
+            signed(r.peak_nodes as f64 - first.peak_nodes as f64, 0)
+        }),
+        row("  evictions", &|r| {
+            signed(
+                r.churn.evictions() as f64 - first.churn.evictions() as f64,
+                0,
+            )
+        }),
+        row("  pending p95", &|r| match (p95(r), p95(first)) {
+            (Some(a), Some(b)) => format!("{}s", signed(a - b, 1)),
+            _ => "-".to_string(),
+        }),
+    ]
+}
+
+/// The terminal summary: one column per variant, deltas against the first
+/// variant when there are several, then why pods stayed pending.
 pub fn write_summary_table(runs: &[&RunSummary], out: &mut impl Write) -> io::Result<()> {
     let mut header: Vec<(&str, Align)> = vec![("", Align::Left)];
     header.extend(runs.iter().map(|r| (r.variant.as_str(), Align::Right)));
@@ -548,6 +636,7 @@ pub fn write_summary_table(runs: &[&RunSummary], out: &mut impl Write) -> io::Re
         }),
     ]);
     rows.extend(spot_rows(runs));
+    rows.extend(delta_rows(runs));
     write_table(out, &header, &rows)?;
     for run in runs {
         for reason in run.unschedulable_reasons.iter().take(5) {

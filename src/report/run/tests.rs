@@ -48,6 +48,7 @@ fn output() -> RunOutput {
         events: Vec::new(),
         timeseries: Vec::new(),
         disruption: Vec::new(),
+        scale_down: None,
     }
 }
 
@@ -80,4 +81,70 @@ fn summary_json_carries_the_headline_numbers() {
     assert_eq!(json["cost_by_capacity_type"]["on-demand"], 0.096);
     assert_eq!(json["pending_seconds_p50"], 41.5);
     assert_eq!(json["pods_unschedulable"], 0);
+}
+
+/// Two variants: the second column of the delta rows is the difference
+/// from the first (cost +$0.096, node-hours +1.00, peak nodes +1, pending
+/// p95 +10.0 s); the first column shows `-`.
+#[test]
+fn several_variants_show_deltas_against_the_first() {
+    let first = output().summary;
+    let mut second = output().summary;
+    second.variant = "ca".into();
+    second.total_cost = MicroUsd(192_000);
+    second.node_millis = 7_200_000;
+    second.peak_nodes = 2;
+    second.pending_p95 = Some(SimDuration::from_millis(51_500));
+    let mut out = Vec::new();
+    write_summary_table(&[&first, &second], &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let line = |label: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .unwrap_or_else(|| panic!("no {label:?} row in\n{text}"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(line("vs v: cost")[3..], ["-", "+0.10$"]);
+    assert_eq!(line("node-hours")[1..], ["1.00", "2.00"]);
+    assert_eq!(line("peak nodes")[2..], ["1", "2"]);
+    let rows: Vec<&str> = text.lines().collect();
+    let deltas = rows
+        .iter()
+        .position(|l| l.starts_with("vs v: cost"))
+        .unwrap();
+    let after: Vec<Vec<&str>> = rows[deltas + 1..deltas + 5]
+        .iter()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(after[0], ["node-hours", "-", "+1.00"]);
+    assert_eq!(after[1], ["peak", "nodes", "-", "+1"]);
+    assert_eq!(after[2], ["evictions", "-", "0"]);
+    assert_eq!(after[3], ["pending", "p95", "-", "+10.0s"]);
+}
+
+/// A single variant has no delta rows.
+#[test]
+fn one_variant_has_no_deltas() {
+    let mut out = Vec::new();
+    write_summary_table(&[&output().summary], &mut out).unwrap();
+    assert!(!String::from_utf8(out).unwrap().contains("vs "));
+}
+
+/// `scaledown.csv` lists CA's reasons with the time in seconds.
+#[test]
+fn scaledown_csv_lists_reasons() {
+    let mut run = output();
+    run.scale_down = Some(vec![crate::sim::engine::UnremovableRecord {
+        time: SimTime::from_millis(20_000),
+        node: "general-00001".into(),
+        reason: "NotUnderutilized".into(),
+    }]);
+    let mut out = Vec::new();
+    write_scaledown_csv(&run, &mut out).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        "time_s,node,reason\n20.000,general-00001,NotUnderutilized\n"
+    );
 }

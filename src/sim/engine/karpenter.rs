@@ -82,6 +82,10 @@ impl Engine<'_> {
             return Ok(());
         }
         let now = self.now();
+        if self.ca.is_some() {
+            // Cluster Autoscaler reacts to new unschedulable pods instead.
+            return self.wake_ca(now);
+        }
         let batch = self.batch.get_or_insert_with(|| Batch {
             opened: now,
             last_new: now,

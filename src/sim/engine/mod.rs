@@ -37,12 +37,18 @@
 //!   the notice and EC2 reclaims the instance 2 minutes later (see
 //!   [`spot`], and [`spot_metrics`] for what is measured).
 //!
+//! - A variant with `cluster_autoscaler` runs Cluster Autoscaler instead of
+//!   Karpenter: its loop every 10 s scan interval, node groups as ASGs,
+//!   scale-down through the same drain (see [`ca`] and [`ca_spot`]).
+//!
 //! Simplifications: registration and initialization happen at the same
 //! instant (startup taints are removed then); a Job's `activeDeadlineSeconds`
 //! serves as its pods' run time when no `karpsim.dev/duration` is given (the
 //! Job is not failed at the deadline); re-applying an existing object
 //! replaces its spec without rolling its pods.
 
+mod ca;
+mod ca_spot;
 mod checks;
 mod disruption;
 mod karpenter;
@@ -55,6 +61,8 @@ mod termination;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ca;
 #[cfg(test)]
 mod tests_disruption;
 #[cfg(test)]
@@ -84,6 +92,7 @@ use super::queue::{EventQueue, ScheduleError};
 use super::rng::{RngStreams, SimRng, Stream};
 use super::time::{SimDuration, SimTime};
 
+pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
@@ -141,6 +150,9 @@ pub struct RunInput {
     pub interruptions: InterruptionSettings,
     /// Spot price changes (from a price history), by time.
     pub spot_price_changes: Vec<PriceChange>,
+    /// Cluster Autoscaler in place of Karpenter (then `nodepools` is
+    /// empty).
+    pub cluster_autoscaler: Option<CaSetup>,
 }
 
 /// A NodePool and the catalog of its EC2NodeClass.
@@ -343,7 +355,11 @@ fn run_engine(
         engine.schedule(step.at, Event::Step(index))?;
     }
     engine.open_sources()?;
-    engine.schedule_pass(SimTime::ZERO)?;
+    if input.cluster_autoscaler.is_some() {
+        engine.wake_ca(SimTime::ZERO)?;
+    } else {
+        engine.schedule_pass(SimTime::ZERO)?;
+    }
     let end = SimTime::ZERO + input.duration;
     while let Some(at) = engine.queue.peek_time() {
         if at > end {
@@ -406,6 +422,8 @@ enum Event {
     Spot(spot::SpotSignal),
     /// EC2 reclaims an interrupted spot instance.
     SpotReclaim(NodeId),
+    /// A Cluster Autoscaler loop.
+    CaLoop,
 }
 
 /// Engine-side facts about a pod (indexed like the cluster's pod arena).
@@ -530,6 +548,8 @@ struct Engine<'a> {
     violations: Option<Vec<String>>,
     /// Generators and trace importers of the run.
     sources: source::OpenSources,
+    /// Cluster Autoscaler's state, for a CA variant.
+    ca: Option<ca::CaRun>,
 }
 
 impl<'a> Engine<'a> {
@@ -586,6 +606,7 @@ impl<'a> Engine<'a> {
             ),
             violations: None,
             sources: source::OpenSources::default(),
+            ca: input.cluster_autoscaler.as_ref().map(ca::CaRun::new),
         }
     }
 
@@ -631,6 +652,7 @@ impl<'a> Engine<'a> {
             Event::SpotTrigger(trigger) => self.spot_trigger(trigger),
             Event::Spot(signal) => self.spot_signal(signal),
             Event::SpotReclaim(node) => self.spot_reclaim(node),
+            Event::CaLoop => self.ca_loop(),
         }
     }
 

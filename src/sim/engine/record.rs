@@ -244,6 +244,9 @@ pub struct RunOutput {
     pub timeseries: Vec<Sample>,
     /// Per node, the last reason it was not disrupted, in node order.
     pub disruption: Vec<DisruptionNote>,
+    /// `Some` for a Cluster Autoscaler run: CA's unremovable reasons per
+    /// node, a row each time a node's reason changes.
+    pub scale_down: Option<Vec<super::UnremovableRecord>>,
 }
 
 impl Engine<'_> {
@@ -378,6 +381,7 @@ impl Engine<'_> {
             events: self.events,
             timeseries: self.samples,
             disruption,
+            scale_down: self.ca.map(|ca| ca.unremovable),
         }
     }
 }

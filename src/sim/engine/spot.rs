@@ -321,6 +321,18 @@ impl Engine<'_> {
             on_demand_price: instance_type.on_demand_price,
             launched: now,
         };
+        self.track_spot_node(node, facts)
+    }
+
+    /// A spot node was launched (by any provisioner): keep its facts and
+    /// draw its hazard interruption.
+    pub(super) fn track_spot_node(
+        &mut self,
+        node: NodeId,
+        facts: SpotNodeFacts,
+    ) -> Result<(), EngineError> {
+        let now = self.now();
+        let band = facts.band;
         let name = self.node_name(node);
         let drawn = self.spot.model.on_spot_launch(
             &SpotNode {
@@ -483,6 +495,9 @@ impl Engine<'_> {
     /// spot interruption warning → CordonAndDrain now, and the offering
     /// goes into the ICE cache for 3 minutes.
     pub(super) fn on_spot_signal(&mut self, signal: SpotSignal) -> Result<(), EngineError> {
+        if self.ca.is_some() {
+            return self.ca_on_spot_signal(signal);
+        }
         match signal {
             SpotSignal::Rebalance { node } => {
                 let name = self.node_name(node);

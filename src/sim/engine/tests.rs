@@ -199,6 +199,7 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
         node_count_resource: None,
         interruptions: Default::default(),
         spot_price_changes: Vec::new(),
+        cluster_autoscaler: None,
     }
 }
 

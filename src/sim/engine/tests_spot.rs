@@ -73,6 +73,7 @@ fn spot_input(pool_yaml: &str, manifests: &str, duration: SimDuration) -> RunInp
         interruptions: InterruptionSettings::default(),
         spot_price_changes: Vec::new(),
         sources: Vec::new(),
+        cluster_autoscaler: None,
     }
 }
 

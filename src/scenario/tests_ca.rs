@@ -1,0 +1,201 @@
+//! Tests for the `clusterAutoscaler:` variant block and its preparation.
+
+use std::path::Path;
+
+use super::*;
+use crate::autoscaler::{CapacitySplit, ExpanderKind, SpotAllocationStrategy, TerminationHandler};
+use crate::sim::SimDuration;
+
+const REGIONS: &[(&str, &[&str])] = &[("us-east-1", &["us-east-1a", "us-east-1b", "us-east-1c"])];
+const INLINE: &str = "tests/fixtures/scenarios/inline.yaml";
+
+fn parse_ca(block: &str) -> Result<Scenario, ScenarioError> {
+    let text = format!(
+        "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\nvariants:\n  - name: ca\n    clusterAutoscaler:\n{block}"
+    );
+    Scenario::parse(&text, Path::new(INLINE), REGIONS)
+}
+
+fn ca_error(block: &str) -> String {
+    match parse_ca(block) {
+        Ok(s) => panic!("expected an error, got {s:?}"),
+        Err(e) => e
+            .to_string()
+            .strip_prefix(&format!("{INLINE}:"))
+            .map(str::to_string)
+            .unwrap_or_else(|| panic!("no file prefix: {e}")),
+    }
+}
+
+const GROUP: &str =
+    "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5}\n";
+
+/// The issue's example block reads into the CA config, and keys left out
+/// keep CA's defaults (`config/flags/flags.go`).
+#[test]
+fn the_example_block_reads_with_defaults_for_the_rest() {
+    let block = "      nodeGroups:\n\
+        \x20       - name: general-spot\n\
+        \x20         instanceTypes: [m5.xlarge, m5a.xlarge, m6i.xlarge]\n\
+        \x20         capacityType: spot\n\
+        \x20         spotAllocationStrategy: lowest-price\n\
+        \x20         zones: [us-east-1a, us-east-1b]\n\
+        \x20         minSize: 1\n\
+        \x20         maxSize: 50\n\
+        \x20         labels: {team: web}\n\
+        \x20         taints: [{key: dedicated, value: web, effect: NoSchedule}]\n\
+        \x20     expander: priority\n\
+        \x20     priorities: {10: [\".*spot.*\"], 1: [\".*\"]}\n\
+        \x20     scaleDownUtilizationThreshold: 0.6\n\
+        \x20     scaleDownUnneededTime: 5m\n\
+        \x20     terminationHandler: node-termination-handler\n";
+    let scenario = parse_ca(block).unwrap();
+    let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+        panic!("not a CA variant");
+    };
+    let c = &ca.config;
+    let g = &c.node_groups[0];
+    assert_eq!(g.name, "general-spot");
+    assert_eq!(g.instance_types, ["m5.xlarge", "m5a.xlarge", "m6i.xlarge"]);
+    assert_eq!(g.capacity, CapacitySplit::Spot);
+    assert_eq!(
+        g.spot_allocation_strategy,
+        SpotAllocationStrategy::LowestPrice
+    );
+    assert_eq!(g.zones, ["us-east-1a", "us-east-1b"]);
+    assert_eq!((g.min_size, g.max_size), (1, 50));
+    assert_eq!(g.labels.get("team").map(String::as_str), Some("web"));
+    assert_eq!(g.taints.len(), 1);
+    assert_eq!(c.expander, [ExpanderKind::Priority]);
+    assert_eq!(c.priorities.get(&10).unwrap(), &[".*spot.*".to_string()]);
+    assert_eq!(c.scale_down_utilization_threshold, 0.6);
+    assert_eq!(c.scale_down_unneeded_time, SimDuration::from_mins(5));
+    assert_eq!(
+        c.termination_handler,
+        TerminationHandler::NodeTerminationHandler
+    );
+    // Defaults.
+    assert_eq!(c.scale_down_delay_after_add, SimDuration::from_mins(10));
+    assert_eq!(c.max_node_provision_time, SimDuration::from_mins(15));
+    assert!(!c.balance_similar_node_groups);
+    // Instance types are kept with their place for the catalog check.
+    assert_eq!(ca.instance_types.len(), 3);
+    assert_eq!(
+        ca.instance_types[1].field,
+        "variants[0].clusterAutoscaler.nodeGroups[0].instanceTypes[1]"
+    );
+}
+
+/// A group without zones gets every zone of the region; capacity defaults
+/// to on-demand (an ASG without a mixed-instances policy).
+#[test]
+fn a_minimal_group_takes_the_region_zones_and_on_demand() {
+    let scenario = parse_ca(GROUP).unwrap();
+    let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+        panic!("not a CA variant");
+    };
+    let g = &ca.config.node_groups[0];
+    assert_eq!(g.zones.len(), 3);
+    assert_eq!(g.capacity, CapacitySplit::OnDemand);
+    assert_eq!(g.min_size, 0);
+    assert_eq!(ca.config.expander, [ExpanderKind::LeastWaste]);
+}
+
+/// Each mistake is reported at its node with its field path. `price` gets
+/// the AWS explanation (CA exits at start-up on AWS:
+/// cloudprovider/aws has no pricing model).
+#[test]
+fn mistakes_are_reported_where_they_are_written() {
+    let cases = [
+        (
+            format!("{GROUP}      expander: price\n"),
+            "9:17: variants[0].clusterAutoscaler.expander: expander \"price\" is not available on AWS",
+        ),
+        (
+            format!("{GROUP}      expander: random,priority\n"),
+            "9:17: variants[0].clusterAutoscaler.expander: expander \"random\" must be the last",
+        ),
+        (
+            format!("{GROUP}      expandr: priority\n"),
+            "9:7: variants[0].clusterAutoscaler: unknown key \"expandr\" (valid keys: nodeGroups,",
+        ),
+        (
+            format!("{GROUP}      expander: cheapest\n"),
+            "9:17: variants[0].clusterAutoscaler.expander: unknown value \"cheapest\" (valid values: random,",
+        ),
+        (
+            format!("{GROUP}      scaleDownUtilizationThreshold: 1.5\n"),
+            "9:38: variants[0].clusterAutoscaler.scaleDownUtilizationThreshold: \
+             scaleDownUtilizationThreshold 1.5 is not between 0 and 1",
+        ),
+        (
+            format!("{GROUP}      priorities: {{10: [\"(\"]}}\n"),
+            "9:24: variants[0].clusterAutoscaler.priorities.10: priorities[10]: invalid regex \"(\"",
+        ),
+        (
+            "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], minSize: 6, maxSize: 5}\n"
+                .to_string(),
+            "8:70: variants[0].clusterAutoscaler.nodeGroups[0].maxSize: node group \"g\": \
+             minSize 6 is above maxSize 5",
+        ),
+        (
+            "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, zones: [eu-west-1a]}\n"
+                .to_string(),
+            "8:69: variants[0].clusterAutoscaler.nodeGroups[0].zones[0]: node group \"g\": \
+             zone \"eu-west-1a\" is not in us-east-1",
+        ),
+        (
+            "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, color: red}\n"
+                .to_string(),
+            "8:61: variants[0].clusterAutoscaler.nodeGroups[0]: unknown key \"color\"",
+        ),
+        (
+            "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, onDemandBaseCapacity: 1}\n"
+                .to_string(),
+            "8:61: variants[0].clusterAutoscaler.nodeGroups[0]: \"onDemandBaseCapacity\" cannot \
+             be combined with \"capacityType: on-demand\"",
+        ),
+        (
+            format!("{GROUP}        - {{name: g, instanceTypes: [m5.large], maxSize: 1}}\n"),
+            "9:11: variants[0].clusterAutoscaler.nodeGroups[1]: node group \"g\" is declared twice",
+        ),
+    ];
+    for (block, expected) in cases {
+        let message = ca_error(&block);
+        assert!(
+            message.starts_with(expected),
+            "for {block:?}\n got: {message}\nwant: {expected}"
+        );
+    }
+}
+
+/// An instance type the region does not sell is caught when the variant
+/// is prepared against the catalog, still pointing at where it is written.
+#[test]
+fn an_unknown_instance_type_is_reported_at_its_place_by_prepare() {
+    let scenario = parse_ca(
+        "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge, m5.gigantic], maxSize: 5}\n",
+    )
+    .unwrap();
+    let err = prepare(&scenario, None).unwrap_err().to_string();
+    assert!(
+        err.ends_with(
+            "8:48: variants[0].clusterAutoscaler.nodeGroups[0].instanceTypes[1]: node group \
+             \"g\": instance type \"m5.gigantic\" is not sold in us-east-1"
+        ),
+        "{err}"
+    );
+}
+
+/// A valid CA variant prepares into a run with no NodePools and the
+/// validated configuration.
+#[test]
+fn a_ca_variant_prepares_into_a_ca_run() {
+    let scenario = parse_ca(GROUP).unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    let run = &prepared.runs[0];
+    assert!(run.nodepools.is_empty());
+    let ca = run.cluster_autoscaler.as_ref().unwrap();
+    assert_eq!(ca.config.config().node_groups[0].name, "g");
+    assert!(ca.catalog.get("m5.xlarge").is_some());
+}
