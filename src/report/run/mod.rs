@@ -506,10 +506,14 @@ fn delta_rows(runs: &[&RunSummary]) -> Vec<Vec<String>> {
     let p95 = |r: &RunSummary| r.pending_p95.map(|d| d.as_secs_f64());
     vec![
         row(&format!("vs {}: cost", first.variant), &|r| {
-            format!(
-                "{}$",
-                signed(usd_f64(r.total_cost) - usd_f64(first.total_cost), 2)
-            )
+            let (base, cost) = (usd_f64(first.total_cost), usd_f64(r.total_cost));
+            let sign = if cost < base { "-" } else { "+" };
+            let percent = if base > 0.0 {
+                format!(" ({}%)", signed((cost - base) / base * 100.0, 1))
+            } else {
+                String::new()
+            };
+            format!("{sign}${:.2}{percent}", (cost - base).abs())
         }),
         row("  node-hours", &|r| {
             signed(r.node_hours() - first.node_hours(), 2)

@@ -106,7 +106,7 @@ fn several_variants_show_deltas_against_the_first() {
             .map(str::to_string)
             .collect()
     };
-    assert_eq!(line("vs v: cost")[3..], ["-", "+0.10$"]);
+    assert_eq!(line("vs v: cost")[3..], ["-", "+$0.10", "(+100.0%)"]);
     assert_eq!(line("node-hours")[1..], ["1.00", "2.00"]);
     assert_eq!(line("peak nodes")[2..], ["1", "2"]);
     let rows: Vec<&str> = text.lines().collect();
