@@ -266,23 +266,13 @@ impl Catalog {
         zone: &str,
         capacity_type: CapacityType,
     ) -> bool {
-        let Ok(index) = self
-            .types
-            .binary_search_by(|t| t.spec.name.as_str().cmp(instance_type))
+        let Some(index) =
+            self.update_offerings(instance_type, zone, capacity_type, |o| o.available = false)
         else {
             return false;
         };
-        let mut found = false;
-        for offering in &mut self.types[index].offerings {
-            if offering.zone == zone && offering.capacity_type == capacity_type {
-                offering.available = false;
-                found = true;
-            }
-        }
-        if found {
-            Arc::make_mut(&mut self.type_requirements)[index] = self.types[index].requirements();
-        }
-        found
+        Arc::make_mut(&mut self.type_requirements)[index] = self.types[index].requirements();
+        true
     }
 
     /// Sets the price of the offering of `instance_type` in `zone` with
@@ -298,20 +288,31 @@ impl Catalog {
         capacity_type: CapacityType,
         price: Price,
     ) -> bool {
-        let Ok(index) = self
+        self.update_offerings(instance_type, zone, capacity_type, |o| o.price = price)
+            .is_some()
+    }
+
+    /// Applies `update` to the offerings of `instance_type` in `zone` with
+    /// `capacity_type`; the type's index when there was at least one.
+    fn update_offerings(
+        &mut self,
+        instance_type: &str,
+        zone: &str,
+        capacity_type: CapacityType,
+        mut update: impl FnMut(&mut Offering),
+    ) -> Option<usize> {
+        let index = self
             .types
             .binary_search_by(|t| t.spec.name.as_str().cmp(instance_type))
-        else {
-            return false;
-        };
+            .ok()?;
         let mut found = false;
         for offering in &mut self.types[index].offerings {
             if offering.zone == zone && offering.capacity_type == capacity_type {
-                offering.price = price;
+                update(offering);
                 found = true;
             }
         }
-        found
+        found.then_some(index)
     }
 
     /// Number of instance types.

@@ -1,3 +1,5 @@
+//! Tests of disruption candidate selection and its rejection reasons.
+
 use std::time::Duration;
 
 use super::*;

@@ -1,3 +1,5 @@
+//! Tests of the run report writers: summary table, deltas, CSV and JSON files, atomic writes.
+
 use std::collections::BTreeMap;
 
 use super::*;

@@ -27,10 +27,9 @@ use crate::autoscaler::{
 use crate::cloud::Catalog;
 use crate::karpenter::disruption::pdb::PdbLimits;
 use crate::scheduler::NodeId;
-use crate::sim::ledger::NodeLaunch;
 use crate::time::{SimDuration, SimTime};
 
-use super::{Engine, EngineError, Event, EventType, NodeMeta};
+use super::{Engine, EngineError, Event, EventType};
 
 /// CA's `--scan-interval` default.
 pub const SCAN_INTERVAL: SimDuration = SimDuration::from_secs(10);
@@ -363,34 +362,13 @@ impl Engine<'_> {
             let Some(node) = groups::node_for_launch(spec, &catalog, &choice, &name, now) else {
                 continue;
             };
-            let billing = self
-                .ledger
-                .launch(NodeLaunch {
-                    node_name: name.clone(),
-                    pool: group.to_string(),
-                    capacity_type: choice.capacity_type,
-                    launched_at: now,
-                    price: choice.price,
-                })
-                .map_err(|e| self.ledger_error(e))?;
-            let node_id = self.cluster.add_node(node);
-            self.node_meta.push(NodeMeta {
-                billing,
-                instance_type: choice.instance_type.clone(),
-                zone: choice.zone.clone(),
-                ready_at: None,
-                deleted_at: None,
-                reason_deleted: String::new(),
-                launch_reason: reason.to_string(),
-                deleting: None,
-            });
-            self.launched += 1;
-            *self
-                .churn
-                .nodeclaims_launched_by_reason
-                .entry(reason.to_string())
-                .or_default() += 1;
-            self.peak_nodes = self.peak_nodes.max(self.cluster.node_count());
+            let node_id = self.add_launched_node(
+                node,
+                group,
+                (choice.capacity_type, choice.price),
+                (&choice.instance_type, &choice.zone),
+                reason,
+            )?;
             let latency = self.input.launch_latency.sample(&mut self.latency_rng);
             self.schedule(now + latency, Event::NodeReady(node_id))?;
             self.ca_track_spot(

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::{
-    Batch, Engine, EngineError, Event, EventType, NodeMeta, OfferingKey, PROVISIONING_REQUEUE,
+    Batch, Engine, EngineError, Event, EventType, OfferingKey, PROVISIONING_REQUEUE,
     UNAVAILABLE_OFFERING_TTL, daemonset_templates,
 };
 use crate::karpenter::disruption::NOMINATION_WINDOW;
@@ -20,7 +20,6 @@ use crate::kube::labels::{
 };
 use crate::scheduler::kube_scheduler::Decision;
 use crate::scheduler::{Node, NodeClaimInfo, NodeId, PodId};
-use crate::sim::ledger::NodeLaunch;
 
 impl Engine<'_> {
     /// One kube-scheduler pass over every pending (non-DaemonSet) pod.
@@ -371,36 +370,15 @@ impl Engine<'_> {
             }),
             created_at: now,
         };
-        let billing = self
-            .ledger
-            .launch(NodeLaunch {
-                node_name: name.clone(),
-                pool: pool.name.clone(),
-                capacity_type: decision.capacity_type,
-                launched_at: now,
-                price: decision.price,
-            })
-            .map_err(|e| self.ledger_error(e))?;
         let type_name = instance_type.name().to_string();
-        let node_id = self.cluster.add_node(node);
-        debug_assert_eq!(node_id.0 as usize, self.node_meta.len());
-        self.node_meta.push(NodeMeta {
-            billing,
-            instance_type: type_name.clone(),
-            zone: decision.zone.to_string(),
-            ready_at: None,
-            deleted_at: None,
-            reason_deleted: String::new(),
-            launch_reason: reason.to_string(),
-            deleting: None,
-        });
-        self.launched += 1;
-        *self
-            .churn
-            .nodeclaims_launched_by_reason
-            .entry(reason.to_string())
-            .or_default() += 1;
-        self.peak_nodes = self.peak_nodes.max(self.cluster.node_count());
+        let nodepool = pool.name.clone();
+        let node_id = self.add_launched_node(
+            node,
+            &nodepool,
+            (decision.capacity_type, decision.price),
+            (&type_name, decision.zone),
+            reason,
+        )?;
         let message = format!(
             "Launched {type_name} {} in {} at ${}/h for {} pod(s); {} compatible instance type(s); {}",
             decision.capacity_type,

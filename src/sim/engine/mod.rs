@@ -461,6 +461,51 @@ struct NodeMeta {
     deleting: Option<termination::Deleting>,
 }
 
+impl Engine<'_> {
+    /// Starts billing a node launched now, adds it to the cluster and counts
+    /// the launch (shared by Karpenter NodeClaims and Cluster Autoscaler
+    /// instances).
+    fn add_launched_node(
+        &mut self,
+        node: crate::scheduler::Node,
+        pool: &str,
+        (capacity_type, price): (CapacityType, crate::cloud::Price),
+        (instance_type, zone): (&str, &str),
+        reason: &str,
+    ) -> Result<NodeId, EngineError> {
+        let billing = self
+            .ledger
+            .launch(crate::sim::ledger::NodeLaunch {
+                node_name: node.name.clone(),
+                pool: pool.to_string(),
+                capacity_type,
+                launched_at: self.now(),
+                price,
+            })
+            .map_err(|e| self.ledger_error(e))?;
+        let node_id = self.cluster.add_node(node);
+        debug_assert_eq!(node_id.0 as usize, self.node_meta.len());
+        self.node_meta.push(NodeMeta {
+            billing,
+            instance_type: instance_type.to_string(),
+            zone: zone.to_string(),
+            ready_at: None,
+            deleted_at: None,
+            reason_deleted: String::new(),
+            launch_reason: reason.to_string(),
+            deleting: None,
+        });
+        self.launched += 1;
+        *self
+            .churn
+            .nodeclaims_launched_by_reason
+            .entry(reason.to_string())
+            .or_default() += 1;
+        self.peak_nodes = self.peak_nodes.max(self.cluster.node_count());
+        Ok(node_id)
+    }
+}
+
 /// Karpenter's open batch window.
 #[derive(Debug, Clone)]
 struct Batch {
