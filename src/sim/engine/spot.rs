@@ -456,24 +456,13 @@ impl Engine<'_> {
                 reclaim_at,
                 cause,
             } => {
-                let Some(n) = self.cluster.node(node) else {
+                if self.cluster.node(node).is_none() {
                     return Ok(());
-                };
+                }
                 if self.spot.interrupted.contains_key(&node) {
                     return Ok(());
                 }
-                let pods: Vec<PodId> = n
-                    .pods
-                    .iter()
-                    .copied()
-                    .filter(|&p| {
-                        self.cluster.pod(p).is_some_and(|p| {
-                            !p.is_daemonset()
-                                && !p.phase.is_terminal()
-                                && p.lifecycle.deleting_since.is_none()
-                        })
-                    })
-                    .collect();
+                let pods = self.running_workload_pods(node);
                 let now = self.now();
                 self.spot
                     .interrupted
@@ -552,6 +541,24 @@ impl Engine<'_> {
         self.touch()
     }
 
+    /// The non-DaemonSet pods on `node` that still run and are not being
+    /// deleted: what an interruption disrupts.
+    fn running_workload_pods(&self, node: NodeId) -> Vec<PodId> {
+        self.cluster.node(node).map_or_else(Vec::new, |n| {
+            n.pods
+                .iter()
+                .copied()
+                .filter(|&p| {
+                    self.cluster.pod(p).is_some_and(|p| {
+                        !p.is_daemonset()
+                            && !p.phase.is_terminal()
+                            && p.lifecycle.deleting_since.is_none()
+                    })
+                })
+                .collect()
+        })
+    }
+
     /// EC2 reclaims the instance: pods still running there are killed
     /// (their owners re-create them), billing stops, the node goes.
     pub(super) fn spot_reclaim(&mut self, node: NodeId) -> Result<(), EngineError> {
@@ -559,18 +566,7 @@ impl Engine<'_> {
             return Ok(());
         };
         let name = n.name.clone();
-        let killed: Vec<PodId> = n
-            .pods
-            .iter()
-            .copied()
-            .filter(|&p| {
-                self.cluster.pod(p).is_some_and(|p| {
-                    !p.is_daemonset()
-                        && !p.phase.is_terminal()
-                        && p.lifecycle.deleting_since.is_none()
-                })
-            })
-            .collect();
+        let killed = self.running_workload_pods(node);
         for &pod in &killed {
             self.spot_pod_leaving(pod);
         }
