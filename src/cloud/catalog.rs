@@ -275,6 +275,25 @@ impl Catalog {
         true
     }
 
+    /// Marks every offering outside `zones` unavailable, rebuilding each
+    /// changed type's requirements once (a whole-catalog
+    /// [`Catalog::mark_unavailable`]).
+    pub fn restrict_to_zones(&mut self, zones: &[String]) {
+        let requirements = Arc::make_mut(&mut self.type_requirements);
+        for (index, instance_type) in self.types.iter_mut().enumerate() {
+            let mut changed = false;
+            for offering in &mut instance_type.offerings {
+                if offering.available && !zones.iter().any(|z| z == offering.zone) {
+                    offering.available = false;
+                    changed = true;
+                }
+            }
+            if changed {
+                requirements[index] = instance_type.requirements();
+            }
+        }
+    }
+
     /// Sets the price of the offering of `instance_type` in `zone` with
     /// `capacity_type` (a spot price change); returns whether such an
     /// offering exists. Requirements do not depend on prices, so

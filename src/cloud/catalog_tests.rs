@@ -193,3 +193,27 @@ fn m5_large_spot_prices_by_zone() {
     let band = m5.cheapest(CapacityType::Spot).unwrap().interruption_band;
     assert_eq!(band.map(|b| b.label()), Some("15-20%"));
 }
+
+/// Restricting to zones equals marking every outside offering unavailable
+/// one by one, requirements included.
+#[test]
+fn restrict_to_zones_matches_marking_offerings_one_by_one() {
+    let full = Catalog::load("us-east-1", &NodeClassSettings::default()).unwrap();
+    let zones = vec!["us-east-1a".to_string(), "us-east-1c".to_string()];
+    let mut batch = full.clone();
+    batch.restrict_to_zones(&zones);
+    let mut single = full.clone();
+    for t in full.instance_types() {
+        for o in &t.offerings {
+            if !zones.iter().any(|z| z == o.zone) {
+                single.mark_unavailable(t.name(), o.zone, o.capacity_type);
+            }
+        }
+    }
+    assert_eq!(batch, single);
+    let m5 = batch.get("m5.large").unwrap();
+    for o in &m5.offerings {
+        let allowed = o.zone == "us-east-1a" || o.zone == "us-east-1c";
+        assert_eq!(o.available, allowed, "{}", o.zone);
+    }
+}

@@ -809,23 +809,8 @@ fn to_sim_duration(d: std::time::Duration) -> SimDuration {
 /// (every zone is kept when `zones` is empty).
 pub fn restrict_zones(catalog: &Catalog, zones: &[String]) -> Catalog {
     let mut restricted = catalog.clone();
-    if zones.is_empty() {
-        return restricted;
-    }
-    let mut outside = Vec::new();
-    for instance_type in catalog.instance_types() {
-        for offering in &instance_type.offerings {
-            if !zones.iter().any(|z| z == offering.zone) {
-                outside.push((
-                    instance_type.name().to_string(),
-                    offering.zone,
-                    offering.capacity_type,
-                ));
-            }
-        }
-    }
-    for (name, zone, capacity_type) in outside {
-        restricted.mark_unavailable(&name, zone, capacity_type);
+    if !zones.is_empty() {
+        restricted.restrict_to_zones(zones);
     }
     restricted
 }
