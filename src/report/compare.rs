@@ -166,6 +166,27 @@ impl VariantSummary {
         serde_json::from_str(text)
     }
 
+    /// The pricing snapshot on one line, `file (region, date; source)` or
+    /// `bundled (region, date; source)`, when the summary names one.
+    pub fn pricing_text(&self) -> Option<String> {
+        let pricing = self.pricing.as_ref()?.as_object()?;
+        let field = |key: &str| pricing.get(key).and_then(serde_json::Value::as_str);
+        let details: Vec<&str> = [field("region"), field("date")]
+            .into_iter()
+            .flatten()
+            .collect();
+        let mut text = format!(
+            "{} ({}",
+            field("file").unwrap_or("bundled"),
+            details.join(", ")
+        );
+        if let Some(source) = field("source") {
+            text.push_str(&format!("; {source}"));
+        }
+        text.push(')');
+        Some(text)
+    }
+
     /// NodeClaims (or nodes) terminated, all reasons.
     pub fn nodeclaims_terminated(&self) -> u64 {
         self.churn.nodeclaims_terminated_by_reason.values().sum()
@@ -437,6 +458,21 @@ mod tests {
         assert_eq!(s.cost_lower_bound_usd, None);
         assert_eq!(s.pending_seconds_p95, None);
         assert_eq!(s.churn, ChurnSummary::default());
+    }
+
+    #[test]
+    fn pricing_is_shown_on_one_line_when_present() {
+        let mut s = summary("a", 1.0, 1);
+        assert_eq!(s.pricing_text(), None);
+        s.pricing = Some(serde_json::json!({
+            "region": "us-east-1", "date": "2025-06-01", "source": "AWS price list"
+        }));
+        assert_eq!(
+            s.pricing_text().unwrap(),
+            "bundled (us-east-1, 2025-06-01; AWS price list)"
+        );
+        s.pricing = Some(serde_json::json!({"region": "eu-west-1", "date": "d", "file": "p.json"}));
+        assert_eq!(s.pricing_text().unwrap(), "p.json (eu-west-1, d)");
     }
 
     #[test]

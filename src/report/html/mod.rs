@@ -373,12 +373,34 @@ fn header(out: &mut String, scenario: &str, variants: &[VariantReport]) {
         .map(|v| format!("{} ({})", v.name, autoscaler_name(v.autoscaler)))
         .collect();
     out.push_str(&format!(
-        "<p class=\"meta\">{} simulated; {} variant(s): {}</p>\n<nav>",
+        "<p class=\"meta\">{} simulated; {} variant(s): {}</p>\n",
         escape(&sim_time(duration_ms)),
         variants.len(),
         escape(&list.join(", "))
     ));
-    out.push_str("<a href=\"#summary\">Summary</a>");
+    let mut prices: Vec<(String, &str)> = Vec::new();
+    for variant in variants {
+        if let Some(text) = variant.summary.pricing_text() {
+            prices.push((text, variant.name.as_str()));
+        }
+    }
+    let distinct: std::collections::BTreeSet<&str> =
+        prices.iter().map(|(text, _)| text.as_str()).collect();
+    if distinct.len() == 1 && prices.len() == variants.len() {
+        out.push_str(&format!(
+            "<p class=\"meta\">Prices: {}</p>\n",
+            escape(&prices[0].0)
+        ));
+    } else {
+        for (text, name) in &prices {
+            out.push_str(&format!(
+                "<p class=\"meta\">Prices of {}: {}</p>\n",
+                escape(name),
+                escape(text)
+            ));
+        }
+    }
+    out.push_str("<nav><a href=\"#summary\">Summary</a>");
     for variant in variants {
         out.push_str(&format!(
             "<a href=\"#{}\">{}</a>",

@@ -108,6 +108,26 @@ fn page_is_one_self_contained_document() {
 }
 
 #[test]
+fn header_names_the_pricing_once_when_shared() {
+    let dir = tempfile::tempdir().unwrap();
+    sample_report(dir.path());
+    for variant in ["karp", "ca"] {
+        let path = dir.path().join(variant).join("summary.json");
+        let mut json: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        json["pricing"] =
+            serde_json::json!({"region": "us-east-1", "date": "2025-06-01", "source": "s"});
+        fs::write(&path, json.to_string()).unwrap();
+    }
+    let html = render_report(dir.path()).unwrap();
+    assert_eq!(
+        html.matches("Prices: bundled (us-east-1, 2025-06-01; s)")
+            .count(),
+        1
+    );
+}
+
+#[test]
 fn text_is_escaped() {
     let html = rendered();
     assert!(html.contains("demo &lt;&amp;&gt;"));
