@@ -342,9 +342,14 @@ pub fn explain_pod(v: &VariantReport, id: &str) -> Option<String> {
     let mut text = fact("Name", name);
     text.push_str(&fact("Namespace", namespace));
     if let Some(created) = events.iter().find(|e| e.reason == "SuccessfulCreate") {
+        let by = if created.object == object {
+            "from the trace".to_string()
+        } else {
+            format!("by {}", created.object)
+        };
         text.push_str(&fact(
             "Created",
-            &format!("{} by {}", sim_time(created.time_ms), created.object),
+            &format!("{} {by}", sim_time(created.time_ms)),
         ));
     }
     let nominated: Vec<String> = events
@@ -374,7 +379,9 @@ fn fact(label: &str, value: &str) -> String {
     format!("{:<15} {value}\n", format!("{label}:"))
 }
 
-/// The `Events:` table, oldest first (file order among equal times).
+/// The `Events:` table, oldest first (file order among equal times). A
+/// run of the same event repeated back to back is one row, `At` reading
+/// `46m49s (x5 until 47m29s)`, as `kubectl` counts repeats.
 fn events_table(events: &[&EventRow], autoscaler: Autoscaler) -> String {
     if events.is_empty() {
         return "Events:         <none>\n".to_string();
@@ -386,15 +393,34 @@ fn events_table(events: &[&EventRow], autoscaler: Autoscaler) -> String {
             .map(String::from)
             .to_vec(),
     ];
-    rows.extend(sorted.iter().map(|e| {
-        vec![
-            e.kind.clone(),
-            e.reason.clone(),
-            sim_time(e.time_ms),
-            event_source(e, autoscaler).to_string(),
-            e.message.clone(),
-        ]
-    }));
+    let same = |a: &EventRow, b: &EventRow| {
+        (&a.kind, &a.reason, &a.object, &a.message) == (&b.kind, &b.reason, &b.object, &b.message)
+    };
+    let mut index = 0;
+    while let Some(first) = sorted.get(index) {
+        let repeats = sorted[index..]
+            .iter()
+            .take_while(|e| same(e, first))
+            .count();
+        let last = sorted[index + repeats - 1];
+        let at = if repeats == 1 {
+            sim_time(first.time_ms)
+        } else {
+            format!(
+                "{} (x{repeats} until {})",
+                sim_time(first.time_ms),
+                sim_time(last.time_ms)
+            )
+        };
+        rows.push(vec![
+            first.kind.clone(),
+            first.reason.clone(),
+            at,
+            event_source(first, autoscaler).to_string(),
+            first.message.clone(),
+        ]);
+        index += repeats;
+    }
     let mut table = Vec::new();
     let header = [
         ("Type", Align::Left),
@@ -591,6 +617,19 @@ mod tests {
         assert!(only_b.contains("Variant:        b") && !only_b.contains("Variant:        a"));
         let error = explain(&variants, &Target::NodeClaim("x".into()), Some("c")).unwrap_err();
         assert_eq!(error.to_string(), "no variant named \"c\" (variants: a, b)");
+    }
+
+    #[test]
+    fn repeated_events_are_counted_on_one_row() {
+        let mut variants = sample();
+        for t in [40_000, 50_000, 60_000] {
+            variants[0]
+                .events
+                .push(event(t, "FailedScheduling", "pod/default/api-1", "no room"));
+        }
+        let text = explain(&variants, &Target::Pod("default/api-1".into()), None).unwrap();
+        assert!(text.contains("40s (x3 until 1m00s)"), "{text}");
+        assert_eq!(text.matches("no room").count(), 1, "{text}");
     }
 
     #[test]

@@ -15,8 +15,9 @@ use crate::util::{karpsim, single_error_line, stderr, stdout};
 /// scratch folder and returns the report folder.
 fn run_once(scenario: &str, cell: &'static OnceLock<PathBuf>) -> &'static Path {
     cell.get_or_init(|| {
-        let out = Path::new(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("report-{scenario}-{}", std::process::id()));
+        let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        remove_reports_of_finished_runs(scratch, scenario);
+        let out = scratch.join(format!("report-{scenario}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&out);
         let output = karpsim(&[
             "run",
@@ -27,6 +28,25 @@ fn run_once(scenario: &str, cell: &'static OnceLock<PathBuf>) -> &'static Path {
         assert!(output.status.success(), "{}", stderr(&output));
         out
     })
+}
+
+/// Removes the folders earlier test processes left (statics are never
+/// dropped), where the system tells which processes are gone.
+fn remove_reports_of_finished_runs(scratch: &Path, scenario: &str) {
+    let processes = Path::new("/proc");
+    let (Ok(entries), true) = (fs::read_dir(scratch), processes.is_dir()) else {
+        return;
+    };
+    let prefix = format!("report-{scenario}-");
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(pid) = name.strip_prefix(&prefix)
+            && pid.bytes().all(|b| b.is_ascii_digit())
+            && !processes.join(pid).exists()
+        {
+            let _ = fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The quickstart's report folder (variants `on-demand`, `spot-first`).
