@@ -169,6 +169,28 @@ fn report_html_is_self_contained_and_deterministic() {
     assert_eq!(fs::read_to_string(dir.join("report.html")).unwrap(), html);
 }
 
+/// Two runs of the same scenario into different folders give the same
+/// page: nothing of the folder's path or the clock gets in.
+#[test]
+fn report_html_is_the_same_for_the_same_run() {
+    let first = quickstart_report();
+    let dir = tempfile::tempdir().unwrap();
+    let second = dir.path().join("elsewhere");
+    let output = karpsim(&[
+        "run",
+        "scenarios/quickstart.yaml",
+        "--out",
+        second.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    for report in [first, second.as_path()] {
+        let output = karpsim(&["report", report.to_str().unwrap()]);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let read = |dir: &Path| fs::read(dir.join("report.html")).unwrap();
+    assert_eq!(read(first), read(&second));
+}
+
 /// Charts found in the folders are inlined as SVG, without their prolog.
 #[test]
 fn report_html_inlines_charts() {
