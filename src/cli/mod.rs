@@ -1,7 +1,9 @@
 //! The subcommands of the `karpsim` binary, one module each, and what they
 //! share: one-line error text and the progress bar.
 
+pub mod explain;
 pub mod instance_types;
+pub mod report;
 pub mod run;
 
 use std::io;

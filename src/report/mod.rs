@@ -1,6 +1,10 @@
 //! Renders results for people and programs: terminal tables, CSV and JSON.
 //! Writers take `&mut impl Write`; nothing here decides anything.
 
+pub mod compare;
+pub mod explain;
+pub mod html;
 pub mod instance_types;
+pub mod read;
 pub mod run;
 pub mod table;

@@ -1,5 +1,7 @@
 //! End-to-end tests of the `karpsim` binary: what a user types and sees.
 
+mod explain;
 mod instance_types;
+mod report;
 mod run;
 mod util;
