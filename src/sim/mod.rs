@@ -10,6 +10,7 @@
 pub mod engine;
 pub mod latency;
 pub mod ledger;
+pub mod lower_bound;
 pub mod percentile;
 pub mod queue;
 pub mod rng;
