@@ -239,6 +239,116 @@ fn catalog() -> Catalog {
     Catalog::load("us-east-1", &NodeClassSettings::default()).unwrap()
 }
 
+/// A NodePool admitting only `instance_type`, on-demand.
+fn one_type_pool(instance_type: &str) -> crate::karpenter::nodepool::NodePool {
+    let text = format!(
+        "
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {{name: default}}
+spec:
+  template:
+    spec:
+      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}
+      requirements:
+        - {{key: node.kubernetes.io/instance-type, operator: In, values: [{instance_type}]}}
+        - {{key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}}
+"
+    );
+    load_str("pool.yaml", &text).unwrap().nodepools[0].clone()
+}
+
+/// A one-pod Job requesting `cpu` and 1 GiB that runs for `run_time`.
+fn job_manifest(cpu: &str, run_time: &str) -> String {
+    format!(
+        "
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: one
+  annotations: {{karpsim.dev/duration: {run_time}}}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          resources: {{requests: {{cpu: '{cpu}', memory: 1Gi}}}}
+"
+    )
+}
+
+/// A run in us-east-1a of `manifests` under [`one_type_pool`].
+fn one_type_input(instance_type: &str, manifests: &str, duration: SimDuration) -> RunInput {
+    let loaded = load_str("workloads.yaml", manifests).unwrap();
+    RunInput {
+        variant: "test".to_string(),
+        seed: 1,
+        duration,
+        zones: vec!["us-east-1a".to_string()],
+        launch_latency: LaunchLatency::fixed(SimDuration::from_secs(30)),
+        steps: vec![Step {
+            at: SimTime::ZERO,
+            action: StepAction::Apply {
+                workloads: loaded.core.workloads,
+                pdbs: loaded.core.pdbs,
+            },
+        }],
+        sources: Vec::new(),
+        nodepools: vec![engine::PoolSetup {
+            pool: one_type_pool(instance_type),
+            catalog: catalog(),
+        }],
+        capacity_shortages: BTreeSet::new(),
+        scheduler: SchedulerConfig::default(),
+        node_count_resource: None,
+        interruptions: Default::default(),
+        spot_price_changes: Vec::new(),
+        cluster_autoscaler: None,
+    }
+}
+
+/// A running node counts at its billed price after a NodePool change: a
+/// 1800m pod fills most of an m5.large ($0.096/h, 1930m); at 10 min the
+/// NodePool switches to r5.large only ($0.126/h, 1930m), which alone would
+/// put the rate at 126 000 × 1800 / 1930 ≈ 117 513 µ$/h, above the billed
+/// 96 000 until drift replaces the node. With the running m5.large counted
+/// the rate stays at 96 000 × 1800 / 1930 ≈ 89 533 µ$/h; the engine's
+/// invariant check compares the rate with the billed rate after every
+/// event.
+#[test]
+fn running_nodes_keep_the_bound_a_floor_after_a_nodepool_change() {
+    let catalog = catalog();
+    assert_eq!(
+        catalog.get("r5.large").unwrap().on_demand_price,
+        Price::from_micros(126_000)
+    );
+    assert_eq!(
+        catalog.get("r5.large").unwrap().allocatable.cpu_millis(),
+        1930
+    );
+    let mut input = one_type_input(
+        "m5.large",
+        &job_manifest("1800m", "2h"),
+        SimDuration::from_hours(1),
+    );
+    input.steps.push(Step {
+        at: SimTime::from_secs(600),
+        action: StepAction::NodePools {
+            nodepools: vec![engine::PoolSetup {
+                pool: one_type_pool("r5.large"),
+                catalog,
+            }],
+            node_count_resource: None,
+        },
+    });
+    let (out, violations) = engine::run_checked(&input, engine::Deciders::default()).unwrap();
+    assert_eq!(violations, Vec::<String>::new());
+    // The node was replaced by drift (so there was a window to catch).
+    assert!(out.nodeclaims.iter().any(|c| c.instance_type == "r5.large"));
+    assert!(out.summary.cost_lower_bound <= out.summary.total_cost);
+}
+
 /// A hand-computed run: a NodePool allowing only m5.large on-demand, one
 /// Job pod requesting 1 CPU and 1 GiB that runs exactly 1 h, a 2 h run.
 ///
@@ -258,65 +368,11 @@ fn one_pod_on_m5_large_for_one_hour() {
     assert_eq!(m5.allocatable.cpu_millis(), 1930);
     assert_eq!(m5.allocatable.memory_bytes(), 6903 << 20);
     assert_eq!(m5.on_demand_price, Price::from_micros(96_000));
-    let pool = load_str(
-        "pool.yaml",
-        "
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-",
-    )
-    .unwrap();
-    let job = load_str(
-        "job.yaml",
-        "
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: one
-  annotations: {karpsim.dev/duration: 1h}
-spec:
-  template:
-    spec:
-      restartPolicy: Never
-      containers:
-        - name: c
-          resources: {requests: {cpu: '1', memory: 1Gi}}
-",
-    )
-    .unwrap();
-    let input = RunInput {
-        variant: "m5".to_string(),
-        seed: 1,
-        duration: SimDuration::from_hours(2),
-        zones: vec!["us-east-1a".to_string()],
-        launch_latency: LaunchLatency::fixed(SimDuration::from_secs(30)),
-        steps: vec![Step {
-            at: SimTime::ZERO,
-            action: StepAction::Apply {
-                workloads: job.core.workloads,
-                pdbs: job.core.pdbs,
-            },
-        }],
-        sources: Vec::new(),
-        nodepools: vec![engine::PoolSetup {
-            pool: pool.nodepools[0].clone(),
-            catalog,
-        }],
-        capacity_shortages: BTreeSet::new(),
-        scheduler: SchedulerConfig::default(),
-        node_count_resource: None,
-        interruptions: Default::default(),
-        spot_price_changes: Vec::new(),
-        cluster_autoscaler: None,
-    };
+    let input = one_type_input(
+        "m5.large",
+        &job_manifest("1", "1h"),
+        SimDuration::from_hours(2),
+    );
     let out = engine::run(&input, &mut |_| {}).unwrap();
     assert_eq!(out.summary.pods_scheduled, 1);
     let expected_rate = (96_000.0 * 1000.0 / 1930.0_f64).floor() as i64;
@@ -430,4 +486,107 @@ fn bound_holds_for_realistic_day() {
 #[test]
 fn bound_holds_for_spot_storm() {
     bound_holds_for(BUNDLED[5]);
+}
+
+/// Karpenter's types: only what the NodePool admits (m5.large, on-demand),
+/// only in the scenario's zones (restricted catalog), each offering at its
+/// catalog price.
+#[test]
+fn nodepool_types_follow_the_pool_and_zones() {
+    let pool = load_str(
+        "pool.yaml",
+        "
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large, c5.large]}
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+",
+    )
+    .unwrap();
+    let zones = vec!["us-east-1b".to_string()];
+    let catalog = engine::restrict_zones(&catalog(), &zones);
+    let setup = engine::PoolSetup {
+        pool: pool.nodepools[0].clone(),
+        catalog: catalog.clone(),
+    };
+    let types = nodepool_types(&[setup], std::slice::from_ref(&catalog));
+    let names: Vec<&str> = types.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["c5.large", "m5.large"]);
+    for t in &types {
+        let it = catalog.get(&t.name).unwrap();
+        assert_eq!(t.cpu_millis, it.allocatable.cpu_millis());
+        assert_eq!(t.memory_bytes, it.allocatable.memory_bytes());
+        assert_eq!(
+            t.offerings,
+            [(
+                "us-east-1b".to_string(),
+                CapacityType::OnDemand,
+                it.on_demand_price
+            )]
+        );
+    }
+}
+
+/// Cluster Autoscaler's types: each group's types in its zones, in the
+/// capacity types its split can buy (on-demand only; spot only; a mixed
+/// split with 0 % on-demand above a base of 0 buys spot only).
+#[test]
+fn node_group_types_follow_zones_and_capacity_split() {
+    use crate::autoscaler::{CaConfig, NodeGroupSpec, SpotAllocationStrategy};
+    let zones = vec!["us-east-1a".to_string(), "us-east-1b".to_string()];
+    let catalog = engine::restrict_zones(&catalog(), &zones);
+    let group = |name: &str, capacity: CapacitySplit, zones: &[&str]| NodeGroupSpec {
+        name: name.to_string(),
+        instance_types: vec!["m5.large".to_string()],
+        capacity,
+        spot_allocation_strategy: SpotAllocationStrategy::default(),
+        zones: zones.iter().map(|z| z.to_string()).collect(),
+        min_size: 0,
+        max_size: 10,
+        labels: Default::default(),
+        taints: Vec::new(),
+    };
+    let config = CaConfig {
+        node_groups: vec![
+            group("od", CapacitySplit::OnDemand, &["us-east-1a"]),
+            group("spot", CapacitySplit::Spot, &["us-east-1a", "us-east-1b"]),
+            group(
+                "mixed",
+                CapacitySplit::Mixed {
+                    on_demand_base_capacity: 0,
+                    on_demand_percentage_above_base: 0,
+                },
+                &["us-east-1b"],
+            ),
+        ],
+        ..CaConfig::default()
+    };
+    let setup = engine::CaSetup {
+        config: config.validate(&catalog).unwrap(),
+        catalog: catalog.clone(),
+    };
+    let types = node_group_types(&setup);
+    let offerings = |i: usize| -> Vec<(&str, CapacityType)> {
+        types[i]
+            .offerings
+            .iter()
+            .map(|o| (o.0.as_str(), o.1))
+            .collect()
+    };
+    assert_eq!(types.len(), 3);
+    assert_eq!(offerings(0), [("us-east-1a", CapacityType::OnDemand)]);
+    assert_eq!(
+        offerings(1),
+        [
+            ("us-east-1a", CapacityType::Spot),
+            ("us-east-1b", CapacityType::Spot)
+        ]
+    );
+    assert_eq!(offerings(2), [("us-east-1b", CapacityType::Spot)]);
 }
