@@ -386,6 +386,9 @@ pub struct BoundTracker {
     launchable_covering: Option<Covering>,
     /// Running nodes: allocatable CPU, memory, billed price.
     running: BTreeMap<NodeId, CoverType>,
+    /// The distinct entries of `running`, with their node counts (the
+    /// candidate set is rebuilt from these: a fleet has few distinct ones).
+    running_distinct: BTreeMap<CoverType, usize>,
     /// `None` when prices or the type set changed since it was built.
     covering: Option<Covering>,
     /// Last demand solved and its rate (µ$/h, rounded down).
@@ -437,29 +440,38 @@ impl BoundTracker {
 
     /// A node started running (and being billed at `price`).
     pub fn node_added(&mut self, node: NodeId, cpu_millis: i64, memory_bytes: i64, price: Price) {
-        self.running.insert(
-            node,
-            CoverType {
-                cpu_millis,
-                memory_bytes,
-                price,
-            },
-        );
-        self.invalidate();
+        self.node_removed(node);
+        let entry = CoverType {
+            cpu_millis,
+            memory_bytes,
+            price,
+        };
+        self.running.insert(node, entry);
+        let count = self.running_distinct.entry(entry).or_default();
+        *count += 1;
+        if *count == 1 {
+            self.invalidate();
+        }
     }
 
     /// A running node's billed price changed.
     pub fn node_price_changed(&mut self, node: NodeId, price: Price) {
-        if let Some(t) = self.running.get_mut(&node) {
-            t.price = price;
-            self.invalidate();
+        if let Some(&entry) = self.running.get(&node) {
+            self.node_added(node, entry.cpu_millis, entry.memory_bytes, price);
         }
     }
 
     /// A node stopped running.
     pub fn node_removed(&mut self, node: NodeId) {
-        if self.running.remove(&node).is_some() {
-            self.invalidate();
+        let Some(entry) = self.running.remove(&node) else {
+            return;
+        };
+        if let Some(count) = self.running_distinct.get_mut(&entry) {
+            *count -= 1;
+            if *count == 0 {
+                self.running_distinct.remove(&entry);
+                self.invalidate();
+            }
         }
     }
 
@@ -469,7 +481,7 @@ impl BoundTracker {
         let launchable_covering = self.launchable_covering.get_or_insert_with(|| {
             Covering::new(launchable.iter().filter_map(LaunchableType::cheapest))
         });
-        let running = &self.running;
+        let running = &self.running_distinct;
         // The hull of a union is the hull of one part's hull and the other.
         self.covering.get_or_insert_with(|| {
             let mut covering = Covering::new(
@@ -477,7 +489,7 @@ impl BoundTracker {
                     .candidates()
                     .iter()
                     .copied()
-                    .chain(running.values().copied()),
+                    .chain(running.keys().copied()),
             );
             covering.free_cpu |= launchable_covering.free_cpu;
             covering.free_memory |= launchable_covering.free_memory;

@@ -178,6 +178,15 @@ fn tracker_integrates_piecewise_constant_rates() {
     assert_eq!(tracker.rate(2000, GIB), 99_999);
     tracker.node_removed(NodeId(0));
     assert_eq!(tracker.rate(2000, GIB), 0);
+    // Two nodes of the same type and price: one leaving keeps the other.
+    tracker.node_added(NodeId(1), 4000, 16 * GIB, Price::from_micros(300_000));
+    tracker.node_added(NodeId(2), 4000, 16 * GIB, Price::from_micros(300_000));
+    tracker.node_removed(NodeId(1));
+    assert_eq!(tracker.rate(2000, GIB), 149_999);
+    tracker.node_price_changed(NodeId(2), Price::from_micros(100_000));
+    assert_eq!(tracker.rate(2000, GIB), 49_999);
+    tracker.node_removed(NodeId(2));
+    assert_eq!(tracker.rate(2000, GIB), 0);
 }
 
 fn cover_type() -> impl Strategy<Value = CoverType> {
