@@ -1,7 +1,7 @@
 //! The discrete-event engine's building blocks: simulated time, the event
 //! queue that orders everything that happens, seeded random streams, the
-//! node launch-latency model, the cost ledger, and exact percentiles for
-//! reports.
+//! node launch-latency model, the cost ledger, the cost lower bound, and
+//! exact percentiles for reports.
 //!
 //! Everything here is deterministic: integer time and money, ties broken by
 //! insertion order, random numbers only from named streams derived from the
@@ -10,6 +10,7 @@
 pub mod engine;
 pub mod latency;
 pub mod ledger;
+pub mod lower_bound;
 pub mod percentile;
 pub mod queue;
 pub mod rng;

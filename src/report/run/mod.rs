@@ -76,6 +76,8 @@ struct SummaryJson<'a> {
     total_cost_usd: f64,
     cost_by_capacity_type: BTreeMap<&'static str, f64>,
     cost_by_nodepool: BTreeMap<&'a str, f64>,
+    cost_lower_bound_usd: f64,
+    cost_efficiency: Option<f64>,
     node_hours: f64,
     peak_nodes: usize,
     nodeclaims_launched: u64,
@@ -217,6 +219,8 @@ pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write)
             .iter()
             .map(|(pool, cost)| (pool.as_str(), usd_f64(*cost)))
             .collect(),
+        cost_lower_bound_usd: usd_f64(s.cost_lower_bound),
+        cost_efficiency: s.cost_efficiency.map(|e| round(e, 6)),
         node_hours: round(s.node_hours(), 4),
         peak_nodes: s.peak_nodes,
         nodeclaims_launched: s.nodeclaims_launched,
@@ -316,6 +320,7 @@ pub fn write_timeseries_csv(run: &RunOutput, out: &mut impl Write) -> io::Result
         "memory_requested_gib",
         "memory_allocatable_gib",
         "pending_pods",
+        "lower_bound_usd_per_hour",
     ])
     .map_err(io::Error::other)?;
     let cores = |m: i64| format!("{}.{:03}", m / 1000, m % 1000);
@@ -331,6 +336,7 @@ pub fn write_timeseries_csv(run: &RunOutput, out: &mut impl Write) -> io::Result
             gib(s.memory_requested_bytes),
             gib(s.memory_allocatable_bytes),
             s.pending_pods.to_string(),
+            usd(MicroUsd(s.lower_bound_rate.micros())),
         ])
         .map_err(io::Error::other)?;
     }
@@ -564,6 +570,12 @@ pub fn write_summary_table(runs: &[&RunSummary], out: &mut impl Write) -> io::Re
         }));
     }
     rows.extend([
+        row("cost lower bound", &|r| {
+            format!("${}", usd(r.cost_lower_bound))
+        }),
+        row("cost efficiency", &|r| {
+            r.cost_efficiency.map_or("-".to_string(), pct)
+        }),
         row("node-hours", &|r| format!("{:.2}", r.node_hours())),
         row("peak nodes", &|r| r.peak_nodes.to_string()),
         row("nodeclaims launched", &|r| {

@@ -45,6 +45,8 @@ fn output() -> RunOutput {
             churn: Churn::default(),
             spot: SpotSummary::default(),
             trace_rows_skipped: 0,
+            cost_lower_bound: MicroUsd(48_000),
+            cost_efficiency: Some(0.5),
         },
         nodeclaims: vec![claim],
         events: Vec::new(),
@@ -83,6 +85,51 @@ fn summary_json_carries_the_headline_numbers() {
     assert_eq!(json["cost_by_capacity_type"]["on-demand"], 0.096);
     assert_eq!(json["pending_seconds_p50"], 41.5);
     assert_eq!(json["pods_unschedulable"], 0);
+    assert_eq!(json["cost_lower_bound_usd"], 0.048);
+    assert_eq!(json["cost_efficiency"], 0.5);
+}
+
+/// Nothing paid: the efficiency is `null` in `summary.json` and `-` in the
+/// table.
+#[test]
+fn efficiency_without_cost_is_null() {
+    let mut run = output();
+    run.summary.cost_efficiency = None;
+    let mut out = Vec::new();
+    write_summary_json("demo", &run, &mut out).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(json["cost_efficiency"].is_null());
+    let mut out = Vec::new();
+    write_summary_table(&[&run.summary], &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("cost efficiency"))
+        .unwrap();
+    assert_eq!(row.split_whitespace().last(), Some("-"));
+    assert!(text.contains("cost lower bound"));
+}
+
+/// `timeseries.csv` ends with the bound's rate at each sample.
+#[test]
+fn timeseries_ends_with_the_lower_bound_rate() {
+    let mut run = output();
+    run.timeseries = vec![crate::sim::engine::Sample {
+        time: SimTime::from_millis(60_000),
+        lower_bound_rate: Price::from_micros(49_740),
+        ..Default::default()
+    }];
+    let mut out = Vec::new();
+    write_timeseries_csv(&run, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .ends_with(",pending_pods,lower_bound_usd_per_hour")
+    );
+    assert!(lines.next().unwrap().ends_with(",0,0.049740"));
 }
 
 /// Two variants: the second column of the delta rows is the difference

@@ -2,7 +2,8 @@
 //! for it ([`super::run_checked`]): every pod ever created is exactly one
 //! of pending, running (terminating included), completed, deleted by its
 //! owner or a step, or lost; node request totals match their pods; bound
-//! pods point at live nodes that list them.
+//! pods point at live nodes that list them; the cost lower bound's rate is
+//! at most the fleet's billed rate.
 
 use super::Engine;
 use crate::kube::resources::Resources;
@@ -66,7 +67,9 @@ impl Engine<'_> {
                 }
             }
         }
+        let mut demand = Resources::ZERO;
         for (id, node) in self.cluster.nodes() {
+            demand += node.requested;
             let mut requested = Resources::ZERO;
             for &pod in &node.pods {
                 match self.cluster.pod(pod) {
@@ -87,6 +90,15 @@ impl Engine<'_> {
                     node.name, node.requested, requested
                 ));
             }
+        }
+        // The running nodes cover the bound pods, so the bound's rate can
+        // never exceed what they are billed.
+        let bound = self.bound.rate(demand.cpu_millis(), demand.memory_bytes());
+        let billed = self.ledger.current_hourly_rate().micros();
+        if bound > billed {
+            found.push(format!(
+                "{now}: cost lower bound {bound} µ$/h above the billed {billed} µ$/h"
+            ));
         }
         if let Some(v) = self.violations.as_mut() {
             v.extend(found);

@@ -482,6 +482,11 @@ impl Engine<'_> {
             .collect();
         self.apply_spot_prices_in_force();
         self.rebuild_catalogs();
+        self.bound
+            .set_launchable(crate::sim::lower_bound::nodepool_types(
+                &self.pools,
+                &self.base_catalogs,
+            ));
         let names: Vec<String> = self.pools.iter().map(|p| p.pool.name.clone()).collect();
         self.log(
             EventType::Normal,

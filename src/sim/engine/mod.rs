@@ -88,6 +88,7 @@ use crate::scheduler::{Cluster, NodeId, PodId};
 
 use super::latency::LaunchLatency;
 use super::ledger::{BillingId, CostLedger, LedgerError};
+use super::lower_bound::{self, BoundTracker};
 use super::queue::{EventQueue, ScheduleError};
 use super::rng::{RngStreams, SimRng, Stream};
 use super::time::{SimDuration, SimTime};
@@ -483,7 +484,12 @@ impl Engine<'_> {
                 price,
             })
             .map_err(|e| self.ledger_error(e))?;
+        let (cpu, memory) = (
+            node.allocatable.cpu_millis(),
+            node.allocatable.memory_bytes(),
+        );
         let node_id = self.cluster.add_node(node);
+        self.bound.node_added(node_id, cpu, memory, price);
         debug_assert_eq!(node_id.0 as usize, self.node_meta.len());
         self.node_meta.push(NodeMeta {
             billing,
@@ -595,6 +601,8 @@ struct Engine<'a> {
     sources: source::OpenSources,
     /// Cluster Autoscaler's state, for a CA variant.
     ca: Option<ca::CaRun>,
+    /// The cost lower bound, kept up to date with nodes and prices.
+    bound: BoundTracker,
 }
 
 impl<'a> Engine<'a> {
@@ -604,6 +612,10 @@ impl<'a> Engine<'a> {
             .iter()
             .map(|setup| restrict_zones(&setup.catalog, &input.zones))
             .collect();
+        let bound = BoundTracker::new(match &input.cluster_autoscaler {
+            Some(setup) => lower_bound::node_group_types(setup),
+            None => lower_bound::nodepool_types(&input.nodepools, &base_catalogs),
+        });
         Engine {
             input,
             deciders,
@@ -652,6 +664,7 @@ impl<'a> Engine<'a> {
             violations: None,
             sources: source::OpenSources::default(),
             ca: input.cluster_autoscaler.as_ref().map(ca::CaRun::new),
+            bound,
         }
     }
 
@@ -766,12 +779,17 @@ impl<'a> Engine<'a> {
                 .as_millis(),
         );
         if dt > 0 {
+            let (mut cpu_requested, mut memory_requested) = (0i64, 0i64);
             for (_, node) in self.cluster.nodes() {
+                cpu_requested += node.requested.cpu_millis();
+                memory_requested += node.requested.memory_bytes();
                 self.cpu_requested_ms += i128::from(node.requested.cpu_millis()) * dt;
                 self.cpu_allocatable_ms += i128::from(node.allocatable.cpu_millis()) * dt;
                 self.memory_requested_ms += i128::from(node.requested.memory_bytes()) * dt;
                 self.memory_allocatable_ms += i128::from(node.allocatable.memory_bytes()) * dt;
             }
+            self.bound
+                .integrate(dt as u64, cpu_requested, memory_requested);
         }
         self.integrated_until = self.integrated_until.max(to);
     }
@@ -796,6 +814,10 @@ impl<'a> Engine<'a> {
             sample.memory_allocatable_bytes += node.allocatable.memory_bytes();
         }
         sample.pending_pods = self.cluster.pending_pods().count();
+        sample.lower_bound_rate = crate::cloud::Price::from_micros(
+            self.bound
+                .rate(sample.cpu_requested_millis, sample.memory_requested_bytes),
+        );
         self.samples.push(sample);
     }
 }

@@ -153,6 +153,8 @@ pub struct Sample {
     pub memory_allocatable_bytes: i64,
     /// Pending pods.
     pub pending_pods: usize,
+    /// The cost lower bound's rate (see [`crate::sim::lower_bound`]).
+    pub lower_bound_rate: Price,
 }
 
 /// Pods still pending at the end, grouped by why.
@@ -213,6 +215,10 @@ pub struct RunSummary {
     pub spot: super::SpotSummary,
     /// Trace rows skipped as unusable (`--skip-bad-rows`).
     pub trace_rows_skipped: u64,
+    /// The cost lower bound over the run (see [`crate::sim::lower_bound`]).
+    pub cost_lower_bound: MicroUsd,
+    /// `cost_lower_bound / total_cost`; `None` when nothing was paid.
+    pub cost_efficiency: Option<f64>,
 }
 
 impl RunSummary {
@@ -364,6 +370,9 @@ impl Engine<'_> {
             churn: self.churn.clone(),
             spot: self.spot_summary(end),
             trace_rows_skipped: 0,
+            cost_lower_bound: self.bound.total(),
+            cost_efficiency: (totals.total.0 > 0)
+                .then(|| self.bound.total().0 as f64 / totals.total.0 as f64),
         };
         let disruption = self
             .disruption

@@ -228,6 +228,8 @@ impl Engine<'_> {
                     change.price,
                 );
             }
+            self.bound
+                .spot_price_changed(&change.instance_type, &change.zone, change.price);
             // The prepared solve setup caches price tables and cannot see an
             // in-place price change.
             self.prepared.clear();
@@ -244,6 +246,7 @@ impl Engine<'_> {
                 self.ledger
                     .change_price(billing, now, change.price)
                     .map_err(|e| self.ledger_error(e))?;
+                self.bound.node_price_changed(*node, change.price);
                 if let Some(claim) = self.cluster.node_mut(*node).and_then(|n| n.claim.as_mut()) {
                     claim.price = change.price;
                 }

@@ -501,6 +501,7 @@ impl Engine<'_> {
             .entry(deleting.reason.clone())
             .or_default() += 1;
         self.cluster.remove_node(node);
+        self.bound.node_removed(node);
         self.disruption.in_flight.remove(&node);
         let drained_in = now.saturating_duration_since(deleting.since);
         self.log(
