@@ -1,0 +1,1 @@
+//! Tests of reading reports back and drawing their charts.
