@@ -121,7 +121,7 @@ fn on_pixels<DB: DrawingBackend, Y: Ranged<ValueType: Copy>>(
 /// Dashes of the lower-bound lines: dash and gap length (px).
 const DASH: (u32, u32) = (6, 4);
 
-/// Draws a line (solid or dashed) through `points`, 2 px wide. In SVG it is
+/// Draws a line (solid, or dashed and lighter) through `points`, 2 px wide. In SVG it is
 /// one polyline. The bitmap backend fills wide strokes as polygons, and its
 /// polygon filler smears nearly vertical ones down the whole image, so
 /// there the line is drawn three times 1 px wide, shifted by a pixel right
@@ -134,9 +134,18 @@ fn draw_line<DB: DrawingBackend, Y: Ranged<ValueType: Copy + 'static>>(
     target: Target,
 ) -> Drawn<DB> {
     let points = on_pixels(chart, points);
+    // Lower bounds are dashed and a little lighter.
+    let shade: ShapeStyle = if dashed {
+        colour.mix(style::DASH_OPACITY).into()
+    } else {
+        colour.into()
+    };
     match target {
         Target::Svg => {
-            let style = colour.stroke_width(2);
+            let style = ShapeStyle {
+                stroke_width: 2,
+                ..shade
+            };
             if dashed {
                 chart.draw_series(DashedLineSeries::new(points, DASH.0, DASH.1, style))?;
             } else {
@@ -154,7 +163,10 @@ fn draw_line<DB: DrawingBackend, Y: Ranged<ValueType: Copy + 'static>>(
                 })
                 .collect();
             let area = area.strip_coord_spec();
-            let style = colour.stroke_width(1);
+            let style = ShapeStyle {
+                stroke_width: 1,
+                ..shade
+            };
             for (dx, dy) in [(0, 0), (1, 0), (0, 1)] {
                 let shifted: Vec<(i32, i32)> =
                     pixels.iter().map(|(x, y)| (x + dx, y + dy)).collect();

