@@ -175,12 +175,6 @@ impl VariantSeries {
         self.duration_ms as f64 / HOUR_MS
     }
 
-    /// Whether `node` runs at `time_ms`. A sample counts every event up to
-    /// and including its instant, so a node deleted exactly then is gone.
-    fn running_at(node: &NodeSpan, time_ms: u64) -> bool {
-        node.launched_ms <= time_ms && node.deleted_ms.is_none_or(|d| d > time_ms)
-    }
-
     /// Node-hours per instance type over the run.
     pub fn node_hours_by_type(&self) -> BTreeMap<&str, f64> {
         let mut hours = BTreeMap::new();
@@ -240,58 +234,72 @@ impl VariantSeries {
         })
     }
 
-    /// Counts the running nodes of each group at every sample.
+    /// Counts the running nodes of each group at every sample: each node
+    /// adds one from the first sample at or after its launch up to (not
+    /// including) the first at or after its deletion, since a sample counts
+    /// every event up to and including its instant.
     fn stack(&self, labels: Vec<String>, group: impl Fn(&NodeSpan) -> usize) -> Stack {
-        let mut counts = vec![vec![0u32; self.samples.len()]; labels.len()];
+        let samples = self.samples.len();
+        let first_at_or_after =
+            |time_ms: u64| self.samples.partition_point(|s| s.time_ms < time_ms);
+        let mut steps = vec![vec![0i64; samples + 1]; labels.len()];
         for node in &self.nodes {
-            let Some(row) = counts.get_mut(group(node)) else {
+            let Some(row) = steps.get_mut(group(node)) else {
                 continue;
             };
-            for (count, sample) in row.iter_mut().zip(&self.samples) {
-                if Self::running_at(node, sample.time_ms) {
-                    *count += 1;
-                }
+            let start = first_at_or_after(node.launched_ms);
+            let end = node.deleted_ms.map_or(samples, first_at_or_after);
+            if start < end {
+                row[start] += 1;
+                row[end] -= 1;
             }
         }
+        let counts = steps
+            .into_iter()
+            .map(|row| {
+                let mut running = 0i64;
+                row[..samples]
+                    .iter()
+                    .map(|step| {
+                        running += step;
+                        u32::try_from(running).unwrap_or(0)
+                    })
+                    .collect()
+            })
+            .collect();
         Stack { labels, counts }
     }
 
     /// Cumulative cost ($) against time (hours), exact at every point: each
-    /// node's `cost_usd` spread evenly over its life. Points are the start,
-    /// every launch and deletion, and the end; the curve is straight between
-    /// them.
+    /// node's `cost_usd` spread evenly over its life (a node without one
+    /// costs its amount at launch). Points are the start, every launch and
+    /// deletion, and the end; the curve is straight between them.
     pub fn cumulative_cost(&self) -> Vec<(f64, f64)> {
-        let mut instants: Vec<u64> = vec![0, self.duration_ms];
+        // Per instant: the change of the spending rate ($/ms) and one-off
+        // amounts.
+        let mut changes: BTreeMap<u64, (f64, f64)> = BTreeMap::new();
+        changes.insert(0, (0.0, 0.0));
+        changes.insert(self.duration_ms, (0.0, 0.0));
         for node in &self.nodes {
-            instants.push(node.launched_ms.min(self.duration_ms));
-            if let Some(deleted) = node.deleted_ms {
-                instants.push(deleted.min(self.duration_ms));
+            let end = node.deleted_ms.unwrap_or(self.duration_ms);
+            let start = node.launched_ms.min(self.duration_ms);
+            if end > node.launched_ms {
+                let rate = node.cost_usd / (end - node.launched_ms) as f64;
+                changes.entry(start).or_default().0 += rate;
+                changes.entry(end.min(self.duration_ms)).or_default().0 -= rate;
+            } else {
+                changes.entry(start).or_default().1 += node.cost_usd;
             }
         }
-        instants.sort_unstable();
-        instants.dedup();
-        instants
-            .into_iter()
-            .map(|t| (t as f64 / HOUR_MS, self.cost_until(t)))
-            .collect()
-    }
-
-    /// What the nodes cost from the start up to `time_ms`.
-    fn cost_until(&self, time_ms: u64) -> f64 {
-        self.nodes
-            .iter()
-            .map(|node| {
-                let end = node.deleted_ms.unwrap_or(self.duration_ms);
-                if time_ms < node.launched_ms {
-                    0.0
-                } else if end <= node.launched_ms || time_ms >= end {
-                    node.cost_usd
-                } else {
-                    let life = (end - node.launched_ms) as f64;
-                    node.cost_usd * (time_ms - node.launched_ms) as f64 / life
-                }
-            })
-            .sum()
+        let mut points = Vec::with_capacity(changes.len());
+        let (mut total, mut rate, mut previous) = (0.0, 0.0, 0u64);
+        for (time_ms, (rate_change, one_off)) in changes {
+            total += rate * (time_ms - previous) as f64 + one_off;
+            rate += rate_change;
+            previous = time_ms;
+            points.push((time_ms as f64 / HOUR_MS, total));
+        }
+        points
     }
 
     /// $/h at each sample, against hours.

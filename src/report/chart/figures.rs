@@ -491,7 +491,7 @@ impl Figure for Disruptions<'_> {
             let y = i32::try_from(h / 2).unwrap_or(0);
             plot.draw(&Text::new("no evictions", (x, y), font))?;
         }
-        let entries: Vec<(Swatch, String)> = buckets
+        let mut entries: Vec<(Swatch, String)> = buckets
             .reasons
             .iter()
             .zip(&buckets.counts)
@@ -501,6 +501,9 @@ impl Figure for Disruptions<'_> {
                 (Swatch::Fill(*colour), format!("{reason} ({total})"))
             })
             .collect();
+        if entries.is_empty() {
+            entries.push((Swatch::Blank, "none".to_string()));
+        }
         style::draw_legend(&legend, "reason (evictions)", &entries)?;
         root.present()
     }

@@ -147,6 +147,42 @@ fn cumulative_cost_is_exact_at_every_point() {
     assert!(close(points[6].1, 0.003333 + 0.005 + 0.0025));
 }
 
+/// A node that lives less than a minute shows in no sample, yet its cost
+/// counts; one deleted as it launched costs its amount at once.
+#[test]
+fn short_lived_nodes_cost_but_do_not_stack() {
+    let dir = tempfile::tempdir().unwrap();
+    let variant = write_variant(dir.path(), "v", TIMESERIES);
+    let extra = "\
+d,default,m5.large,spot,us-east-1a,0.100000,190.000,,200.000,interrupted,0.000278,provisioning
+e,default,m5.large,spot,us-east-1a,0.100000,210.000,,210.000,launch-failed,0.001000,provisioning
+";
+    fs::write(
+        variant.join("nodeclaims.csv"),
+        format!("{NODECLAIMS}{extra}"),
+    )
+    .unwrap();
+    let series = VariantSeries::read_dir(&variant).unwrap();
+    let stack = series.nodes_by_capacity_type();
+    for (index, sample) in series.samples.iter().enumerate() {
+        assert_eq!(stack.total_at(index), sample.nodes, "sample {index}");
+    }
+    let points = series.cumulative_cost();
+    let last = points.last().unwrap().1;
+    assert!(
+        close(last, 0.003333 + 0.005 + 0.0025 + 0.000278 + 0.001),
+        "{last}"
+    );
+    let at_210 = points
+        .iter()
+        .find(|p| close(p.0 * 3600.0, 210.0))
+        .unwrap()
+        .1;
+    // b has run 150 of its 180 s by then; a, c and d are done.
+    let expected = 0.003333 + 0.005 * 150.0 / 180.0 + 0.0025 + 0.000278 + 0.001;
+    assert!(close(at_210, expected), "{at_210} vs {expected}");
+}
+
 #[test]
 fn lower_bound_is_optional_and_integrated_step_wise() {
     let series = tiny();
