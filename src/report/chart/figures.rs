@@ -189,8 +189,8 @@ fn count_label(y: &u32) -> String {
     y.to_string()
 }
 
-/// Draws `stack` as filled layers between step-free (per-sample) curves;
-/// the top layer first so the legend reads top to bottom like the stack.
+/// Draws `stack` as filled layers (straight lines between samples), and
+/// its legend top layer first, so it reads top to bottom like the stack.
 fn draw_stack<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     series: &VariantSeries,
@@ -383,9 +383,9 @@ impl Figure for Pending<'_> {
         let (plot, legend) = frame(root, &variant_title(series, "pending pods"))?;
         style::draw_y_caption(&plot, "pods")?;
         let points: Vec<(f64, u32)> = series
-            .samples
-            .iter()
-            .map(|s| (s.time_ms as f64 / 3_600_000.0, s.pending_pods))
+            .hours()
+            .into_iter()
+            .zip(series.samples.iter().map(|s| s.pending_pods))
             .collect();
         let peak = points.iter().map(|p| p.1).max().unwrap_or(0);
         let mut chart = builder(&plot).build_cartesian_2d(
