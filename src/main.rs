@@ -9,7 +9,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use cli::chart::ChartArgs;
+use cli::explain::ExplainArgs;
 use cli::instance_types::InstanceTypesArgs;
+use cli::report::ReportArgs;
 use cli::run::RunArgs;
 
 #[derive(Parser)]
@@ -31,6 +33,10 @@ enum Command {
     InstanceTypes(InstanceTypesArgs),
     /// Simulate a scenario and write its report.
     Run(RunArgs),
+    /// (Re)write DIR/report.html: one self-contained page for a report folder.
+    Report(ReportArgs),
+    /// Show one NodeClaim's or pod's decision history from a report folder.
+    Explain(ExplainArgs),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +45,8 @@ fn main() -> ExitCode {
         Command::Chart(args) => cli::chart::chart_command(&args),
         Command::InstanceTypes(args) => cli::instance_types::instance_types_command(&args),
         Command::Run(args) => cli::run::run_command(&args),
+        Command::Report(args) => cli::report::report_command(&args),
+        Command::Explain(args) => cli::explain::explain_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

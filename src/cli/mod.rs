@@ -2,7 +2,9 @@
 //! share: one-line error text and the progress bar.
 
 pub mod chart;
+pub mod explain;
 pub mod instance_types;
+pub mod report;
 pub mod run;
 
 use std::io;

@@ -2,6 +2,10 @@
 //! Writers take `&mut impl Write`; nothing here decides anything.
 
 pub mod chart;
+pub mod compare;
+pub mod explain;
+pub mod html;
 pub mod instance_types;
+pub mod read;
 pub mod run;
 pub mod table;

@@ -97,6 +97,7 @@
 mod error;
 pub mod generate;
 mod names;
+pub mod nodepool_sets;
 pub mod prepare;
 mod read;
 pub mod trace;

@@ -1,6 +1,8 @@
 //! End-to-end tests of the `karpsim` binary: what a user types and sees.
 
 mod chart;
+mod explain;
 mod instance_types;
+mod report;
 mod run;
 mod util;
