@@ -479,3 +479,59 @@ fn a_bad_variant_leaves_the_old_charts() {
     assert_eq!(fs::read(dir.path().join("cost.svg")).unwrap(), before);
     assert!(!dir.path().join("b/pending.svg").exists());
 }
+
+/// Decodes a PNG into its size and RGB pixels.
+fn decode_png(png: &[u8]) -> (u32, u32, Vec<u8>) {
+    let decoder = png::Decoder::new(png);
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    pixels.truncate(info.buffer_size());
+    (info.width, info.height, pixels)
+}
+
+/// Twelve hours of samples with 11 pods pending for one minute at 4 h.
+fn one_minute_spike() -> VariantSeries {
+    let dir = tempfile::tempdir().unwrap();
+    let header = TIMESERIES.lines().next().unwrap();
+    let mut rows = vec![header.to_string()];
+    for minute in 0..=720u32 {
+        let pending = if minute == 240 { 11 } else { 0 };
+        rows.push(format!(
+            "{}.000,1,1,0.100000,1.000,2.000,1.000,4.000,{pending}",
+            minute * 60
+        ));
+    }
+    let variant = write_variant(dir.path(), "spike", &(rows.join("\n") + "\n"));
+    fs::write(
+        variant.join("summary.json"),
+        SUMMARY.replace("240.0", "43200.0"),
+    )
+    .unwrap();
+    VariantSeries::read_dir(&variant).unwrap()
+}
+
+/// A one-minute spike is a nearly vertical pair of segments; the bitmap
+/// backend's wide-stroke polygons smeared such a line down to the bottom
+/// edge of the image. The line must stay inside the plot: no pixel of its
+/// colour in the bottom rows (tick labels and axis caption only).
+#[test]
+fn bitmap_lines_stay_inside_the_plot() {
+    let series = one_minute_spike();
+    let (_, png) = render(&figures::Pending(&series)).unwrap();
+    let (width, height, pixels) = decode_png(&png);
+    let red = [0xe1, 0x57, 0x59];
+    let red_at = |x: u32, y: u32| {
+        let at = usize::try_from((y * width + x) * 3).unwrap();
+        pixels[at..at + 3] == red
+    };
+    let plotted = (0..height - 60).flat_map(|y| (0..width).map(move |x| (x, y)));
+    assert!(
+        plotted.into_iter().any(|(x, y)| red_at(x, y)),
+        "the spike is drawn"
+    );
+    let below = (height - 40..height).flat_map(|y| (0..width).map(move |x| (x, y)));
+    let smeared: Vec<(u32, u32)> = below.filter(|&(x, y)| red_at(x, y)).collect();
+    assert!(smeared.is_empty(), "{:?}", &smeared[..smeared.len().min(5)]);
+}
