@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use cli::chart::ChartArgs;
 use cli::explain::ExplainArgs;
 use cli::instance_types::InstanceTypesArgs;
 use cli::report::ReportArgs;
@@ -26,6 +27,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Redraw the charts (SVG and PNG) of a report written by `run`.
+    Chart(ChartArgs),
     /// List the instance types of a region, or those a NodePool allows.
     InstanceTypes(InstanceTypesArgs),
     /// Simulate a scenario and write its report.
@@ -39,6 +42,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Chart(args) => cli::chart::chart_command(&args),
         Command::InstanceTypes(args) => cli::instance_types::instance_types_command(&args),
         Command::Run(args) => cli::run::run_command(&args),
         Command::Report(args) => cli::report::report_command(&args),

@@ -1,6 +1,7 @@
 //! The subcommands of the `karpsim` binary, one module each, and what they
 //! share: one-line error text and the progress bar.
 
+pub mod chart;
 pub mod explain;
 pub mod instance_types;
 pub mod report;

@@ -1,6 +1,7 @@
 //! Renders results for people and programs: terminal tables, CSV and JSON.
 //! Writers take `&mut impl Write`; nothing here decides anything.
 
+pub mod chart;
 pub mod compare;
 pub mod explain;
 pub mod html;
