@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use cli::chart::ChartArgs;
+use cli::compare::CompareArgs;
 use cli::explain::ExplainArgs;
 use cli::instance_types::InstanceTypesArgs;
 use cli::report::ReportArgs;
@@ -29,6 +30,8 @@ struct Cli {
 enum Command {
     /// Redraw the charts (SVG and PNG) of a report written by `run`.
     Chart(ChartArgs),
+    /// Run a scenario's workload under several NodePool sets and compare them.
+    Compare(CompareArgs),
     /// List the instance types of a region, or those a NodePool allows.
     InstanceTypes(InstanceTypesArgs),
     /// Simulate a scenario and write its report.
@@ -43,6 +46,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Chart(args) => cli::chart::chart_command(&args),
+        Command::Compare(args) => cli::compare::compare_command(&args),
         Command::InstanceTypes(args) => cli::instance_types::instance_types_command(&args),
         Command::Run(args) => cli::run::run_command(&args),
         Command::Report(args) => cli::report::report_command(&args),

@@ -1,16 +1,17 @@
-//! `karpsim run`: load a scenario, simulate each variant, print the summary
-//! table and write the report folder.
+//! `karpsim run`: load a scenario, simulate each variant, write the report
+//! folder (files, charts, `report.html`) and print the summary. The pieces
+//! are shared with `karpsim compare`.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use karpsim::report::run as run_report;
+use karpsim::report::{chart, html, run as run_report};
 use karpsim::scenario::{BundledRegions, Scenario, prepare};
-use karpsim::sim::engine;
+use karpsim::sim::engine::{self, RunOutput};
 
-use super::progress_bar;
+use super::{OutputFormat, Progress, print_document};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -27,6 +28,13 @@ pub struct RunArgs {
     /// summary.json) instead of stopping at the first.
     #[arg(long)]
     pub skip_bad_rows: bool,
+    /// How to print the summary: a table, or the variants' summary.json
+    /// documents as one JSON or YAML document.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// No progress bar and no per-variant timing lines.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 pub fn run_command(args: &RunArgs) -> Result<()> {
@@ -42,25 +50,56 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
             known.join(", ")
         );
     }
-    let prepared = prepare(&scenario, args.variant.as_deref())?;
+    let outputs = simulate(&scenario, args.variant.as_deref(), args.quiet)?;
+    let out_dir = args.out.clone().unwrap_or_else(|| default_out(&scenario));
+    write_report(&scenario, &outputs, &out_dir)?;
+    match args.output {
+        OutputFormat::Table => {
+            let summaries: Vec<_> = outputs.iter().map(|o| &o.summary).collect();
+            let mut stdout = io::BufWriter::new(io::stdout().lock());
+            writeln!(stdout, "scenario {} ({})", scenario.name, scenario.duration)?;
+            run_report::write_summary_table(&summaries, &mut stdout)?;
+            writeln!(stdout, "report: {}", out_dir.display())?;
+            stdout.flush()?;
+        }
+        format => {
+            let variants = outputs
+                .iter()
+                .map(|o| run_report::summary_value(&scenario.name, o))
+                .collect::<io::Result<Vec<_>>>()?;
+            let document = serde_json::json!({
+                "scenario": scenario.name,
+                "report_dir": out_dir.display().to_string(),
+                "variants": variants,
+            });
+            print_document(format, &document)?;
+        }
+    }
+    Ok(())
+}
+
+/// `reports/<scenario name>`.
+pub fn default_out(scenario: &Scenario) -> PathBuf {
+    PathBuf::from("reports").join(&scenario.name)
+}
+
+/// Simulates the scenario's variants (or only `variant`), in file order.
+pub fn simulate(scenario: &Scenario, variant: Option<&str>, quiet: bool) -> Result<Vec<RunOutput>> {
+    let prepared = prepare(scenario, variant)?;
     for warning in &prepared.warnings {
         eprintln!("warning: {warning}");
     }
     let total_ms = scenario.duration.as_millis() * prepared.runs.len() as u64;
-    let bar = progress_bar(total_ms / 1000);
+    let progress = Progress::new(total_ms / 1000, quiet);
     let mut outputs = Vec::new();
     for (index, input) in prepared.runs.iter().enumerate() {
         let started = std::time::Instant::now();
         let offset_ms = scenario.duration.as_millis() * index as u64;
-        if let Some(bar) = &bar {
-            bar.set_message(input.variant.clone());
-        }
+        progress.set_message(&input.variant);
         let output = engine::run(input, &mut |t| {
-            if let Some(bar) = &bar {
-                bar.set_position((offset_ms + t.as_millis()) / 1000);
-            }
+            progress.set_position((offset_ms + t.as_millis()) / 1000);
         })?;
-        if bar.is_none() {
+        if !quiet && !progress.is_visible() {
             eprintln!(
                 "variant {}: simulated {} in {:.2}s",
                 input.variant,
@@ -70,30 +109,34 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
         }
         outputs.push(output);
     }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
-    let out_dir = args
-        .out
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
+    progress.finish();
+    Ok(outputs)
+}
+
+/// Writes the report folder: per variant its files and charts (each
+/// folder complete before it replaces an earlier one), then the comparison
+/// chart and `report.html` beside them.
+pub fn write_report(scenario: &Scenario, outputs: &[RunOutput], out_dir: &Path) -> Result<()> {
     let mut entries: Vec<(String, _)> = outputs
         .iter()
         .map(|output| {
             let name = scenario.name.as_str();
-            (
-                output.summary.variant.clone(),
-                move |dir: &std::path::Path| run_report::write_variant_files(name, output, dir),
-            )
+            (output.summary.variant.clone(), move |dir: &Path| {
+                run_report::write_variant_files(name, output, dir)?;
+                let series = chart::VariantSeries::read_dir(dir).map_err(io::Error::other)?;
+                chart::write_variant_charts(&series, dir).map_err(io::Error::other)?;
+                Ok(())
+            })
         })
         .collect();
-    run_report::atomic::write_dirs(&out_dir, &mut entries)
+    run_report::atomic::write_dirs(out_dir, &mut entries)
         .with_context(|| format!("cannot write the report to {}", out_dir.display()))?;
-    let summaries: Vec<_> = outputs.iter().map(|o| &o.summary).collect();
-    let mut stdout = io::BufWriter::new(io::stdout().lock());
-    writeln!(stdout, "scenario {} ({})", scenario.name, scenario.duration)?;
-    run_report::write_summary_table(&summaries, &mut stdout)?;
-    writeln!(stdout, "report: {}", out_dir.display())?;
-    stdout.flush()?;
+    let order: Vec<String> = outputs.iter().map(|o| o.summary.variant.clone()).collect();
+    let series = order
+        .iter()
+        .map(|variant| chart::VariantSeries::read_dir(&out_dir.join(variant)))
+        .collect::<Result<Vec<_>, _>>()?;
+    chart::write_comparison_charts(&series, out_dir)?;
+    html::write_report_html_ordered(out_dir, &order)?;
     Ok(())
 }

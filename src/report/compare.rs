@@ -328,10 +328,14 @@ fn count_of(map: &BTreeMap<String, u64>, key: &str) -> f64 {
     map.get(key).copied().unwrap_or_default() as f64
 }
 
-/// Decimals for money: cents from a dollar up, else four places so small
-/// runs still show their size.
+/// Decimals for money: cents from a dollar up (and for nothing at all),
+/// else four places so small runs still show their size.
 fn usd_decimals(amount: f64) -> usize {
-    if amount.abs() >= 1.0 { 2 } else { 4 }
+    if amount.abs() >= 1.0 || amount == 0.0 {
+        2
+    } else {
+        4
+    }
 }
 
 /// One number as the comparison writes it.

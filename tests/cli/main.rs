@@ -1,6 +1,7 @@
 //! End-to-end tests of the `karpsim` binary: what a user types and sees.
 
 mod chart;
+mod compare;
 mod explain;
 mod instance_types;
 mod report;

@@ -251,6 +251,14 @@ pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write)
     writeln!(out)
 }
 
+/// The `summary.json` document as a JSON value, keys in file order (for
+/// `-o json|yaml`).
+pub fn summary_value(scenario: &str, run: &RunOutput) -> io::Result<serde_json::Value> {
+    let mut text = Vec::new();
+    write_summary_json(scenario, run, &mut text)?;
+    serde_json::from_slice(&text).map_err(io::Error::other)
+}
+
 /// Writes `nodeclaims.csv`.
 pub fn write_nodeclaims_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
     let mut csv = csv::Writer::from_writer(out);

@@ -1,0 +1,137 @@
+//! `karpsim compare`: run one scenario's workload under several NodePool
+//! sets (or the scenario's own variants), same seed, and print them side by
+//! side with each one's difference from the first.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+
+use karpsim::report::compare::{self, VariantSummary};
+use karpsim::scenario::{BundledRegions, Scenario};
+
+use super::run::{default_out, simulate, write_report};
+use super::{OutputFormat, print_document};
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// Scenario file (YAML) whose workload, seed and cluster settings are
+    /// used.
+    pub scenario: PathBuf,
+    /// A file of karpenter.sh/v1 NodePools (and EC2NodeClasses): one variant
+    /// each, named after the file, in the order given; the first is the
+    /// base of the deltas. Without it, the scenario's own variants are
+    /// compared.
+    #[arg(long = "nodepools", value_name = "FILE")]
+    pub nodepools: Vec<PathBuf>,
+    /// Report directory [default: reports/<scenario name>-compare].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Skip unusable trace rows instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_rows: bool,
+    /// How to print the comparison.
+    #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
+    pub output: OutputFormat,
+    /// No progress bar and no per-variant timing lines.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn compare_command(args: &CompareArgs) -> Result<()> {
+    let mut scenario = Scenario::load(&args.scenario, &BundledRegions)?;
+    scenario.set_skip_bad_rows(args.skip_bad_rows);
+    if !args.nodepools.is_empty() {
+        scenario.set_nodepool_variants(&args.nodepools)?;
+    }
+    if scenario.variants.len() < 2 {
+        anyhow::bail!(
+            "{}: nothing to compare: one variant (give --nodepools FILE twice or more)",
+            args.scenario.display()
+        );
+    }
+    let outputs = simulate(&scenario, None, args.quiet)?;
+    let out_dir = args.out.clone().unwrap_or_else(|| {
+        let mut dir = default_out(&scenario);
+        dir.set_file_name(format!("{}-compare", scenario.name));
+        dir
+    });
+    write_report(&scenario, &outputs, &out_dir)?;
+    let summaries = outputs
+        .iter()
+        .map(|output| {
+            let path = out_dir.join(&output.summary.variant).join("summary.json");
+            VariantSummary::read(&path).with_context(|| format!("cannot read {}", path.display()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    match args.output {
+        OutputFormat::Table => {
+            let mut stdout = io::BufWriter::new(io::stdout().lock());
+            writeln!(
+                stdout,
+                "scenario {} ({}), seed {}: {} vs {}",
+                scenario.name,
+                scenario.duration,
+                scenario.seed,
+                summaries[0].variant,
+                summaries[1..]
+                    .iter()
+                    .map(|s| s.variant.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )?;
+            compare::write_comparison_table(&summaries, &mut stdout)?;
+            writeln!(stdout, "cost chart: {}", out_dir.join("cost.svg").display())?;
+            writeln!(stdout, "report: {}", out_dir.join("report.html").display())?;
+            stdout.flush()?;
+        }
+        format => print_document(
+            format,
+            &comparison_document(&scenario, &summaries, &out_dir),
+        )?,
+    }
+    Ok(())
+}
+
+/// The comparison as data: per row each variant's number and each later
+/// variant's absolute and percent difference from the first.
+fn comparison_document(
+    scenario: &Scenario,
+    summaries: &[VariantSummary],
+    out_dir: &std::path::Path,
+) -> serde_json::Value {
+    let names: Vec<&str> = summaries.iter().map(|s| s.variant.as_str()).collect();
+    let rows: Vec<serde_json::Value> = compare::comparison_rows(summaries)
+        .into_iter()
+        .map(|row| {
+            let values: serde_json::Map<String, serde_json::Value> = names
+                .iter()
+                .zip(&row.numbers)
+                .map(|(name, number)| (name.to_string(), serde_json::json!(number)))
+                .collect();
+            let deltas: serde_json::Map<String, serde_json::Value> = names[1..]
+                .iter()
+                .zip(&row.deltas)
+                .map(|(name, delta)| {
+                    let value = delta
+                        .as_ref()
+                        .map(|d| serde_json::json!({"absolute": d.absolute, "percent": d.percent}));
+                    (name.to_string(), serde_json::json!(value))
+                })
+                .collect();
+            serde_json::json!({
+                "measure": row.label.trim(),
+                "values": values,
+                "deltas_vs_first": deltas,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "scenario": scenario.name,
+        "seed": scenario.seed,
+        "base": names[0],
+        "variants": names,
+        "report_dir": out_dir.display().to_string(),
+        "rows": rows,
+    })
+}
