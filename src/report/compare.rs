@@ -558,7 +558,7 @@ mod tests {
         let labels: Vec<&str> = rows.iter().map(|r| r.label.as_str()).collect();
         assert!(labels.contains(&"  drift") && labels.contains(&"  underutilized"));
         assert_eq!(find(&rows, "  underutilized").values, ["0", "5"]);
-        assert_eq!(find(&rows, "  on-demand").values, ["$0.0000", "$0.2500"]);
+        assert_eq!(find(&rows, "  on-demand").values, ["$0.00", "$0.2500"]);
     }
 
     #[test]
