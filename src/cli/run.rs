@@ -27,6 +27,14 @@ pub struct RunArgs {
     /// summary.json) instead of stopping at the first.
     #[arg(long)]
     pub skip_bad_rows: bool,
+    /// Print the wall time of each engine component (scheduler,
+    /// provisioning, disruption, ...) and of writing the report on stderr.
+    #[arg(long)]
+    pub profile: bool,
+    /// Variants simulated at the same time [default: the number of cores].
+    /// The report is the same whatever the number.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
 }
 
 pub fn run_command(args: &RunArgs) -> Result<()> {
@@ -46,33 +54,27 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
     for warning in &prepared.warnings {
         eprintln!("warning: {warning}");
     }
-    let total_ms = scenario.duration.as_millis() * prepared.runs.len() as u64;
-    let bar = progress_bar(total_ms / 1000);
+    let bar = progress_bar(scenario.duration.as_millis() * prepared.runs.len() as u64 / 1000);
+    let results = simulate_variants(&prepared.runs, args, bar.as_ref())?;
+    let show_times = args.profile || bar.is_none();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let mut profile = engine::Profile::default();
     let mut outputs = Vec::new();
-    for (index, input) in prepared.runs.iter().enumerate() {
-        let started = std::time::Instant::now();
-        let offset_ms = scenario.duration.as_millis() * index as u64;
-        if let Some(bar) = &bar {
-            bar.set_message(input.variant.clone());
-        }
-        let output = engine::run(input, &mut |t| {
-            if let Some(bar) = &bar {
-                bar.set_position((offset_ms + t.as_millis()) / 1000);
-            }
-        })?;
-        if bar.is_none() {
+    for ((output, variant_profile, elapsed), input) in results.into_iter().zip(&prepared.runs) {
+        if show_times {
             eprintln!(
                 "variant {}: simulated {} in {:.2}s",
                 input.variant,
                 scenario.duration,
-                started.elapsed().as_secs_f64()
+                elapsed.as_secs_f64()
             );
         }
+        profile.merge(&variant_profile);
         outputs.push(output);
     }
-    if let Some(bar) = bar {
-        bar.finish_and_clear();
-    }
+    let report_started = std::time::Instant::now();
     let out_dir = args
         .out
         .clone()
@@ -89,6 +91,9 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
         .collect();
     run_report::atomic::write_dirs(&out_dir, &mut entries)
         .with_context(|| format!("cannot write the report to {}", out_dir.display()))?;
+    if args.profile {
+        print_profile(&profile, report_started.elapsed());
+    }
     let summaries: Vec<_> = outputs.iter().map(|o| &o.summary).collect();
     let mut stdout = io::BufWriter::new(io::stdout().lock());
     writeln!(stdout, "scenario {} ({})", scenario.name, scenario.duration)?;
@@ -96,4 +101,92 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
     writeln!(stdout, "report: {}", out_dir.display())?;
     stdout.flush()?;
     Ok(())
+}
+
+/// One variant's output, its component profile and its wall time.
+type VariantResult = (engine::RunOutput, engine::Profile, std::time::Duration);
+
+/// Simulates the variants, up to `--jobs` at a time, and returns their
+/// results in variant order (each run is independent, so the order they
+/// finish in does not matter). The bar shows the simulated time summed over
+/// the variants.
+fn simulate_variants(
+    runs: &[engine::RunInput],
+    args: &RunArgs,
+    bar: Option<&indicatif::ProgressBar>,
+) -> Result<Vec<VariantResult>> {
+    use rayon::prelude::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let done_ms: Vec<AtomicU64> = runs.iter().map(|_| AtomicU64::new(0)).collect();
+    let simulate = |index: usize, input: &engine::RunInput| -> Result<VariantResult> {
+        let started = std::time::Instant::now();
+        let mut progress = |t: karpsim::sim::time::SimTime| {
+            if let Some(bar) = bar {
+                done_ms[index].store(t.as_millis(), Ordering::Relaxed);
+                let total: u64 = done_ms.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+                bar.set_position(total / 1000);
+            }
+        };
+        let (output, profile) = if args.profile {
+            engine::run_profiled(input, &mut progress)?
+        } else {
+            (
+                engine::run(input, &mut progress)?,
+                engine::Profile::default(),
+            )
+        };
+        Ok((output, profile, started.elapsed()))
+    };
+    let jobs = args.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |n| n as usize,
+    );
+    if jobs <= 1 || runs.len() <= 1 {
+        return runs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| simulate(i, input))
+            .collect();
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.min(runs.len()))
+        .build()
+        .context("cannot start the variant threads")?;
+    pool.install(|| {
+        runs.par_iter()
+            .enumerate()
+            .map(|(i, input)| simulate(i, input))
+            .collect()
+    })
+}
+
+/// The `--profile` table on stderr: wall time per engine component summed
+/// over the variants, then the report writing.
+fn print_profile(profile: &engine::Profile, reporting: std::time::Duration) {
+    let total: f64 = engine::Component::ALL
+        .iter()
+        .map(|c| profile.time(*c).as_secs_f64())
+        .sum::<f64>()
+        + reporting.as_secs_f64();
+    eprintln!(
+        "{:<20} {:>10} {:>7} {:>12}",
+        "component", "seconds", "share", "events"
+    );
+    let rows = engine::Component::ALL
+        .iter()
+        .map(|c| (c.name(), profile.time(*c), Some(profile.events(*c))))
+        .chain([("reporting", reporting, None)]);
+    for (name, time, events) in rows {
+        let share = if total > 0.0 {
+            100.0 * time.as_secs_f64() / total
+        } else {
+            0.0
+        };
+        let events = events.map_or_else(String::new, |e| e.to_string());
+        eprintln!(
+            "{name:<20} {:>10.3} {share:>6.1}% {events:>12}",
+            time.as_secs_f64()
+        );
+    }
+    eprintln!("{:<20} {total:>10.3}", "total");
 }

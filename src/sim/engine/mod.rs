@@ -53,6 +53,7 @@ mod checks;
 mod disruption;
 mod karpenter;
 mod owners;
+mod profile;
 mod record;
 mod source;
 mod spot;
@@ -94,6 +95,7 @@ use super::time::{SimDuration, SimTime};
 
 pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
+pub use profile::{Component, Profile};
 pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
     RunSummary, Sample,
@@ -329,7 +331,19 @@ pub fn run_with(
     deciders: Deciders,
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<RunOutput, EngineError> {
-    run_engine(Engine::new(input, deciders), progress).map(|(output, _)| output)
+    run_engine(Engine::new(input, deciders), progress).map(|(output, _, _)| output)
+}
+
+/// Runs one variant with the real decision functions and measures the wall
+/// time of each engine component (see [`Profile`]); the output is the same
+/// as [`run`]'s.
+pub fn run_profiled(
+    input: &RunInput,
+    progress: &mut dyn FnMut(SimTime),
+) -> Result<(RunOutput, Profile), EngineError> {
+    let mut engine = Engine::new(input, Deciders::default());
+    engine.profile = Some(Profile::default());
+    run_engine(engine, progress).map(|(output, _, profile)| (output, profile.unwrap_or_default()))
 }
 
 /// Runs one variant and checks the engine's invariants after every event
@@ -342,13 +356,13 @@ pub fn run_checked(
 ) -> Result<(RunOutput, Vec<String>), EngineError> {
     let mut engine = Engine::new(input, deciders);
     engine.violations = Some(Vec::new());
-    run_engine(engine, &mut |_| {})
+    run_engine(engine, &mut |_| {}).map(|(output, violations, _)| (output, violations))
 }
 
 fn run_engine(
     mut engine: Engine<'_>,
     progress: &mut dyn FnMut(SimTime),
-) -> Result<(RunOutput, Vec<String>), EngineError> {
+) -> Result<(RunOutput, Vec<String>, Option<Profile>), EngineError> {
     let input = engine.input;
     engine.schedule_spot_inputs()?;
     for (index, step) in input.steps.iter().enumerate() {
@@ -365,20 +379,28 @@ fn run_engine(
         if at > end {
             break;
         }
+        let started = profile::start(&engine.profile);
         engine.advance_to(at, progress);
+        profile::stop(&mut engine.profile, Component::Sampling, started);
         let Some((_, event)) = engine.queue.pop() else {
             break;
         };
+        let component = engine.profile.as_ref().map(|_| Component::of(&event));
+        let started = profile::start(&engine.profile);
         engine.handle(event)?;
+        if let Some(component) = component {
+            profile::stop(&mut engine.profile, component, started);
+        }
         engine.check_invariants();
     }
     engine.advance_to(end, progress);
     engine.sample_at(end);
     let violations = engine.violations.take().unwrap_or_default();
     let rows_skipped = engine.sources.rows_skipped();
+    let profile = engine.profile.take();
     let mut output = engine.finish(end);
     output.summary.trace_rows_skipped = rows_skipped;
-    Ok((output, violations))
+    Ok((output, violations, profile))
 }
 
 /// Something that happens at an instant.
@@ -595,6 +617,8 @@ struct Engine<'a> {
     sources: source::OpenSources,
     /// Cluster Autoscaler's state, for a CA variant.
     ca: Option<ca::CaRun>,
+    /// Wall time per component, when profiling.
+    profile: Option<Profile>,
 }
 
 impl<'a> Engine<'a> {
@@ -652,6 +676,7 @@ impl<'a> Engine<'a> {
             violations: None,
             sources: source::OpenSources::default(),
             ca: input.cluster_autoscaler.as_ref().map(ca::CaRun::new),
+            profile: None,
         }
     }
 
