@@ -296,7 +296,8 @@ impl Engine<'_> {
             return Ok(());
         }
         self.ice.remove(&key);
-        self.rebuild_catalogs();
+        self.prepared.clear();
+        self.catalogs_stale = true;
         self.touch()
     }
 
@@ -305,6 +306,9 @@ impl Engine<'_> {
     /// rebuild from the base catalogs would give, without copying them; a
     /// renewal changes no catalog.
     pub(super) fn insert_ice(&mut self, key: &OfferingKey, expiry: crate::sim::time::SimTime) {
+        if self.catalogs_stale {
+            self.rebuild_catalogs();
+        }
         if self.ice.insert(key.clone(), expiry).is_some() {
             return;
         }
@@ -315,6 +319,7 @@ impl Engine<'_> {
     }
 
     pub(super) fn rebuild_catalogs(&mut self) {
+        self.catalogs_stale = false;
         self.catalogs = self.base_catalogs.clone();
         self.prepared.clear();
         for catalog in &mut self.catalogs {

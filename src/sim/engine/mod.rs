@@ -570,6 +570,10 @@ struct Engine<'a> {
     base_catalogs: Vec<Catalog>,
     /// `base_catalogs` minus the ICE cache.
     catalogs: Vec<Catalog>,
+    /// `catalogs` still has offerings that left the ICE cache marked: they
+    /// are rebuilt before the next event that is not another expiry, so
+    /// offerings expiring together cost one rebuild.
+    catalogs_stale: bool,
     /// The solve setup for `pools`, `catalogs` and the DaemonSets, kept
     /// across solves; cleared whenever `catalogs` is rebuilt.
     prepared: PreparedCache,
@@ -638,6 +642,7 @@ impl<'a> Engine<'a> {
             ledger: CostLedger::new(),
             latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
             catalogs: base_catalogs.clone(),
+            catalogs_stale: false,
             prepared: PreparedCache::default(),
             base_catalogs,
             ice: BTreeMap::new(),
@@ -702,6 +707,9 @@ impl<'a> Engine<'a> {
     }
 
     fn handle(&mut self, event: Event) -> Result<(), EngineError> {
+        if self.catalogs_stale && !matches!(event, Event::IceExpired(_)) {
+            self.rebuild_catalogs();
+        }
         match event {
             Event::Step(index) => self.apply_step(index),
             Event::SourceStep(index) => self.apply_source_step(index),

@@ -533,9 +533,9 @@ fn real_deciders_launch_two_m5_large_for_three_pods() {
     assert_eq!(out.summary.pods_unschedulable, 0);
 }
 
-/// Putting offerings in the ICE cache one at a time (and renewing one)
-/// leaves the catalogs exactly as rebuilding them from the base catalogs
-/// with every cached offering marked would.
+/// Putting offerings in the ICE cache one at a time (and renewing one),
+/// and taking one out, leaves the catalogs exactly as rebuilding them from
+/// the base catalogs with every cached offering marked would.
 #[test]
 fn ice_insertions_match_a_full_rebuild() {
     let run = input(&deployment("web", 1, "500m"), SimDuration::from_mins(10));
@@ -566,6 +566,22 @@ fn ice_insertions_match_a_full_rebuild() {
     let incremental = engine.catalogs.clone();
     engine.rebuild_catalogs();
     assert_eq!(incremental, engine.catalogs);
+    // An expiry leaves the catalogs stale; the next insertion rebuilds them
+    // first, so the expired offering is available again.
+    engine.insert_ice(&key("us-east-1c", CapacityType::OnDemand), SimTime::ZERO);
+    engine
+        .ice_expired(key("us-east-1c", CapacityType::OnDemand))
+        .unwrap();
+    assert!(engine.catalogs_stale);
+    engine.insert_ice(
+        &key("us-east-1c", CapacityType::Spot),
+        SimTime::from_secs(180),
+    );
+    assert!(!engine.catalogs_stale);
+    let incremental = engine.catalogs.clone();
+    engine.rebuild_catalogs();
+    assert_eq!(incremental, engine.catalogs);
+    assert_eq!(engine.ice.len(), 3);
 }
 
 /// A profiled run produces the same output as a plain one and charges
