@@ -190,3 +190,10 @@ fn print_profile(profile: &engine::Profile, reporting: std::time::Duration) {
     }
     eprintln!("{:<20} {total:>10.3}", "total");
 }
+
+/// The simulation allocates and frees many small values per decision (the
+/// placement views of every node in each consolidation what-if); mimalloc
+/// does this with far less time than the system allocator. The allocator
+/// changes no output.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
