@@ -55,6 +55,12 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
         eprintln!("warning: {warning}");
     }
     let bar = progress_bar(scenario.duration.as_millis() * prepared.runs.len() as u64 / 1000);
+    if let Some(bar) = &bar {
+        bar.set_message(match prepared.runs.as_slice() {
+            [only] => only.variant.clone(),
+            runs => format!("{} variants", runs.len()),
+        });
+    }
     let results = simulate_variants(&prepared.runs, args, bar.as_ref())?;
     let show_times = args.profile || bar.is_none();
     if let Some(bar) = bar {
