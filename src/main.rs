@@ -42,6 +42,13 @@ enum Command {
     Explain(ExplainArgs),
 }
 
+/// The simulation allocates and frees many small values per decision (the
+/// placement views of every node in each consolidation what-if); mimalloc
+/// does this with far less time than the system allocator. The allocator
+/// changes no output.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {

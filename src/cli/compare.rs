@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use karpsim::report::compare::{self, VariantSummary};
 use karpsim::scenario::{BundledRegions, Scenario};
 
-use super::run::{default_out, simulate, write_report};
+use super::run::{SimulationArgs, default_out, print_profile, simulate, write_report};
 use super::{OutputFormat, print_document};
 
 #[derive(clap::Args)]
@@ -33,9 +33,8 @@ pub struct CompareArgs {
     /// How to print the comparison.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
-    /// No progress bar and no per-variant timing lines.
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub sim: SimulationArgs,
 }
 
 pub fn compare_command(args: &CompareArgs) -> Result<()> {
@@ -50,13 +49,17 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
             args.scenario.display()
         );
     }
-    let outputs = simulate(&scenario, None, args.quiet)?;
+    let (outputs, profile) = simulate(&scenario, None, &args.sim)?;
     let out_dir = args.out.clone().unwrap_or_else(|| {
         let mut dir = default_out(&scenario);
         dir.set_file_name(format!("{}-compare", scenario.name));
         dir
     });
+    let report_started = std::time::Instant::now();
     write_report(&scenario, &outputs, &out_dir)?;
+    if let Some(profile) = profile {
+        print_profile(&profile, report_started.elapsed());
+    }
     let summaries = outputs
         .iter()
         .map(|output| {

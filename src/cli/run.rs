@@ -1,9 +1,11 @@
-//! `karpsim run`: load a scenario, simulate each variant, write the report
-//! folder (files, charts, `report.html`) and print the summary. The pieces
-//! are shared with `karpsim compare`.
+//! `karpsim run`: load a scenario, simulate its variants (in parallel),
+//! write the report folder (files, charts, `report.html`) and print the
+//! summary. The pieces are shared with `karpsim compare`.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
@@ -32,9 +34,24 @@ pub struct RunArgs {
     /// documents as one JSON or YAML document.
     #[arg(short = 'o', long = "output", value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
+    #[command(flatten)]
+    pub sim: SimulationArgs,
+}
+
+/// Options of how variants are simulated, shared by `run` and `compare`.
+#[derive(clap::Args)]
+pub struct SimulationArgs {
     /// No progress bar and no per-variant timing lines.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Print the wall time of each engine component (scheduler,
+    /// provisioning, disruption, ...) and of writing the report on stderr.
+    #[arg(long)]
+    pub profile: bool,
+    /// Variants simulated at the same time [default: the number of cores].
+    /// The report is the same whatever the number.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: Option<u32>,
 }
 
 pub fn run_command(args: &RunArgs) -> Result<()> {
@@ -50,9 +67,13 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
             known.join(", ")
         );
     }
-    let outputs = simulate(&scenario, args.variant.as_deref(), args.quiet)?;
+    let (outputs, profile) = simulate(&scenario, args.variant.as_deref(), &args.sim)?;
     let out_dir = args.out.clone().unwrap_or_else(|| default_out(&scenario));
+    let report_started = Instant::now();
     write_report(&scenario, &outputs, &out_dir)?;
+    if let Some(profile) = profile {
+        print_profile(&profile, report_started.elapsed());
+    }
     match args.output {
         OutputFormat::Table => {
             let summaries: Vec<_> = outputs.iter().map(|o| &o.summary).collect();
@@ -83,34 +104,42 @@ pub fn default_out(scenario: &Scenario) -> PathBuf {
     PathBuf::from("reports").join(&scenario.name)
 }
 
-/// Simulates the scenario's variants (or only `variant`), in file order.
-pub fn simulate(scenario: &Scenario, variant: Option<&str>, quiet: bool) -> Result<Vec<RunOutput>> {
+/// Simulates the scenario's variants (or only `variant`); outputs are in
+/// file order whatever order they finish in. With `--profile`, also the
+/// component times summed over the variants.
+pub fn simulate(
+    scenario: &Scenario,
+    variant: Option<&str>,
+    options: &SimulationArgs,
+) -> Result<(Vec<RunOutput>, Option<engine::Profile>)> {
     let prepared = prepare(scenario, variant)?;
     for warning in &prepared.warnings {
         eprintln!("warning: {warning}");
     }
     let total_ms = scenario.duration.as_millis() * prepared.runs.len() as u64;
-    let progress = Progress::new(total_ms / 1000, quiet);
+    let progress = Progress::new(total_ms / 1000, options.quiet);
+    progress.set_message(&match prepared.runs.as_slice() {
+        [only] => only.variant.clone(),
+        runs => format!("{} variants", runs.len()),
+    });
+    let results = simulate_variants(&prepared.runs, options, &progress)?;
+    progress.finish();
+    let show_times = options.profile || (!options.quiet && !progress.is_visible());
+    let mut profile = engine::Profile::default();
     let mut outputs = Vec::new();
-    for (index, input) in prepared.runs.iter().enumerate() {
-        let started = std::time::Instant::now();
-        let offset_ms = scenario.duration.as_millis() * index as u64;
-        progress.set_message(&input.variant);
-        let output = engine::run(input, &mut |t| {
-            progress.set_position((offset_ms + t.as_millis()) / 1000);
-        })?;
-        if !quiet && !progress.is_visible() {
+    for ((output, variant_profile, elapsed), input) in results.into_iter().zip(&prepared.runs) {
+        if show_times {
             eprintln!(
                 "variant {}: simulated {} in {:.2}s",
                 input.variant,
                 scenario.duration,
-                started.elapsed().as_secs_f64()
+                elapsed.as_secs_f64()
             );
         }
+        profile.merge(&variant_profile);
         outputs.push(output);
     }
-    progress.finish();
-    Ok(outputs)
+    Ok((outputs, options.profile.then_some(profile)))
 }
 
 /// Writes the report folder: per variant its files and charts (each
@@ -139,4 +168,90 @@ pub fn write_report(scenario: &Scenario, outputs: &[RunOutput], out_dir: &Path) 
     chart::write_comparison_charts(&series, out_dir)?;
     html::write_report_html_ordered(out_dir, &order)?;
     Ok(())
+}
+
+/// One variant's output, its component profile and its wall time.
+type VariantResult = (RunOutput, engine::Profile, Duration);
+
+/// Simulates the variants, up to `--jobs` at a time, and returns their
+/// results in variant order (each run is independent, so the order they
+/// finish in does not matter). The bar shows the simulated time summed over
+/// the variants.
+fn simulate_variants(
+    runs: &[engine::RunInput],
+    options: &SimulationArgs,
+    progress: &Progress,
+) -> Result<Vec<VariantResult>> {
+    use rayon::prelude::*;
+    let done_ms: Vec<AtomicU64> = runs.iter().map(|_| AtomicU64::new(0)).collect();
+    let simulate = |index: usize, input: &engine::RunInput| -> Result<VariantResult> {
+        let started = Instant::now();
+        let mut report_progress = |t: karpsim::sim::time::SimTime| {
+            if progress.is_visible() {
+                done_ms[index].store(t.as_millis(), Ordering::Relaxed);
+                let total: u64 = done_ms.iter().map(|d| d.load(Ordering::Relaxed)).sum();
+                progress.set_position(total / 1000);
+            }
+        };
+        let (output, profile) = if options.profile {
+            engine::run_profiled(input, &mut report_progress)?
+        } else {
+            (
+                engine::run(input, &mut report_progress)?,
+                engine::Profile::default(),
+            )
+        };
+        Ok((output, profile, started.elapsed()))
+    };
+    let jobs = options.jobs.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        |n| n as usize,
+    );
+    if jobs <= 1 || runs.len() <= 1 {
+        return runs
+            .iter()
+            .enumerate()
+            .map(|(i, input)| simulate(i, input))
+            .collect();
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.min(runs.len()))
+        .build()
+        .context("cannot start the variant threads")?;
+    pool.install(|| {
+        runs.par_iter()
+            .enumerate()
+            .map(|(i, input)| simulate(i, input))
+            .collect()
+    })
+}
+/// The `--profile` table on stderr: wall time per engine component summed
+/// over the variants, then the report writing.
+pub fn print_profile(profile: &engine::Profile, reporting: std::time::Duration) {
+    let total: f64 = engine::Component::ALL
+        .iter()
+        .map(|c| profile.time(*c).as_secs_f64())
+        .sum::<f64>()
+        + reporting.as_secs_f64();
+    eprintln!(
+        "{:<20} {:>10} {:>7} {:>12}",
+        "component", "seconds", "share", "events"
+    );
+    let rows = engine::Component::ALL
+        .iter()
+        .map(|c| (c.name(), profile.time(*c), Some(profile.events(*c))))
+        .chain([("reporting", reporting, None)]);
+    for (name, time, events) in rows {
+        let share = if total > 0.0 {
+            100.0 * time.as_secs_f64() / total
+        } else {
+            0.0
+        };
+        let events = events.map_or_else(String::new, |e| e.to_string());
+        eprintln!(
+            "{name:<20} {:>10.3} {share:>6.1}% {events:>12}",
+            time.as_secs_f64()
+        );
+    }
+    eprintln!("{:<20} {total:>10.3}", "total");
 }

@@ -4,6 +4,7 @@ mod chart;
 mod compare;
 mod explain;
 mod instance_types;
+mod parallel;
 mod report;
 mod run;
 mod util;

@@ -285,8 +285,7 @@ impl Engine<'_> {
                 key.instance_type, key.capacity_type, key.zone, UNAVAILABLE_OFFERING_TTL
             ),
         );
-        self.ice.insert(key.clone(), expiry);
-        self.rebuild_catalogs();
+        self.insert_ice(&key, expiry);
         self.schedule(expiry, Event::IceExpired(key))?;
         self.touch()
     }
@@ -297,11 +296,30 @@ impl Engine<'_> {
             return Ok(());
         }
         self.ice.remove(&key);
-        self.rebuild_catalogs();
+        self.prepared.clear();
+        self.catalogs_stale = true;
         self.touch()
     }
 
+    /// Puts an offering in the ICE cache until `expiry`. A new entry marks
+    /// the offering unavailable in the catalogs in force, which is what a
+    /// rebuild from the base catalogs would give, without copying them; a
+    /// renewal changes no catalog.
+    pub(super) fn insert_ice(&mut self, key: &OfferingKey, expiry: crate::sim::time::SimTime) {
+        if self.catalogs_stale {
+            self.rebuild_catalogs();
+        }
+        if self.ice.insert(key.clone(), expiry).is_some() {
+            return;
+        }
+        self.prepared.clear();
+        for catalog in &mut self.catalogs {
+            catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
+        }
+    }
+
     pub(super) fn rebuild_catalogs(&mut self) {
+        self.catalogs_stale = false;
         self.catalogs = self.base_catalogs.clone();
         self.prepared.clear();
         for catalog in &mut self.catalogs {

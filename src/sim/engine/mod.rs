@@ -53,6 +53,7 @@ mod checks;
 mod disruption;
 mod karpenter;
 mod owners;
+mod profile;
 mod record;
 mod source;
 mod spot;
@@ -95,6 +96,7 @@ use super::time::{SimDuration, SimTime};
 
 pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
+pub use profile::{Component, Profile};
 pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
     RunSummary, Sample,
@@ -330,7 +332,19 @@ pub fn run_with(
     deciders: Deciders,
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<RunOutput, EngineError> {
-    run_engine(Engine::new(input, deciders), progress).map(|(output, _)| output)
+    run_engine(Engine::new(input, deciders), progress).map(|(output, _, _)| output)
+}
+
+/// Runs one variant with the real decision functions and measures the wall
+/// time of each engine component (see [`Profile`]); the output is the same
+/// as [`run`]'s.
+pub fn run_profiled(
+    input: &RunInput,
+    progress: &mut dyn FnMut(SimTime),
+) -> Result<(RunOutput, Profile), EngineError> {
+    let mut engine = Engine::new(input, Deciders::default());
+    engine.profile = Some(Profile::default());
+    run_engine(engine, progress).map(|(output, _, profile)| (output, profile.unwrap_or_default()))
 }
 
 /// Runs one variant and checks the engine's invariants after every event
@@ -343,13 +357,13 @@ pub fn run_checked(
 ) -> Result<(RunOutput, Vec<String>), EngineError> {
     let mut engine = Engine::new(input, deciders);
     engine.violations = Some(Vec::new());
-    run_engine(engine, &mut |_| {})
+    run_engine(engine, &mut |_| {}).map(|(output, violations, _)| (output, violations))
 }
 
 fn run_engine(
     mut engine: Engine<'_>,
     progress: &mut dyn FnMut(SimTime),
-) -> Result<(RunOutput, Vec<String>), EngineError> {
+) -> Result<(RunOutput, Vec<String>, Option<Profile>), EngineError> {
     let input = engine.input;
     engine.schedule_spot_inputs()?;
     for (index, step) in input.steps.iter().enumerate() {
@@ -366,20 +380,28 @@ fn run_engine(
         if at > end {
             break;
         }
+        let started = profile::start(&engine.profile);
         engine.advance_to(at, progress);
+        profile::stop(&mut engine.profile, Component::Sampling, started);
         let Some((_, event)) = engine.queue.pop() else {
             break;
         };
+        let component = engine.profile.as_ref().map(|_| Component::of(&event));
+        let started = profile::start(&engine.profile);
         engine.handle(event)?;
+        if let Some(component) = component {
+            profile::stop(&mut engine.profile, component, started);
+        }
         engine.check_invariants();
     }
     engine.advance_to(end, progress);
     engine.sample_at(end);
     let violations = engine.violations.take().unwrap_or_default();
     let rows_skipped = engine.sources.rows_skipped();
+    let profile = engine.profile.take();
     let mut output = engine.finish(end);
     output.summary.trace_rows_skipped = rows_skipped;
-    Ok((output, violations))
+    Ok((output, violations, profile))
 }
 
 /// Something that happens at an instant.
@@ -554,6 +576,10 @@ struct Engine<'a> {
     base_catalogs: Vec<Catalog>,
     /// `base_catalogs` minus the ICE cache.
     catalogs: Vec<Catalog>,
+    /// `catalogs` still has offerings that left the ICE cache marked: they
+    /// are rebuilt before the next event that is not another expiry, so
+    /// offerings expiring together cost one rebuild.
+    catalogs_stale: bool,
     /// The solve setup for `pools`, `catalogs` and the DaemonSets, kept
     /// across solves; cleared whenever `catalogs` is rebuilt.
     prepared: PreparedCache,
@@ -603,6 +629,8 @@ struct Engine<'a> {
     ca: Option<ca::CaRun>,
     /// The cost lower bound, kept up to date with nodes and prices.
     bound: BoundTracker,
+    /// Wall time per component, when profiling.
+    profile: Option<Profile>,
 }
 
 impl<'a> Engine<'a> {
@@ -626,6 +654,7 @@ impl<'a> Engine<'a> {
             ledger: CostLedger::new(),
             latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
             catalogs: base_catalogs.clone(),
+            catalogs_stale: false,
             prepared: PreparedCache::default(),
             base_catalogs,
             ice: BTreeMap::new(),
@@ -665,6 +694,7 @@ impl<'a> Engine<'a> {
             sources: source::OpenSources::default(),
             ca: input.cluster_autoscaler.as_ref().map(ca::CaRun::new),
             bound,
+            profile: None,
         }
     }
 
@@ -690,6 +720,9 @@ impl<'a> Engine<'a> {
     }
 
     fn handle(&mut self, event: Event) -> Result<(), EngineError> {
+        if self.catalogs_stale && !matches!(event, Event::IceExpired(_)) {
+            self.rebuild_catalogs();
+        }
         match event {
             Event::Step(index) => self.apply_step(index),
             Event::SourceStep(index) => self.apply_source_step(index),

@@ -538,8 +538,7 @@ impl Engine<'_> {
     /// Puts an offering in the ICE cache for 3 minutes (renewing it).
     fn cache_unavailable(&mut self, key: OfferingKey) -> Result<(), EngineError> {
         let expiry = self.now() + UNAVAILABLE_OFFERING_TTL;
-        self.ice.insert(key.clone(), expiry);
-        self.rebuild_catalogs();
+        self.insert_ice(&key, expiry);
         self.schedule(expiry, Event::IceExpired(key))?;
         self.touch()
     }

@@ -532,3 +532,67 @@ fn real_deciders_launch_two_m5_large_for_three_pods() {
     assert_eq!(out.summary.pods_scheduled, 3);
     assert_eq!(out.summary.pods_unschedulable, 0);
 }
+
+/// Putting offerings in the ICE cache one at a time (and renewing one),
+/// and taking one out, leaves the catalogs exactly as rebuilding them from
+/// the base catalogs with every cached offering marked would.
+#[test]
+fn ice_insertions_match_a_full_rebuild() {
+    let run = input(&deployment("web", 1, "500m"), SimDuration::from_mins(10));
+    let mut engine = Engine::new(&run, Deciders::default());
+    let key = |zone: &str, capacity_type| OfferingKey {
+        instance_type: "m5.large".into(),
+        zone: zone.into(),
+        capacity_type,
+    };
+    let before = engine.catalogs.clone();
+    engine.insert_ice(
+        &key("us-east-1a", CapacityType::OnDemand),
+        SimTime::from_secs(180),
+    );
+    engine.insert_ice(
+        &key("us-east-1b", CapacityType::Spot),
+        SimTime::from_secs(200),
+    );
+    engine.insert_ice(
+        &key("us-east-1a", CapacityType::OnDemand),
+        SimTime::from_secs(240),
+    );
+    assert_ne!(
+        engine.catalogs, before,
+        "the cached offerings are unavailable"
+    );
+    assert_eq!(engine.ice.len(), 2);
+    let incremental = engine.catalogs.clone();
+    engine.rebuild_catalogs();
+    assert_eq!(incremental, engine.catalogs);
+    // An expiry leaves the catalogs stale; the next insertion rebuilds them
+    // first, so the expired offering is available again.
+    engine.insert_ice(&key("us-east-1c", CapacityType::OnDemand), SimTime::ZERO);
+    engine
+        .ice_expired(key("us-east-1c", CapacityType::OnDemand))
+        .unwrap();
+    assert!(engine.catalogs_stale);
+    engine.insert_ice(
+        &key("us-east-1c", CapacityType::Spot),
+        SimTime::from_secs(180),
+    );
+    assert!(!engine.catalogs_stale);
+    let incremental = engine.catalogs.clone();
+    engine.rebuild_catalogs();
+    assert_eq!(incremental, engine.catalogs);
+    assert_eq!(engine.ice.len(), 3);
+}
+
+/// A profiled run produces the same output as a plain one and charges
+/// time to the components that handled events.
+#[test]
+fn profiled_run_has_the_same_output() {
+    let run = input(&deployment("web", 3, "500m"), SimDuration::from_mins(10));
+    let plain = super::run(&run, &mut |_| {}).unwrap();
+    let (profiled, profile) = run_profiled(&run, &mut |_| {}).unwrap();
+    assert_eq!(plain, profiled);
+    assert!(profile.events(Component::Scheduler) > 0);
+    assert!(profile.events(Component::Provisioning) > 0);
+    assert_eq!(profile.events(Component::ClusterAutoscaler), 0);
+}
