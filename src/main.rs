@@ -9,6 +9,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use cli::instance_types::InstanceTypesArgs;
+use cli::pricing::PricingArgs;
 use cli::run::RunArgs;
 
 #[derive(Parser)]
@@ -28,6 +29,8 @@ enum Command {
     InstanceTypes(InstanceTypesArgs),
     /// Simulate a scenario and write its report.
     Run(RunArgs),
+    /// Refresh, import and inspect pricing snapshots.
+    Pricing(PricingArgs),
 }
 
 fn main() -> ExitCode {
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::InstanceTypes(args) => cli::instance_types::instance_types_command(&args),
         Command::Run(args) => cli::run::run_command(&args),
+        Command::Pricing(args) => cli::pricing::pricing_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,6 +2,7 @@
 //! share: one-line error text and the progress bar.
 
 pub mod instance_types;
+pub mod pricing;
 pub mod run;
 
 use std::io;

@@ -77,13 +77,16 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("reports").join(&scenario.name));
+    let pricing = &prepared.pricing;
     let mut entries: Vec<(String, _)> = outputs
         .iter()
         .map(|output| {
             let name = scenario.name.as_str();
             (
                 output.summary.variant.clone(),
-                move |dir: &std::path::Path| run_report::write_variant_files(name, output, dir),
+                move |dir: &std::path::Path| {
+                    run_report::write_variant_files(name, pricing, output, dir)
+                },
             )
         })
         .collect();
