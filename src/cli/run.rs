@@ -95,6 +95,7 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
     let summaries: Vec<_> = outputs.iter().map(|o| &o.summary).collect();
     let mut stdout = io::BufWriter::new(io::stdout().lock());
     writeln!(stdout, "scenario {} ({})", scenario.name, scenario.duration)?;
+    writeln!(stdout, "pricing: {pricing}")?;
     run_report::write_summary_table(&summaries, &mut stdout)?;
     writeln!(stdout, "report: {}", out_dir.display())?;
     stdout.flush()?;

@@ -153,19 +153,15 @@ pub struct SnapshotIdentity {
 }
 
 impl fmt::Display for SnapshotIdentity {
+    /// `bundled snapshot (us-east-1, 2026-07-20): <source>`, or the file in
+    /// place of `bundled snapshot`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.file {
-            Some(file) => write!(
-                f,
-                "{file} ({}, {}; {})",
-                self.region, self.date, self.source
-            ),
-            None => write!(
-                f,
-                "bundled ({}, {}; {})",
-                self.region, self.date, self.source
-            ),
-        }
+        let name = self.file.as_deref().unwrap_or("bundled snapshot");
+        write!(
+            f,
+            "{name} ({}, {}): {}",
+            self.region, self.date, self.source
+        )
     }
 }
 
@@ -176,13 +172,13 @@ const BUNDLED_SOURCES: &[(&str, &str, &str)] = &[
     (
         "karpenter-2026-07",
         "2026-07-20",
-        "bundled: Karpenter's fallback On-Demand table (aws/karpenter-provider-aws \
+        "Karpenter's fallback On-Demand table (aws/karpenter-provider-aws \
          zz_generated.pricing_aws*.go, generated 2026-07-20)",
     ),
     (
         "ec2shop-2025-04",
         "2025-04-04",
-        "bundled: AWS public On-Demand price list as of 2025-04-04 (via yeo/ec2.shop)",
+        "AWS public On-Demand price list as of 2025-04-04 (via yeo/ec2.shop)",
     ),
 ];
 

@@ -280,6 +280,12 @@ mod refresh {
         for (file, report) in [("pinned.yaml", "pinned"), ("bundled.yaml", "bundled")] {
             let run = karpsim_in(dir.path(), &["run", file, "--out", report]);
             assert!(run.status.success(), "{}", stderr(&run));
+            let shown = if file == "pinned.yaml" {
+                format!("pricing: snap/us-east-1.json (us-east-1, {date}): AWS Price List API")
+            } else {
+                "pricing: bundled snapshot (us-east-1, 2026-07-20): Karpenter's".to_string()
+            };
+            assert!(stdout(&run).contains(&shown), "{}", stdout(&run));
         }
         let summary: Value = serde_json::from_str(
             &fs::read_to_string(dir.path().join("pinned/v/summary.json")).unwrap(),
