@@ -1,6 +1,7 @@
 //! The instance-type catalog of one region: every type with an On-Demand
 //! price there, with labels, capacity, overhead, allocatable and offerings,
-//! built from the embedded snapshot for one set of EC2NodeClass settings.
+//! built from the embedded snapshot (or with a pinned snapshot file's
+//! prices, see [`super::snapshot`]) for one set of EC2NodeClass settings.
 
 use std::collections::BTreeMap;
 use std::fmt;
