@@ -6,13 +6,16 @@
 //! Autoscaler model) ← [`sim`] (the discrete-event engine)
 //! ← [`scenario`] (what to simulate) and [`report`] (what to show).
 //! [`yaml`] (located YAML trees) sits below them all, for [`kube`]'s
-//! manifest reader and [`scenario`] alike.
+//! manifest reader and [`scenario`] alike. [`pricing`] (refreshed and
+//! imported pricing snapshot files) sits on [`cloud`]; it alone may talk to
+//! AWS, behind the `aws` cargo feature.
 //! See ARCHITECTURE.md for the map.
 
 pub mod autoscaler;
 pub mod cloud;
 pub mod karpenter;
 pub mod kube;
+pub mod pricing;
 pub mod report;
 pub mod scenario;
 pub mod scheduler;

@@ -12,6 +12,7 @@ use cli::chart::ChartArgs;
 use cli::compare::CompareArgs;
 use cli::explain::ExplainArgs;
 use cli::instance_types::InstanceTypesArgs;
+use cli::pricing::PricingArgs;
 use cli::report::ReportArgs;
 use cli::run::RunArgs;
 
@@ -28,18 +29,20 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Redraw the charts (SVG and PNG) of a report written by `run`.
-    Chart(ChartArgs),
-    /// Run a scenario's workload under several NodePool sets and compare them.
-    Compare(CompareArgs),
-    /// List the instance types of a region, or those a NodePool allows.
-    InstanceTypes(InstanceTypesArgs),
     /// Simulate a scenario and write its report.
     Run(RunArgs),
+    /// Run a scenario's workload under several NodePool sets and compare them.
+    Compare(CompareArgs),
+    /// Redraw the charts (SVG and PNG) of a report written by `run`.
+    Chart(ChartArgs),
     /// (Re)write DIR/report.html: one self-contained page for a report folder.
     Report(ReportArgs),
     /// Show one NodeClaim's or pod's decision history from a report folder.
     Explain(ExplainArgs),
+    /// Refresh, import and inspect pricing snapshots.
+    Pricing(PricingArgs),
+    /// List the instance types of a region, or those a NodePool allows.
+    InstanceTypes(InstanceTypesArgs),
 }
 
 /// The simulation allocates and frees many small values per decision (the
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cli::run::run_command(&args),
         Command::Report(args) => cli::report::report_command(&args),
         Command::Explain(args) => cli::explain::explain_command(&args),
+        Command::Pricing(args) => cli::pricing::pricing_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use karpsim::report::compare::{self, VariantSummary};
 use karpsim::scenario::{BundledRegions, Scenario};
 
-use super::run::{SimulationArgs, default_out, print_profile, simulate, write_report};
+use super::run::{Simulated, SimulationArgs, default_out, print_profile, simulate, write_report};
 use super::{OutputFormat, print_document};
 
 #[derive(clap::Args)]
@@ -49,14 +49,18 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
             args.scenario.display()
         );
     }
-    let (outputs, profile) = simulate(&scenario, None, &args.sim)?;
+    let Simulated {
+        outputs,
+        profile,
+        pricing,
+    } = simulate(&scenario, None, &args.sim)?;
     let out_dir = args.out.clone().unwrap_or_else(|| {
         let mut dir = default_out(&scenario);
         dir.set_file_name(format!("{}-compare", scenario.name));
         dir
     });
     let report_started = std::time::Instant::now();
-    write_report(&scenario, &outputs, &out_dir)?;
+    write_report(&scenario, &pricing, &outputs, &out_dir)?;
     if let Some(profile) = profile {
         print_profile(&profile, report_started.elapsed());
     }

@@ -5,6 +5,7 @@ pub mod chart;
 pub mod compare;
 pub mod explain;
 pub mod instance_types;
+pub mod pricing;
 pub mod report;
 pub mod run;
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
+use karpsim::cloud::snapshot::SnapshotIdentity;
 use karpsim::report::{chart, html, run as run_report};
 use karpsim::scenario::{BundledRegions, Scenario, prepare};
 use karpsim::sim::engine::{self, RunOutput};
@@ -67,10 +68,14 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
             known.join(", ")
         );
     }
-    let (outputs, profile) = simulate(&scenario, args.variant.as_deref(), &args.sim)?;
+    let Simulated {
+        outputs,
+        profile,
+        pricing,
+    } = simulate(&scenario, args.variant.as_deref(), &args.sim)?;
     let out_dir = args.out.clone().unwrap_or_else(|| default_out(&scenario));
     let report_started = Instant::now();
-    write_report(&scenario, &outputs, &out_dir)?;
+    write_report(&scenario, &pricing, &outputs, &out_dir)?;
     if let Some(profile) = profile {
         print_profile(&profile, report_started.elapsed());
     }
@@ -79,6 +84,7 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
             let summaries: Vec<_> = outputs.iter().map(|o| &o.summary).collect();
             let mut stdout = io::BufWriter::new(io::stdout().lock());
             writeln!(stdout, "scenario {} ({})", scenario.name, scenario.duration)?;
+            writeln!(stdout, "pricing: {pricing}")?;
             run_report::write_summary_table(&summaries, &mut stdout)?;
             writeln!(stdout, "report: {}", out_dir.display())?;
             stdout.flush()?;
@@ -86,7 +92,7 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
         format => {
             let variants = outputs
                 .iter()
-                .map(|o| run_report::summary_value(&scenario.name, o))
+                .map(|o| run_report::summary_value(&scenario.name, &pricing, o))
                 .collect::<io::Result<Vec<_>>>()?;
             let document = serde_json::json!({
                 "scenario": scenario.name,
@@ -104,14 +110,22 @@ pub fn default_out(scenario: &Scenario) -> PathBuf {
     PathBuf::from("reports").join(&scenario.name)
 }
 
-/// Simulates the scenario's variants (or only `variant`); outputs are in
-/// file order whatever order they finish in. With `--profile`, also the
-/// component times summed over the variants.
+/// What simulating a scenario gives.
+pub struct Simulated {
+    /// One output per variant, in file order whatever order they finished in.
+    pub outputs: Vec<RunOutput>,
+    /// With `--profile`, the component times summed over the variants.
+    pub profile: Option<engine::Profile>,
+    /// The pricing snapshot every variant used.
+    pub pricing: SnapshotIdentity,
+}
+
+/// Simulates the scenario's variants (or only `variant`).
 pub fn simulate(
     scenario: &Scenario,
     variant: Option<&str>,
     options: &SimulationArgs,
-) -> Result<(Vec<RunOutput>, Option<engine::Profile>)> {
+) -> Result<Simulated> {
     let prepared = prepare(scenario, variant)?;
     for warning in &prepared.warnings {
         eprintln!("warning: {warning}");
@@ -139,19 +153,28 @@ pub fn simulate(
         profile.merge(&variant_profile);
         outputs.push(output);
     }
-    Ok((outputs, options.profile.then_some(profile)))
+    Ok(Simulated {
+        outputs,
+        profile: options.profile.then_some(profile),
+        pricing: prepared.pricing,
+    })
 }
 
 /// Writes the report folder: per variant its files and charts (each
 /// folder complete before it replaces an earlier one), then the comparison
 /// chart and `report.html` beside them.
-pub fn write_report(scenario: &Scenario, outputs: &[RunOutput], out_dir: &Path) -> Result<()> {
+pub fn write_report(
+    scenario: &Scenario,
+    pricing: &SnapshotIdentity,
+    outputs: &[RunOutput],
+    out_dir: &Path,
+) -> Result<()> {
     let mut entries: Vec<(String, _)> = outputs
         .iter()
         .map(|output| {
             let name = scenario.name.as_str();
             (output.summary.variant.clone(), move |dir: &Path| {
-                run_report::write_variant_files(name, output, dir)?;
+                run_report::write_variant_files(name, pricing, output, dir)?;
                 let series = chart::VariantSeries::read_dir(dir).map_err(io::Error::other)?;
                 chart::write_variant_charts(&series, dir).map_err(io::Error::other)?;
                 Ok(())

@@ -1,6 +1,7 @@
 //! The instance-type catalog of one region: every type with an On-Demand
 //! price there, with labels, capacity, overhead, allocatable and offerings,
-//! built from the embedded snapshot for one set of EC2NodeClass settings.
+//! built from the embedded snapshot (or with a pinned snapshot file's
+//! prices, see [`super::snapshot`]) for one set of EC2NodeClass settings.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -11,7 +12,7 @@ use super::labels::instance_labels;
 use super::nodeclass::NodeClassSettings;
 use super::offering::{CapacityType, InterruptionBand, Offering, SpotAdvice, spot_prices};
 use super::price::Price;
-use super::snapshot::{self, RegionFiles};
+use super::snapshot::{self, PriceSnapshot, RegionFiles};
 use super::spec::{Arch, CsvRows, InstanceSpec, SnapshotError, UsageClasses};
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
@@ -136,13 +137,51 @@ impl Catalog {
         settings: &NodeClassSettings,
         options: &CapacityOptions,
     ) -> Result<Catalog, CatalogError> {
+        Self::build(region, settings, options, None)
+    }
+
+    /// Loads the region of a snapshot file with its prices in place of the
+    /// bundled ones (see [`snapshot`] for the rules), with Karpenter's
+    /// default operator options.
+    pub fn load_snapshot(
+        prices: &PriceSnapshot,
+        settings: &NodeClassSettings,
+    ) -> Result<Catalog, CatalogError> {
+        Self::build(
+            &prices.region,
+            settings,
+            &CapacityOptions::default(),
+            Some(prices),
+        )
+    }
+
+    /// Loads `region` from the bundled snapshot, or from `pinned` (a
+    /// snapshot file of the same region) when given.
+    pub fn load_pinned(
+        region: &str,
+        settings: &NodeClassSettings,
+        pinned: Option<&PriceSnapshot>,
+    ) -> Result<Catalog, CatalogError> {
+        Self::build(region, settings, &CapacityOptions::default(), pinned)
+    }
+
+    fn build(
+        region: &str,
+        settings: &NodeClassSettings,
+        options: &CapacityOptions,
+        pinned: Option<&PriceSnapshot>,
+    ) -> Result<Catalog, CatalogError> {
         let files = snapshot::region_files(region).ok_or_else(|| CatalogError::UnknownRegion {
             region: region.to_string(),
             valid: Self::regions(),
         })?;
         let zones = zones_of(files.region)?;
         let zone_ids: Vec<&str> = zones.iter().map(|z| z.id).collect();
-        let on_demand = read_on_demand(files)?;
+        let on_demand = match pinned {
+            Some(prices) => prices.on_demand.clone(),
+            None => read_on_demand(files)?,
+        };
+        let imported_spot = pinned.and_then(|p| p.spot.as_ref()).map(|s| &s.prices);
         let advice = read_spot_advice(files)?;
         let samples = read_spot_samples(files)?;
         let no_samples = BTreeMap::new();
@@ -172,7 +211,20 @@ impl Catalog {
                 UsageClasses::Known { spot } => spot,
                 UsageClasses::Unknown => spec.spot_advisor_regions > 0,
             };
-            if let (true, Some(&advice)) = (spot_sold, advice.get(spec.name.as_str())) {
+            let type_advice = advice.get(spec.name.as_str()).copied();
+            if let Some(by_zone) = imported_spot.and_then(|s| s.get(spec.name.as_str())) {
+                // Imported prices: spot is sold exactly where they name a price.
+                offerings.extend(zones.iter().filter_map(|zone| {
+                    by_zone.get(zone.name).map(|&price| Offering {
+                        zone: zone.name,
+                        zone_id: zone.id,
+                        capacity_type: CapacityType::Spot,
+                        price,
+                        available: true,
+                        interruption_band: type_advice.map(|a| a.band),
+                    })
+                }));
+            } else if let (true, Some(advice)) = (spot_sold, type_advice) {
                 let type_samples = samples.get(spec.name.as_str()).unwrap_or(&no_samples);
                 let prices = spot_prices(od_price, advice, type_samples, &zone_ids);
                 offerings.extend(zones.iter().zip(prices).map(|(zone, price)| Offering {
@@ -377,6 +429,16 @@ pub fn zones_of(region: &str) -> Result<Vec<Zone>, SnapshotError> {
     }
     zones.sort();
     Ok(zones)
+}
+
+/// The bundled On-Demand prices of `region` (every row of its table,
+/// including types the catalog leaves out).
+pub fn bundled_on_demand(region: &str) -> Result<BTreeMap<String, Price>, CatalogError> {
+    let files = snapshot::region_files(region).ok_or_else(|| CatalogError::UnknownRegion {
+        region: region.to_string(),
+        valid: Catalog::regions(),
+    })?;
+    Ok(read_on_demand(files)?)
 }
 
 fn price(row: &super::spec::CsvRow<'_>, column: &str) -> Result<Price, SnapshotError> {

@@ -45,6 +45,7 @@
 //!   advisorHazard: true
 //!   events: [{at: 5h, instanceTypes: [c6a.xlarge], fraction: 0.5, unavailableFor: 30m}]
 //! spotPriceHistory: prices.csv   # optional, JSON or CSV
+//! pricingSnapshot: prices/us-east-1.json   # optional: `karpsim pricing` output
 //! ```
 //!
 //! Rules, beyond the types:
@@ -86,6 +87,10 @@
 //!   digits, `-`, `_` or `.`, starting with a letter or digit.
 //! - Object names in `scale`/`delete` follow Kubernetes rules (DNS-1123
 //!   subdomain; namespaces DNS-1123 label).
+//! - `pricingSnapshot` pins a snapshot file written by `karpsim pricing
+//!   refresh` or `import-spot`: every catalog of the run takes its prices
+//!   from it instead of the bundled snapshot. Its region must be the
+//!   scenario's (checked when the scenario is prepared, which reads it).
 //! - Paths are relative to the directory of the scenario file (absolute
 //!   paths are used as they are) and must name existing files. The
 //!   resolved paths are absolute for the running process and are never
@@ -156,6 +161,18 @@ pub struct Scenario {
     /// Spot interruptions and price history (see [`SpotConfig`]); empty
     /// when the scenario has neither key.
     pub spot: SpotConfig,
+    /// The pinned pricing snapshot file, if any (else the bundled one).
+    pub pricing_snapshot: Option<PinnedSnapshot>,
+}
+
+/// A snapshot file a scenario pins with `pricingSnapshot`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedSnapshot {
+    /// The resolved path (absolute, for this process only).
+    pub path: PathBuf,
+    /// The path as the scenario writes it: what reports record, so they
+    /// stay the same on every machine.
+    pub written: String,
 }
 
 /// One timed action on the cluster.

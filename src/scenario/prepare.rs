@@ -4,6 +4,8 @@
 //! at least one instance type in the scenario's zones, and reads the spot
 //! inputs (interruption trace, spot price history; see
 //! [`load_spot_inputs`](super::load_spot_inputs)) that every variant shares.
+//! A pinned pricing snapshot (`pricingSnapshot`) is read here too and
+//! every catalog is built from it.
 //! All file reading of a run happens here, before anything is simulated.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -18,6 +20,8 @@ use super::{
 use super::{Problem, ScenarioError};
 use crate::autoscaler::CaConfigError;
 use crate::cloud::catalog::zones_of;
+use crate::cloud::nodeclass::NodeClassSettings;
+use crate::cloud::snapshot::{self, PriceSnapshot, SnapshotFileError, SnapshotIdentity};
 use crate::cloud::{Catalog, CatalogError};
 use crate::karpenter::instance_types::filter_instance_types;
 use crate::karpenter::manifests::{self, Manifests};
@@ -78,6 +82,21 @@ pub enum PrepareError {
     /// does not sell (with its place in the scenario file).
     #[error(transparent)]
     ClusterAutoscaler(#[from] super::ScenarioError),
+    /// The pinned pricing snapshot is unreadable or malformed.
+    #[error(transparent)]
+    PricingSnapshot(#[from] SnapshotFileError),
+    /// The pinned pricing snapshot is for another region.
+    #[error(
+        "pricingSnapshot {file} holds prices for {snapshot_region}, but the scenario's region is {region}"
+    )]
+    SnapshotRegion {
+        /// The file as the scenario writes it.
+        file: String,
+        /// The snapshot's region.
+        snapshot_region: String,
+        /// The scenario's region.
+        region: String,
+    },
     /// A NodePool allows no instance type.
     #[error("{variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
     NoInstanceTypes {
@@ -99,11 +118,58 @@ pub struct Prepared {
     pub runs: Vec<RunInput>,
     /// Manifest warnings (fields karpsim does not model, …), one line each.
     pub warnings: Vec<String>,
+    /// The pricing snapshot every catalog of the runs was built from.
+    pub pricing: SnapshotIdentity,
+}
+
+/// The scenario's prices: its pinned snapshot file (checked to be for the
+/// scenario's region) or the bundled snapshot.
+struct Pricing {
+    pinned: Option<PriceSnapshot>,
+    identity: SnapshotIdentity,
+}
+
+impl Pricing {
+    fn of(scenario: &Scenario) -> Result<Pricing, PrepareError> {
+        let Some(pin) = &scenario.pricing_snapshot else {
+            let identity = snapshot::bundled_identity(&scenario.region).ok_or_else(|| {
+                CatalogError::UnknownRegion {
+                    region: scenario.region.clone(),
+                    valid: Catalog::regions(),
+                }
+            })?;
+            return Ok(Pricing {
+                pinned: None,
+                identity,
+            });
+        };
+        let prices = PriceSnapshot::load(&pin.path).map_err(|err| SnapshotFileError {
+            file: pin.written.clone(),
+            reason: err.reason,
+        })?;
+        if prices.region != scenario.region {
+            return Err(PrepareError::SnapshotRegion {
+                file: pin.written.clone(),
+                snapshot_region: prices.region,
+                region: scenario.region.clone(),
+            });
+        }
+        let identity = prices.identity(Some(pin.written.clone()));
+        Ok(Pricing {
+            pinned: Some(prices),
+            identity,
+        })
+    }
+
+    fn catalog(&self, region: &str, settings: &NodeClassSettings) -> Result<Catalog, CatalogError> {
+        Catalog::load_pinned(region, settings, self.pinned.as_ref())
+    }
 }
 
 /// Reads every file the scenario references and builds the runs. Only the
 /// variant named `only` is built when given (the caller checks the name).
 pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, PrepareError> {
+    let pricing = Pricing::of(scenario)?;
     let mut warnings = BTreeSet::new();
     let mut steps = Vec::new();
     let mut sources: Vec<SharedSource> = Vec::new();
@@ -145,7 +211,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             WorkloadAction::NodePools { node_pools } => {
                 let label = format!("workloads[{index}]");
                 let (nodepools, node_count_resource) =
-                    load_pools(scenario, &label, node_pools, &mut warnings)?;
+                    load_pools(scenario, &pricing, &label, node_pools, &mut warnings)?;
                 StepAction::NodePools {
                     nodepools,
                     node_count_resource,
@@ -157,7 +223,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             action,
         });
     }
-    let spot = load_spot(scenario)?;
+    let spot = load_spot(scenario, &pricing)?;
     warnings.extend(spot.warnings.iter().cloned());
     let mut runs = Vec::new();
     for variant in &scenario.variants {
@@ -168,6 +234,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             Provisioner::Karpenter(config) => {
                 let (pools, slot) = load_pools(
                     scenario,
+                    &pricing,
                     &format!("variant {}", variant.name),
                     &config.node_pools,
                     &mut warnings,
@@ -175,7 +242,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                 (pools, slot, None)
             }
             Provisioner::ClusterAutoscaler(config) => {
-                (Vec::new(), None, Some(load_ca(scenario, config)?))
+                (Vec::new(), None, Some(load_ca(scenario, &pricing, config)?))
             }
         };
         runs.push(RunInput {
@@ -198,6 +265,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
     Ok(Prepared {
         runs,
         warnings: warnings.into_iter().collect(),
+        pricing: pricing.identity,
     })
 }
 
@@ -207,9 +275,10 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
 /// is written.
 fn load_ca(
     scenario: &Scenario,
+    pricing: &Pricing,
     config: &super::ClusterAutoscalerConfig,
 ) -> Result<CaSetup, PrepareError> {
-    let catalog = Catalog::load(&scenario.region, &Default::default())?;
+    let catalog = pricing.catalog(&scenario.region, &Default::default())?;
     if let Some(unknown) = config
         .instance_types
         .iter()
@@ -249,11 +318,11 @@ fn load_ca(
 /// Reads the scenario's spot files, checked against the region's catalog
 /// (with default EC2NodeClass settings: names and zones do not depend on
 /// them). Nothing to read when the scenario has no spot keys.
-fn load_spot(scenario: &Scenario) -> Result<SpotInputs, PrepareError> {
+fn load_spot(scenario: &Scenario, pricing: &Pricing) -> Result<SpotInputs, PrepareError> {
     if scenario.spot.interruptions.is_none() && scenario.spot.price_history.is_none() {
         return Ok(SpotInputs::default());
     }
-    let catalog = Catalog::load(&scenario.region, &Default::default())?;
+    let catalog = pricing.catalog(&scenario.region, &Default::default())?;
     Ok(load_spot_inputs(
         &scenario.spot,
         &scenario.source,
@@ -269,6 +338,7 @@ fn load_spot(scenario: &Scenario) -> Result<SpotInputs, PrepareError> {
 /// slot `limits.nodes` was read into.
 fn load_pools(
     scenario: &Scenario,
+    pricing: &Pricing,
     owner: &str,
     files: &[std::path::PathBuf],
     warnings: &mut BTreeSet<String>,
@@ -296,7 +366,7 @@ fn load_pools(
             let settings = class.map(|c| c.settings).unwrap_or_default();
             catalogs.insert(
                 class_name.clone(),
-                Catalog::load(&scenario.region, &settings)?,
+                pricing.catalog(&scenario.region, &settings)?,
             );
         }
         let catalog = catalogs[class_name].clone();

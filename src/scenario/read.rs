@@ -9,8 +9,8 @@ use super::names::{check_dns_label, check_dns_subdomain, check_report_name};
 use super::yaml::{self, Node, Value};
 use super::{
     DEFAULT_LAUNCH_MEDIAN, DEFAULT_LAUNCH_P90, DEFAULT_NAMESPACE, DEFAULT_REGION, KarpenterConfig,
-    ObjectKind, ObjectRef, Provisioner, RegionCatalog, Scenario, Variant, WorkloadAction,
-    WorkloadStep,
+    ObjectKind, ObjectRef, PinnedSnapshot, Provisioner, RegionCatalog, Scenario, Variant,
+    WorkloadAction, WorkloadStep,
 };
 use crate::sim::{LaunchLatency, SimDuration, SimTime, parse_duration};
 
@@ -51,6 +51,7 @@ const TOP_KEYS: Keys = Keys {
         "variants",
         "interruptions",
         "spotPriceHistory",
+        "pricingSnapshot",
     ],
     reserved: &[],
 };
@@ -514,6 +515,13 @@ impl Reader<'_> {
             .collect();
         let variants = self.variants(self.required(&top, "variants")?, &region, &region_zones)?;
         let spot = self.spot(&top, (duration, &self.written(duration_node)), &zones)?;
+        let pricing_snapshot = match top.get("pricingSnapshot") {
+            Some(node) => Some(PinnedSnapshot {
+                path: self.file(node, "pricingSnapshot")?,
+                written: self.string(node, "pricingSnapshot")?.to_string(),
+            }),
+            None => None,
+        };
         Ok(Scenario {
             name,
             source: source.to_path_buf(),
@@ -525,6 +533,7 @@ impl Reader<'_> {
             workloads,
             variants,
             spot,
+            pricing_snapshot,
         })
     }
 

@@ -153,6 +153,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                 }),
             },
         ],
+        pricing_snapshot: None,
         spot: SpotConfig::default(),
     };
     assert_eq!(scenario, expected);
@@ -301,7 +302,7 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nregoin: us-east-1\n",
             "2:1: unknown key \"regoin\" (valid keys: name, seed, duration, region, zones, \
-             nodeLaunchLatency, workloads, variants, interruptions, spotPriceHistory)",
+             nodeLaunchLatency, workloads, variants, interruptions, spotPriceHistory, pricingSnapshot)",
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 1m\n    scael: {}\n",

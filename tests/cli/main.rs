@@ -5,6 +5,7 @@ mod compare;
 mod explain;
 mod instance_types;
 mod parallel;
+mod pricing;
 mod report;
 mod run;
 mod util;

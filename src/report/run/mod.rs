@@ -21,6 +21,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use super::table::{Align, write_table};
+use crate::cloud::snapshot::SnapshotIdentity;
 use crate::sim::engine::{Churn, RunOutput, RunSummary, SpotSummary};
 use crate::sim::ledger::MicroUsd;
 use crate::sim::time::{SimDuration, SimTime};
@@ -72,6 +73,8 @@ fn secs_f64(d: Option<SimDuration>) -> Option<f64> {
 struct SummaryJson<'a> {
     scenario: &'a str,
     variant: &'a str,
+    /// The pricing snapshot the run's catalogs were built from.
+    pricing: &'a SnapshotIdentity,
     duration_s: f64,
     total_cost_usd: f64,
     cost_by_capacity_type: BTreeMap<&'static str, f64>,
@@ -201,12 +204,18 @@ struct ReasonJson<'a> {
     example: &'a str,
 }
 
-/// Writes `summary.json`.
-pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
+/// Writes `summary.json`; `pricing` names the snapshot the run used.
+pub fn write_summary_json(
+    scenario: &str,
+    pricing: &SnapshotIdentity,
+    run: &RunOutput,
+    out: &mut impl Write,
+) -> io::Result<()> {
     let s = &run.summary;
     let json = SummaryJson {
         scenario,
         variant: &s.variant,
+        pricing,
         duration_s: round(s.duration.as_millis() as f64 / 1000.0, 3),
         total_cost_usd: usd_f64(s.total_cost),
         cost_by_capacity_type: s
@@ -253,9 +262,13 @@ pub fn write_summary_json(scenario: &str, run: &RunOutput, out: &mut impl Write)
 
 /// The `summary.json` document as a JSON value, keys in file order (for
 /// `-o json|yaml`).
-pub fn summary_value(scenario: &str, run: &RunOutput) -> io::Result<serde_json::Value> {
+pub fn summary_value(
+    scenario: &str,
+    pricing: &SnapshotIdentity,
+    run: &RunOutput,
+) -> io::Result<serde_json::Value> {
     let mut text = Vec::new();
-    write_summary_json(scenario, run, &mut text)?;
+    write_summary_json(scenario, pricing, run, &mut text)?;
     serde_json::from_slice(&text).map_err(io::Error::other)
 }
 
@@ -389,6 +402,7 @@ pub fn write_scaledown_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<
 /// Writes every file of one variant into `dir` (which must exist).
 pub fn write_variant_files(
     scenario: &str,
+    pricing: &SnapshotIdentity,
     run: &RunOutput,
     dir: &std::path::Path,
 ) -> io::Result<()> {
@@ -401,7 +415,7 @@ pub fn write_variant_files(
         FILES
     };
     let mut f = create(names[0])?;
-    write_summary_json(scenario, run, &mut f)?;
+    write_summary_json(scenario, pricing, run, &mut f)?;
     f.flush()?;
     let mut f = create(names[1])?;
     write_nodeclaims_csv(run, &mut f)?;

@@ -78,8 +78,12 @@ fn nodeclaims_csv_has_the_documented_columns() {
 #[test]
 fn summary_json_carries_the_headline_numbers() {
     let mut out = Vec::new();
-    write_summary_json("demo", &output(), &mut out).unwrap();
+    let pricing = crate::cloud::snapshot::bundled_identity("us-east-1").unwrap();
+    write_summary_json("demo", &pricing, &output(), &mut out).unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["pricing"]["region"], "us-east-1");
+    assert_eq!(json["pricing"]["date"], "2026-07-20");
+    assert!(json["pricing"].get("file").is_none());
     assert_eq!(json["total_cost_usd"], 0.096);
     assert_eq!(json["node_hours"], 1.0);
     assert_eq!(json["cost_by_capacity_type"]["on-demand"], 0.096);
@@ -96,7 +100,8 @@ fn efficiency_without_cost_is_null() {
     let mut run = output();
     run.summary.cost_efficiency = None;
     let mut out = Vec::new();
-    write_summary_json("demo", &run, &mut out).unwrap();
+    let pricing = crate::cloud::snapshot::bundled_identity("us-east-1").unwrap();
+    write_summary_json("demo", &pricing, &run, &mut out).unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert!(json["cost_efficiency"].is_null());
     let mut out = Vec::new();
