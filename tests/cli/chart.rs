@@ -139,9 +139,19 @@ fn chart_of_a_malformed_row_names_file_line_and_column() {
     fields[3] = "lots".to_string();
     lines[2] = fields.join(",");
     fs::write(&path, lines.join("\n") + "\n").unwrap();
+    // `run` drew the charts; a failed redraw must leave them as they were.
+    let chart = out.join("cost.svg");
+    let before = (
+        fs::read(&chart).unwrap(),
+        fs::metadata(&chart).unwrap().modified().unwrap(),
+    );
     let line = single_error_line(&karpsim(&["chart", out.to_str().unwrap()]));
     assert!(line.contains("timeseries.csv"), "{line}");
     assert!(line.contains("line 3"), "{line}");
     assert!(line.contains("cost_usd_per_hour"), "{line}");
-    assert!(!out.join("cost.svg").exists(), "nothing written");
+    let after = (
+        fs::read(&chart).unwrap(),
+        fs::metadata(&chart).unwrap().modified().unwrap(),
+    );
+    assert_eq!(before, after, "nothing rewritten");
 }
