@@ -2,7 +2,7 @@
 //! scenarios (one error line, exit 1, no report directory left behind).
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::util::{karpsim, karpsim_in, repo, single_error_line, stderr, stdout};
 
@@ -125,19 +125,49 @@ fn quickstart_writes_consistent_reports() {
     }
 }
 
-/// Same scenario twice → byte-identical files.
+/// Every file under `dir`, as paths relative to it, sorted.
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(next) = pending.pop() {
+        for entry in fs::read_dir(&next).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                pending.push(path);
+            } else {
+                found.push(path.strip_prefix(dir).unwrap().to_path_buf());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Same scenario twice (into different folders) → the same files with
+/// byte-identical content: CSV, JSON, every chart and report.html.
 #[test]
 fn runs_are_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a"), dir.path().join("b"));
     run_quickstart(&a);
     run_quickstart(&b);
+    let files = files_under(&a);
+    assert_eq!(files, files_under(&b));
     for variant in VARIANTS {
         for file in FILES {
-            let left = fs::read(a.join(variant).join(file)).unwrap();
-            let right = fs::read(b.join(variant).join(file)).unwrap();
-            assert!(left == right, "{variant}/{file} differs");
+            assert!(
+                files.contains(&Path::new(variant).join(file)),
+                "{variant}/{file}"
+            );
         }
+    }
+    for name in ["report.html", "cost.svg", "cost.png"] {
+        assert!(files.contains(&PathBuf::from(name)), "{name}");
+    }
+    for file in &files {
+        let left = fs::read(a.join(file)).unwrap();
+        let right = fs::read(b.join(file)).unwrap();
+        assert!(left == right, "{} differs", file.display());
     }
 }
 
