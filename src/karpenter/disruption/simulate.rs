@@ -14,6 +14,10 @@
 //! land there); `solve` has no per-pod destination filter, so here those
 //! nodes are closed to every pod of a consolidation simulation — stricter
 //! only when pending pods would otherwise have used them.
+//!
+//! The placement view of every node is built once per pass (the first
+//! simulation builds it) and shared by all of the pass's solves: marking
+//! nodes changes only which views a solve uses, never the views.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -22,7 +26,9 @@ use super::candidates::Candidate;
 use super::controller::DisruptionInput;
 use super::pdb::PdbLimits;
 use super::pods::{is_disruptable, is_reschedulable, pod_key};
-use crate::karpenter::provisioning::{Prepared, ProvisioningInput, SchedulingResult, solve};
+use crate::karpenter::provisioning::{
+    ExistingNodes, Prepared, ProvisioningInput, SchedulingResult, solve_with_existing,
+};
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 
@@ -37,6 +43,8 @@ pub struct SimulationView {
     /// The solve setup of this view's simulations when the input brought
     /// none: built once, shared by every simulation of the pass.
     prepared: Option<Arc<Prepared>>,
+    /// Every node's placement view, built by the first simulation.
+    existing: Option<ExistingNodes>,
 }
 
 /// What one simulation found.
@@ -145,6 +153,7 @@ impl SimulationView {
                 .prepared
                 .is_none()
                 .then(|| Arc::new(Prepared::new(input.nodepools, input.daemonsets))),
+            existing: None,
         }
     }
 
@@ -189,15 +198,30 @@ impl SimulationView {
                     .is_some_and(|n| !n.marked_for_deletion)
             })
             .collect();
+        let own_prepared = self.prepared.clone();
+        let prepared = input.prepared.or(own_prepared.as_deref());
+        if self.existing.is_none()
+            && let Some(prepared) = prepared
+        {
+            self.existing = Some(ExistingNodes::new(
+                &self.cluster,
+                input.daemonsets,
+                prepared,
+            ));
+        }
         self.set_marked(&closed, true);
-        let mut result = solve(&ProvisioningInput {
+        let provisioning = ProvisioningInput {
             cluster: &self.cluster,
             nodepools: input.nodepools,
             daemonsets: input.daemonsets,
             pods: &pods,
             node_count_resource: input.node_count_resource,
-            prepared: input.prepared.or(self.prepared.as_deref()),
-        });
+            prepared,
+        };
+        let mut result = match &self.existing {
+            Some(existing) => solve_with_existing(&provisioning, existing),
+            None => crate::karpenter::provisioning::solve(&provisioning),
+        };
         self.set_marked(&closed, false);
         self.reject_uninitialized_destinations(&mut result);
         let non_pending_errors = result
