@@ -141,6 +141,7 @@ impl ExistingNode {
 /// solves over the same cluster, NodePools and DaemonSets; such solves may
 /// differ in which nodes are marked for deletion (those are skipped), but
 /// in nothing else: any other change to nodes or pods needs a new one.
+/// Nodes may also be left unmarked and closed by the solve instead.
 #[derive(Clone)]
 pub struct ExistingNodes {
     nodes: Vec<ExistingNode>,
@@ -202,8 +203,9 @@ pub(super) struct ExistingSet<'b> {
 }
 
 impl<'b> ExistingSet<'b> {
-    /// The nodes of `base` that `cluster` does not mark for deletion.
-    pub fn new(base: &'b ExistingNodes, cluster: &Cluster) -> Self {
+    /// The nodes of `base` that `cluster` does not mark for deletion and
+    /// that are not in `closed` (sorted).
+    pub fn new(base: &'b ExistingNodes, cluster: &Cluster, closed: &[NodeId]) -> Self {
         let open = base
             .nodes
             .iter()
@@ -212,6 +214,7 @@ impl<'b> ExistingSet<'b> {
                 cluster
                     .node(n.id)
                     .is_some_and(|node| !node.marked_for_deletion)
+                    && closed.binary_search(&n.id).is_err()
             })
             .map(|(i, _)| i)
             .collect();

@@ -117,13 +117,16 @@ pub fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
 /// [`solve`] over the placement views of `existing`, built once by
 /// [`ExistingNodes::new`] from this cluster (or from one that differs only
 /// in which nodes are marked for deletion) instead of for this solve
-/// alone: the same result as [`solve`], for a fraction of its setup when
-/// many solves share one cluster.
+/// alone, with the nodes of `closed` taken as marked for deletion too: the
+/// same result as [`solve`] on the cluster with those nodes marked, for a
+/// fraction of its setup when many solves share one cluster (the what-ifs
+/// of a disruption pass).
 pub fn solve_with_existing(
     input: &ProvisioningInput<'_>,
     existing: &ExistingNodes,
+    closed: &[NodeId],
 ) -> SchedulingResult {
-    scheduler::solve_with_existing(input, existing)
+    scheduler::solve_with_existing(input, existing, closed)
 }
 
 /// The concrete offering a NodeClaim launches as.

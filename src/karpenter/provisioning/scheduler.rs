@@ -19,7 +19,7 @@ use crate::kube::labels::{
     LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::resources::{ResourceKind, Resources};
-use crate::scheduler::PodId;
+use crate::scheduler::{NodeId, PodId};
 
 /// Upstream `MaxInstanceTypes`: options written on a NodeClaim.
 pub const MAX_INSTANCE_TYPES: usize = 600;
@@ -40,7 +40,7 @@ struct Scheduler<'a> {
     topology: Topology<'a>,
     tolerate_prefer_no_schedule: bool,
     hostnames: u32,
-    placed_existing: Vec<(PodId, crate::scheduler::NodeId)>,
+    placed_existing: Vec<(PodId, NodeId)>,
 }
 
 /// Places the pods (see [`super::solve`]).
@@ -54,7 +54,7 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
         }
     };
     let existing = ExistingNodes::new(input.cluster, input.daemonsets, prepared);
-    solve_prepared(input, prepared, &existing)
+    solve_prepared(input, prepared, &existing, &[])
 }
 
 /// Places the pods on the nodes of `existing` (see
@@ -62,7 +62,11 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
 pub(super) fn solve_with_existing(
     input: &ProvisioningInput<'_>,
     existing: &ExistingNodes,
+    closed: &[NodeId],
 ) -> SchedulingResult {
+    let mut closed = closed.to_vec();
+    closed.sort_unstable();
+    closed.dedup();
     let built;
     let prepared = match input.prepared {
         Some(prepared) => prepared,
@@ -71,13 +75,15 @@ pub(super) fn solve_with_existing(
             &built
         }
     };
-    solve_prepared(input, prepared, existing)
+    solve_prepared(input, prepared, existing, &closed)
 }
 
+/// The solve; `closed` (sorted) are nodes taken as marked for deletion.
 fn solve_prepared<'a>(
     input: &'a ProvisioningInput<'a>,
     prepared: &'a Prepared,
     base: &'a ExistingNodes,
+    closed: &[NodeId],
 ) -> SchedulingResult {
     debug_assert!(
         base.fits(input.cluster),
@@ -110,8 +116,8 @@ fn solve_prepared<'a>(
         .iter()
         .map(|ctx| (!ctx.pool.limits.is_empty()).then(|| ctx.pool.limits.clone()))
         .collect();
-    for (_, node) in cluster.nodes() {
-        if node.marked_for_deletion {
+    for (id, node) in cluster.nodes() {
+        if node.marked_for_deletion || closed.binary_search(&id).is_ok() {
             continue;
         }
         if let Some(pool) = node.nodepool()
@@ -123,7 +129,7 @@ fn solve_prepared<'a>(
             }
         }
     }
-    let existing = ExistingSet::new(base, cluster);
+    let existing = ExistingSet::new(base, cluster, closed);
 
     // The batch: DaemonSet pods are never provisioned for.
     let mut batch: Vec<PodWork> = Vec::new();
