@@ -14,7 +14,7 @@ use super::prepared::Prepared;
 use super::topology::{PodTopology, anti_affinity_pods};
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
-use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 use crate::kube::taints::{Taint, first_untolerated, taints_for_uninitialized_node, tolerates_all};
 use crate::scheduler::{Cluster, Node, NodeId, PodId};
@@ -28,8 +28,9 @@ pub(super) struct ExistingNode {
     /// Taints that count: uninitialized managed nodes ignore known
     /// ephemeral and startup taints.
     pub taints: Vec<Taint>,
-    /// Node labels plus `hostname In [its hostname]`.
-    pub requirements: Requirements,
+    /// Node labels plus `hostname In [its hostname]` (shared with the
+    /// prepared setup's cache until a pod joins).
+    pub requirements: Arc<Requirements>,
     /// Allocatable − bound requests − DaemonSet pods still to come.
     pub remaining: Resources,
     pub host_ports: Vec<HostPort>,
@@ -52,7 +53,12 @@ impl ExistingNode {
             }
             _ => node.taints.clone(),
         };
-        let labels = prepared.node_requirements(id, &node.labels);
+        let hostname = node
+            .labels
+            .get(LABEL_HOSTNAME)
+            .unwrap_or(node.name.as_str());
+        let (labels, requirements) =
+            prepared.existing_node_requirements(id, &node.labels, hostname);
         let mut bound_daemons = Resources::ZERO;
         let mut host_ports = Vec::new();
         for pod in node.pods.iter().filter_map(|p| cluster.pod(*p)) {
@@ -73,13 +79,6 @@ impl ExistingNode {
             }
         }
         let daemons_to_come = daemons.saturating_sub(&bound_daemons);
-        let hostname = node
-            .labels
-            .get(LABEL_HOSTNAME)
-            .unwrap_or(node.name.as_str())
-            .to_string();
-        let mut requirements = Requirements::clone(&labels);
-        requirements.add(Requirement::in_values(LABEL_HOSTNAME, [hostname]));
         ExistingNode {
             id,
             name: node.name.clone(),
@@ -117,7 +116,7 @@ impl ExistingNode {
         } else {
             Requirements::new()
         };
-        let mut merged = self.requirements.clone();
+        let mut merged = Requirements::clone(&self.requirements);
         merged.add_all(&pod.requirements);
         if !narrowed.is_empty() {
             if !merged.is_compatible(&narrowed, no_undefined()) {
@@ -130,7 +129,7 @@ impl ExistingNode {
 
     pub fn add(&mut self, pod: &PodWork, requirements: Requirements) {
         self.remaining -= pod.requests;
-        self.requirements = requirements;
+        self.requirements = Arc::new(requirements);
         self.host_ports.extend(pod.host_ports().iter().cloned());
     }
 }
