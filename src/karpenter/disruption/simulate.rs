@@ -8,8 +8,8 @@
 //! `solve` skips nodes that are marked for deletion; a simulation's solve
 //! takes as marked the deleting nodes and the nodes it excludes (the
 //! candidates, and for consolidation the nodes still inside their
-//! `consolidateAfter` window), without copying the cluster. Upstream only keeps *candidate* pods off nodes
-//! inside their window (pending pods and pods of deleting nodes may still
+//! `consolidateAfter` window), without copying the cluster. Upstream only
+//! keeps *candidate* pods off nodes inside their window (pending pods and pods of deleting nodes may still
 //! land there); `solve` has no per-pod destination filter, so here those
 //! nodes are closed to every pod of a consolidation simulation — stricter
 //! only when pending pods would otherwise have used them.
