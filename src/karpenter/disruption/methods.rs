@@ -62,8 +62,8 @@ impl<'i, 'a> PassContext<'i, 'a> {
         }
     }
 
-    /// Simulates removing `candidates` on the pass's cluster copy (made on
-    /// first use).
+    /// Simulates removing `candidates` on the pass's simulation view (made
+    /// on first use).
     pub fn simulate(&mut self, candidates: &[&Candidate], consolidation: bool) -> Simulation {
         let (input, pdbs) = (self.input, &self.pdbs);
         let view = self

@@ -5,15 +5,18 @@
 //! nodes already being deleted, fit on the rest of the cluster plus new
 //! NodeClaims?
 //!
-//! `solve` skips nodes that are marked for deletion, so the view is one
-//! copy of the cluster per pass in which deleting nodes stay marked and the
-//! nodes a simulation excludes (the candidates, and for consolidation the
-//! nodes still inside their `consolidateAfter` window) are marked for the
-//! duration of one solve. Upstream only keeps *candidate* pods off nodes
-//! inside their window (pending pods and pods of deleting nodes may still
+//! `solve` skips nodes that are marked for deletion; a simulation's solve
+//! takes as marked the deleting nodes and the nodes it excludes (the
+//! candidates, and for consolidation the nodes still inside their
+//! `consolidateAfter` window), without copying the cluster. Upstream only
+//! keeps *candidate* pods off nodes inside their window (pending pods and pods of deleting nodes may still
 //! land there); `solve` has no per-pod destination filter, so here those
 //! nodes are closed to every pod of a consolidation simulation — stricter
 //! only when pending pods would otherwise have used them.
+//!
+//! The placement view of every node is built once per pass (the first
+//! simulation builds it) and shared by all of the pass's solves: closing
+//! nodes changes only which views a solve uses, never the views.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -22,14 +25,17 @@ use super::candidates::Candidate;
 use super::controller::DisruptionInput;
 use super::pdb::PdbLimits;
 use super::pods::{is_disruptable, is_reschedulable, pod_key};
-use crate::karpenter::provisioning::{Prepared, ProvisioningInput, SchedulingResult, solve};
+use crate::karpenter::provisioning::{
+    ExistingNodes, Prepared, ProvisioningInput, SchedulingResult, solve_with_existing,
+};
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 
 /// The cluster as the disruption simulations of one pass see it.
 #[derive(Debug, Clone)]
 pub struct SimulationView {
-    cluster: Cluster,
+    /// Nodes being deleted (closed to every simulation).
+    deleting: Vec<NodeId>,
     pending: BTreeSet<PodId>,
     deleting_node_pods: Vec<PodId>,
     deleting_node_pod_set: BTreeSet<PodId>,
@@ -37,6 +43,8 @@ pub struct SimulationView {
     /// The solve setup of this view's simulations when the input brought
     /// none: built once, shared by every simulation of the pass.
     prepared: Option<Arc<Prepared>>,
+    /// Every node's placement view, built by the first simulation.
+    existing: Option<ExistingNodes>,
 }
 
 /// What one simulation found.
@@ -109,9 +117,10 @@ fn currently_reschedulable(cluster: &Cluster, pdbs: &PdbLimits, pod: PodId, now:
 }
 
 impl SimulationView {
-    /// Copies the cluster once, with deleting nodes marked.
+    /// The deleting nodes and their pods, and the nodes inside their
+    /// `consolidateAfter` window, of `input`'s cluster: every simulation
+    /// must be given the same `input`.
     pub fn new(input: &DisruptionInput<'_>, pdbs: &PdbLimits) -> SimulationView {
-        let mut cluster = input.cluster.clone();
         let deleting: Vec<NodeId> = input
             .cluster
             .nodes()
@@ -121,9 +130,6 @@ impl SimulationView {
         let pending: BTreeSet<PodId> = input.pending.iter().copied().collect();
         let mut deleting_node_pods = Vec::new();
         for &id in &deleting {
-            if let Some(node) = cluster.node_mut(id) {
-                node.marked_for_deletion = true;
-            }
             let pods = input.cluster.node(id).map_or(&[][..], |n| &n.pods[..]);
             deleting_node_pods.extend(pods.iter().copied().filter(|&p| {
                 !pending.contains(&p) && currently_reschedulable(input.cluster, pdbs, p, input.now)
@@ -136,7 +142,7 @@ impl SimulationView {
             .filter(|&id| !is_deleting(input, id) && is_under_consolidate_after(input, id))
             .collect();
         SimulationView {
-            cluster,
+            deleting,
             pending,
             deleting_node_pod_set: deleting_node_pods.iter().copied().collect(),
             deleting_node_pods,
@@ -145,12 +151,8 @@ impl SimulationView {
                 .prepared
                 .is_none()
                 .then(|| Arc::new(Prepared::new(input.nodepools, input.daemonsets))),
+            existing: None,
         }
-    }
-
-    /// The cluster copy (deleting nodes marked).
-    pub fn cluster(&self) -> &Cluster {
-        &self.cluster
     }
 
     /// Simulates removing `candidates`. `consolidation` closes nodes still
@@ -177,29 +179,35 @@ impl SimulationView {
                 pods.push(pod);
             }
         }
-        let mut closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
+        let mut closed: Vec<NodeId> = self.deleting.clone();
+        closed.extend(candidates.iter().map(|c| c.node));
         if consolidation {
             closed.extend(self.under_consolidate_after.iter().copied());
         }
-        let closed: Vec<NodeId> = closed
-            .into_iter()
-            .filter(|&id| {
-                self.cluster
-                    .node(id)
-                    .is_some_and(|n| !n.marked_for_deletion)
-            })
-            .collect();
-        self.set_marked(&closed, true);
-        let mut result = solve(&ProvisioningInput {
-            cluster: &self.cluster,
+        let prepared = input.prepared.or(self.prepared.as_deref());
+        let existing = match &self.existing {
+            Some(existing) => existing,
+            None => {
+                let built = match prepared {
+                    Some(prepared) => ExistingNodes::new(input.cluster, input.daemonsets, prepared),
+                    None => {
+                        let prepared = Prepared::new(input.nodepools, input.daemonsets);
+                        ExistingNodes::new(input.cluster, input.daemonsets, &prepared)
+                    }
+                };
+                self.existing.insert(built)
+            }
+        };
+        let provisioning = ProvisioningInput {
+            cluster: input.cluster,
             nodepools: input.nodepools,
             daemonsets: input.daemonsets,
             pods: &pods,
             node_count_resource: input.node_count_resource,
-            prepared: input.prepared.or(self.prepared.as_deref()),
-        });
-        self.set_marked(&closed, false);
-        self.reject_uninitialized_destinations(&mut result);
+            prepared,
+        };
+        let mut result = solve_with_existing(&provisioning, existing, &closed);
+        self.reject_uninitialized_destinations(input.cluster, &mut result);
         let non_pending_errors = result
             .errors
             .iter()
@@ -212,26 +220,18 @@ impl SimulationView {
         }
     }
 
-    fn set_marked(&mut self, nodes: &[NodeId], marked: bool) {
-        for &id in nodes {
-            if let Some(node) = self.cluster.node_mut(id) {
-                node.marked_for_deletion = marked;
-            }
-        }
-    }
-
     /// A decision must not rest on a node that has not finished
     /// initializing: pods placed there (other than pods of deleting nodes)
     /// count as unschedulable.
-    fn reject_uninitialized_destinations(&self, result: &mut SchedulingResult) {
+    fn reject_uninitialized_destinations(&self, cluster: &Cluster, result: &mut SchedulingResult) {
         let mut kept = Vec::with_capacity(result.existing.len());
         for &(pod, node_id) in &result.existing {
-            let node = self.cluster.node(node_id);
+            let node = cluster.node(node_id);
             let uninitialized = node.is_some_and(|n| !n.initialized);
             if uninitialized && !self.deleting_node_pod_set.contains(&pod) {
                 let node = node.map_or("", |n| n.name.as_str());
                 let mut what = vec![format!("nodeclaim/{node}")];
-                if self.cluster.node(node_id).is_some_and(|n| n.registered) {
+                if cluster.node(node_id).is_some_and(|n| n.registered) {
                     what.push(format!("node/{node}"));
                 }
                 result.errors.push((

@@ -32,6 +32,7 @@ mod topology;
 #[cfg(test)]
 mod tests;
 
+pub use existing::ExistingNodes;
 pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
 pub use prepared::{Prepared, PreparedCache};
 pub use scheduler::MAX_INSTANCE_TYPES;
@@ -111,6 +112,21 @@ pub struct SchedulingResult {
 /// its 600 cheapest options.
 pub fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
     scheduler::solve(input)
+}
+
+/// [`solve`] over the placement views of `existing`, built once by
+/// [`ExistingNodes::new`] from this cluster (or from one that differs only
+/// in which nodes are marked for deletion) instead of for this solve
+/// alone, with the nodes of `closed` taken as marked for deletion too: the
+/// same result as [`solve`] on the cluster with those nodes marked, for a
+/// fraction of its setup when many solves share one cluster (the what-ifs
+/// of a disruption pass).
+pub fn solve_with_existing(
+    input: &ProvisioningInput<'_>,
+    existing: &ExistingNodes,
+    closed: &[NodeId],
+) -> SchedulingResult {
+    scheduler::solve_with_existing(input, existing, closed)
 }
 
 /// The concrete offering a NodeClaim launches as.

@@ -16,7 +16,7 @@ use super::template::TemplateCore;
 use super::topology::{DomainSource, DomainSources, strict_or_empty};
 use crate::cloud::Price;
 use crate::karpenter::nodepool::NodePool;
-use crate::kube::labels::Labels;
+use crate::kube::labels::{LABEL_HOSTNAME, Labels};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::taints::TaintEffect;
@@ -50,6 +50,18 @@ pub struct Prepared {
     /// Node labels as requirements, by node, with the labels they were
     /// made from (a node whose labels differ is made again).
     node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
+    /// Existing nodes' label requirements with and without their hostname
+    /// requirement, by node, with the labels and hostname they were made
+    /// from.
+    existing_node_requirements: Mutex<HashMap<NodeId, ExistingNodeRequirements>>,
+}
+
+/// A node's labels and hostname, and the requirements made from them.
+struct ExistingNodeRequirements {
+    labels: Labels,
+    hostname: String,
+    from_labels: Arc<Requirements>,
+    with_hostname: Arc<Requirements>,
 }
 
 /// A NodePool index and its NodeClaim's zone, zone-id and capacity-type
@@ -122,6 +134,7 @@ impl Prepared {
             daemon_requirements: daemonsets.iter().map(|ds| strict_or_empty(ds)).collect(),
             price_tables: Mutex::new(HashMap::new()),
             node_requirements: Mutex::new(HashMap::new()),
+            existing_node_requirements: Mutex::new(HashMap::new()),
         }
     }
 
@@ -200,6 +213,41 @@ impl Prepared {
         let requirements = Arc::new(Requirements::from_labels(labels));
         cache.insert(id, (labels.clone(), requirements.clone()));
         requirements
+    }
+
+    /// `Requirements::from_labels(labels)` of node `id`, and the same plus
+    /// `hostname In [hostname]`, made once while its labels and hostname
+    /// stay the same.
+    pub(super) fn existing_node_requirements(
+        &self,
+        id: NodeId,
+        labels: &Labels,
+        hostname: &str,
+    ) -> (Arc<Requirements>, Arc<Requirements>) {
+        let mut cache = self
+            .existing_node_requirements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(seen) = cache.get(&id)
+            && seen.hostname == hostname
+            && seen.labels == *labels
+        {
+            return (seen.from_labels.clone(), seen.with_hostname.clone());
+        }
+        let from_labels = Arc::new(Requirements::from_labels(labels));
+        let mut with_hostname = Requirements::clone(&from_labels);
+        with_hostname.add(Requirement::in_values(LABEL_HOSTNAME, [hostname]));
+        let with_hostname = Arc::new(with_hostname);
+        cache.insert(
+            id,
+            ExistingNodeRequirements {
+                labels: labels.clone(),
+                hostname: hostname.to_string(),
+                from_labels: from_labels.clone(),
+                with_hostname: with_hostname.clone(),
+            },
+        );
+        (from_labels, with_hostname)
     }
 
     /// Topology domains from what the NodePools could launch.

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::claim::{Attempt, Claim, Rejection, min_values_shortfall, no_undefined};
-use super::existing::ExistingNode;
+use super::existing::{ExistingNodes, ExistingSet};
 use super::pod::PodWork;
 use super::prepared::Prepared;
 use super::template::{OfferingFilter, Template};
@@ -19,7 +19,7 @@ use crate::kube::labels::{
     LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::resources::{ResourceKind, Resources};
-use crate::scheduler::PodId;
+use crate::scheduler::{NodeId, PodId};
 
 /// Upstream `MaxInstanceTypes`: options written on a NodeClaim.
 pub const MAX_INSTANCE_TYPES: usize = 600;
@@ -33,14 +33,14 @@ struct Scheduler<'a> {
     /// Why NodePools have no template (for messages when none is left).
     template_errors: Vec<String>,
     remaining: Vec<Option<Limits>>,
-    existing: Vec<ExistingNode>,
+    existing: ExistingSet<'a>,
     claims: Vec<Claim>,
     /// The order in-flight claims are tried in.
     claim_order: ClaimOrder,
     topology: Topology<'a>,
     tolerate_prefer_no_schedule: bool,
     hostnames: u32,
-    placed_existing: Vec<(PodId, crate::scheduler::NodeId)>,
+    placed_existing: Vec<(PodId, NodeId)>,
 }
 
 /// Places the pods (see [`super::solve`]).
@@ -53,6 +53,42 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
             &built
         }
     };
+    let existing = ExistingNodes::new(input.cluster, input.daemonsets, prepared);
+    solve_prepared(input, prepared, &existing, &[])
+}
+
+/// Places the pods on the nodes of `existing` (see
+/// [`super::solve_with_existing`]).
+pub(super) fn solve_with_existing(
+    input: &ProvisioningInput<'_>,
+    existing: &ExistingNodes,
+    closed: &[NodeId],
+) -> SchedulingResult {
+    let mut closed = closed.to_vec();
+    closed.sort_unstable();
+    closed.dedup();
+    let built;
+    let prepared = match input.prepared {
+        Some(prepared) => prepared,
+        None => {
+            built = Prepared::new(input.nodepools, input.daemonsets);
+            &built
+        }
+    };
+    solve_prepared(input, prepared, existing, &closed)
+}
+
+/// The solve; `closed` (sorted) are nodes taken as marked for deletion.
+fn solve_prepared<'a>(
+    input: &'a ProvisioningInput<'a>,
+    prepared: &'a Prepared,
+    base: &'a ExistingNodes,
+    closed: &[NodeId],
+) -> SchedulingResult {
+    debug_assert!(
+        base.fits(input.cluster),
+        "existing-node views built from another cluster"
+    );
     debug_assert!(
         prepared.matches(input.nodepools, input.daemonsets),
         "prepared setup built from other NodePools, catalogs or DaemonSets"
@@ -80,9 +116,8 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
         .iter()
         .map(|ctx| (!ctx.pool.limits.is_empty()).then(|| ctx.pool.limits.clone()))
         .collect();
-    let mut existing = Vec::new();
     for (id, node) in cluster.nodes() {
-        if node.marked_for_deletion {
+        if node.marked_for_deletion || closed.binary_search(&id).is_ok() {
             continue;
         }
         if let Some(pool) = node.nodepool()
@@ -93,15 +128,8 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
                 *left -= capacity_for_limit(input, *kind, &node.capacity);
             }
         }
-        existing.push(ExistingNode::new(
-            cluster,
-            id,
-            node,
-            input.daemonsets,
-            prepared,
-        ));
     }
-    existing.sort_by(|a, b| (!a.initialized, &a.name).cmp(&(!b.initialized, &b.name)));
+    let existing = ExistingSet::new(base, cluster, closed);
 
     // The batch: DaemonSet pods are never provisioned for.
     let mut batch: Vec<PodWork> = Vec::new();
@@ -123,9 +151,9 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
         }
     }
 
-    let mut topology = Topology::new(cluster, prepared, &batch);
-    for node in &existing {
-        topology.register_host(node.hostname());
+    let mut topology = Topology::new(cluster, prepared, &batch, base.anti_affinity_pods());
+    for hostname in existing.hostnames() {
+        topology.register_host(hostname);
     }
 
     let mut scheduler = Scheduler {
@@ -209,11 +237,10 @@ impl<'a> Scheduler<'a> {
             let topology = self.topology.for_pod(pod);
             self.existing
                 .iter()
-                .enumerate()
                 .find_map(|(i, node)| node.can_add(&topology, pod).map(|r| (i, r)))
         };
         if let Some((i, requirements)) = on_existing {
-            let node = &mut self.existing[i];
+            let node = self.existing.get_mut(i);
             self.topology
                 .record(pod, &node.taints, &requirements, no_undefined(), None);
             node.add(pod, requirements);

@@ -392,13 +392,34 @@ pub(super) struct Topology<'a> {
     inverse_owned: HashMap<PodId, Vec<usize>>,
 }
 
+/// The running pods whose required anti-affinity every solve over
+/// `cluster` must respect: bound to a node, not terminal, with a required
+/// anti-affinity term; in pod order.
+pub(super) fn anti_affinity_pods(cluster: &Cluster) -> Vec<PodId> {
+    cluster
+        .pods()
+        .filter(|(_, pod)| {
+            pod.node.and_then(|n| cluster.node(n)).is_some()
+                && !pod.phase.is_terminal()
+                && !pod.spec.pod_anti_affinity.required.is_empty()
+        })
+        .map(|(id, _)| id)
+        .collect()
+}
+
 /// Why a topology rule admits no domain.
 pub(super) struct TopologyError(pub String);
 
 impl<'a> Topology<'a> {
-    /// Builds the state: inverse anti-affinity of running pods, then the
-    /// groups of every batch pod.
-    pub fn new(cluster: &'a Cluster, prepared: &'a Prepared, batch: &[PodWork]) -> Self {
+    /// Builds the state: inverse anti-affinity of running pods (those of
+    /// [`anti_affinity_pods`], which is what it finds in `cluster`), then
+    /// the groups of every batch pod.
+    pub fn new(
+        cluster: &'a Cluster,
+        prepared: &'a Prepared,
+        batch: &[PodWork],
+        anti_affinity_pods: &[PodId],
+    ) -> Self {
         let mut topology = Topology {
             cluster,
             prepared,
@@ -410,14 +431,12 @@ impl<'a> Topology<'a> {
             owned: HashMap::new(),
             inverse_owned: HashMap::new(),
         };
-        for (id, pod) in cluster.pods() {
+        for &id in anti_affinity_pods {
+            let Some(pod) = cluster.pod(id) else { continue };
             let Some(node) = pod.node.and_then(|n| cluster.node(n)) else {
                 continue;
             };
-            if pod.phase.is_terminal()
-                || topology.excluded.contains(&id)
-                || pod.spec.pod_anti_affinity.required.is_empty()
-            {
+            if topology.excluded.contains(&id) {
                 continue;
             }
             topology.update_inverse(id, &pod.spec, Some(&node.labels));

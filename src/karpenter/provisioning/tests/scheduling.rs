@@ -484,3 +484,57 @@ fn solve_is_deterministic() {
     }
     assert_eq!(world.solve(), world.solve());
 }
+
+/// Views built once and shared: solving over them gives what a fresh
+/// solve gives, whichever node is marked for deletion or closed by the
+/// solve instead, and a solve's placements never leak into the shared
+/// views (the next solve still sees every node's room).
+#[test]
+fn shared_existing_views_match_fresh_solves() {
+    use crate::karpenter::provisioning::{ExistingNodes, ProvisioningInput, solve_with_existing};
+    let mut world = World::fake(default_pool(), 8);
+    let room = Resources::cpu_mem(2000, 4 * GIB).with(ResourceKind::Pods, 10);
+    let nodes: Vec<_> = ["a", "b", "c"]
+        .iter()
+        .map(|name| world.add_node(name, &[(LABEL_NODEPOOL, "default")], room, true))
+        .collect();
+    world.add_running(pod(500, 100), nodes[1]);
+    world.add_pendings(4, pod(1200, 100));
+    let prepared = world.prepare();
+    let shared = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    let mut placed_on_existing = 0;
+    for marked in [None, Some(nodes[0]), Some(nodes[1]), None] {
+        let closed: Vec<_> = marked.into_iter().collect();
+        let on_shared = |world: &World, closed: &[_]| {
+            let input = ProvisioningInput {
+                cluster: &world.cluster,
+                nodepools: &world.contexts(),
+                daemonsets: &world.daemonsets,
+                pods: &world.pending,
+                node_count_resource: world.node_count_resource,
+                prepared: Some(&prepared),
+            };
+            solve_with_existing(&input, &shared, closed)
+        };
+        let by_closing = on_shared(&world, &closed);
+        for &id in &closed {
+            world.cluster.node_mut(id).unwrap().marked_for_deletion = true;
+        }
+        let fresh = world.solve_with(Some(&prepared));
+        let by_marking = on_shared(&world, &[]);
+        for &id in &closed {
+            world.cluster.node_mut(id).unwrap().marked_for_deletion = false;
+        }
+        assert_eq!(by_marking, fresh, "marked {marked:?}");
+        assert_eq!(by_closing, fresh, "closed {marked:?}");
+        assert!(
+            fresh
+                .existing
+                .iter()
+                .all(|&(_, node)| !closed.contains(&node))
+        );
+        placed_on_existing += fresh.existing.len();
+    }
+    // 3 nodes each take one 1.2-CPU pod when all are open, 2 otherwise.
+    assert_eq!(placed_on_existing, 3 + 2 + 2 + 3);
+}
