@@ -169,25 +169,31 @@ pub fn write_report(
     outputs: &[RunOutput],
     out_dir: &Path,
 ) -> Result<()> {
+    // Each variant's chart data, read back from its CSVs while its folder is
+    // written, feeds the comparison chart too.
+    let series: Vec<std::cell::RefCell<Option<chart::VariantSeries>>> =
+        outputs.iter().map(|_| Default::default()).collect();
     let mut entries: Vec<(String, _)> = outputs
         .iter()
-        .map(|output| {
+        .zip(&series)
+        .map(|(output, slot)| {
             let name = scenario.name.as_str();
             (output.summary.variant.clone(), move |dir: &Path| {
                 run_report::write_variant_files(name, pricing, output, dir)?;
-                let series = chart::VariantSeries::read_dir(dir).map_err(io::Error::other)?;
-                chart::write_variant_charts(&series, dir).map_err(io::Error::other)?;
+                let read = chart::VariantSeries::read_dir(dir).map_err(io::Error::other)?;
+                chart::write_variant_charts(&read, dir).map_err(io::Error::other)?;
+                *slot.borrow_mut() = Some(read);
                 Ok(())
             })
         })
         .collect();
     run_report::atomic::write_dirs(out_dir, &mut entries)
         .with_context(|| format!("cannot write the report to {}", out_dir.display()))?;
+    let series: Vec<chart::VariantSeries> = series
+        .into_iter()
+        .filter_map(std::cell::RefCell::into_inner)
+        .collect();
     let order: Vec<String> = outputs.iter().map(|o| o.summary.variant.clone()).collect();
-    let series = order
-        .iter()
-        .map(|variant| chart::VariantSeries::read_dir(&out_dir.join(variant)))
-        .collect::<Result<Vec<_>, _>>()?;
     chart::write_comparison_charts(&series, out_dir)?;
     html::write_report_html_ordered(out_dir, &order)?;
     Ok(())
