@@ -2,13 +2,12 @@
 //! run`, and the one-line errors for folders that are not reports.
 
 use std::fs;
-use std::path::Path;
 
 use karpsim::report::chart::{self, VariantSeries};
 
 use crate::util::{karpsim, single_error_line, stderr, stdout};
 
-const VARIANTS: [&str; 2] = ["on-demand", "spot-first"];
+use crate::util::{QUICKSTART_VARIANTS as VARIANTS, run_quickstart};
 const CHARTS: [&str; 5] = [
     "nodes-by-type",
     "nodes-by-capacity",
@@ -16,16 +15,6 @@ const CHARTS: [&str; 5] = [
     "pending",
     "disruptions",
 ];
-
-fn run_quickstart(out: &Path) {
-    let output = karpsim(&[
-        "run",
-        "scenarios/quickstart.yaml",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-}
 
 /// Width and height from a PNG's IHDR chunk, after checking the signature.
 fn png_size(png: &[u8]) -> (u32, u32) {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::util::{karpsim, karpsim_in, repo, single_error_line, stderr, stdout};
 
-const VARIANTS: [&str; 2] = ["on-demand", "spot-first"];
+use crate::util::{QUICKSTART_VARIANTS as VARIANTS, run_quickstart};
 const FILES: [&str; 5] = [
     "summary.json",
     "nodeclaims.csv",
@@ -14,21 +14,6 @@ const FILES: [&str; 5] = [
     "timeseries.csv",
     "disruption.csv",
 ];
-
-fn run_quickstart(out: &Path) {
-    let output = karpsim(&[
-        "run",
-        "scenarios/quickstart.yaml",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stdout(&output);
-    assert!(text.contains("total cost"), "{text}");
-    for variant in VARIANTS {
-        assert!(text.contains(variant), "{text}");
-    }
-}
 
 fn rows(path: &Path) -> Vec<csv::StringRecord> {
     let mut reader = csv::Reader::from_path(path).unwrap();

@@ -49,3 +49,23 @@ pub fn single_error_line(output: &Output) -> String {
     assert!(errors[0].starts_with("error: "), "stderr: {text}");
     errors[0].to_string()
 }
+
+/// The variants of `scenarios/quickstart.yaml`, in file order.
+pub const QUICKSTART_VARIANTS: [&str; 2] = ["on-demand", "spot-first"];
+
+/// Runs `scenarios/quickstart.yaml` into `out` and checks it succeeded
+/// and printed its summary table.
+pub fn run_quickstart(out: &Path) {
+    let output = karpsim(&[
+        "run",
+        "scenarios/quickstart.yaml",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("total cost"), "{text}");
+    for variant in QUICKSTART_VARIANTS {
+        assert!(text.contains(variant), "{text}");
+    }
+}
