@@ -224,6 +224,12 @@ impl Resources {
         amounts: [0; SLOTS],
     };
 
+    /// Room no request fits in: every amount negative (see
+    /// [`Resources::fits`]).
+    pub const NOTHING_FITS: Resources = Resources {
+        amounts: [-1; SLOTS],
+    };
+
     /// CPU and memory only, the most common shape.
     pub const fn cpu_mem(cpu_millis: i64, memory_bytes: i64) -> Self {
         let mut amounts = [0; SLOTS];

@@ -6,6 +6,7 @@
 //! which nodes are marked for deletion; each solve copies a node's view
 //! only when it places a pod there ([`ExistingSet`]).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::claim::{merged_get, no_undefined};
@@ -138,9 +139,9 @@ impl ExistingNode {
 /// tries them (initialized first, then by name). Build it with
 /// [`ExistingNodes::new`] and hand it to [`super::solve_with_existing`] for
 /// solves over the same cluster, NodePools and DaemonSets; such solves may
-/// differ in which nodes are marked for deletion (those are skipped), but
-/// in nothing else: any other change to nodes or pods needs a new one.
-/// Nodes may also be left unmarked and closed by the solve instead.
+/// differ in which nodes they close (take as marked for deletion), but in
+/// nothing else: any change to nodes or pods, marking included, needs a
+/// new one.
 #[derive(Clone)]
 pub struct ExistingNodes {
     nodes: Vec<ExistingNode>,
@@ -151,6 +152,26 @@ pub struct ExistingNodes {
     anti_affinity_pods: Vec<PodId>,
     /// How many nodes the cluster had (a cheap check of misuse).
     cluster_nodes: usize,
+    /// Which views were of nodes marked for deletion when built.
+    marked: Vec<bool>,
+    /// Per NodePool name: capacity and count of its nodes not marked for
+    /// deletion (what the pool's limits are charged with).
+    pool_usage: BTreeMap<String, PoolUsage>,
+    /// Segment tree over the views in try order: each entry holds the
+    /// element-wise maximum room of the views below it (leaves from
+    /// `leaves`; padding leaves fit nothing). A pod whose requests do not
+    /// fit a subtree's maximum fits none of its nodes, so a search skips it.
+    room_tree: Vec<Resources>,
+    leaves: usize,
+}
+
+/// What a NodePool's nodes use of its limits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct PoolUsage {
+    /// Σ capacity.
+    pub capacity: Resources,
+    /// Number of nodes.
+    pub nodes: i64,
 }
 
 impl ExistingNodes {
@@ -163,12 +184,45 @@ impl ExistingNodes {
         // Stable, so filtering out the nodes a solve skips leaves the order
         // a sort of the remaining nodes would give.
         nodes.sort_by(|a, b| (!a.initialized, &a.name).cmp(&(!b.initialized, &b.name)));
+        let marked: Vec<bool> = nodes
+            .iter()
+            .map(|n| {
+                cluster
+                    .node(n.id)
+                    .is_none_or(|node| node.marked_for_deletion)
+            })
+            .collect();
+        let mut pool_usage: BTreeMap<String, PoolUsage> = BTreeMap::new();
+        for (_, node) in cluster.nodes().filter(|(_, n)| !n.marked_for_deletion) {
+            if let Some(pool) = node.nodepool() {
+                let usage = pool_usage.entry(pool.to_string()).or_default();
+                usage.capacity += node.capacity;
+                usage.nodes += 1;
+            }
+        }
+        let leaves = nodes.len().next_power_of_two();
+        let mut room_tree = vec![Resources::NOTHING_FITS; 2 * leaves];
+        for (i, node) in nodes.iter().enumerate() {
+            room_tree[leaves + i] = node.remaining;
+        }
+        for i in (1..leaves).rev() {
+            room_tree[i] = room_tree[2 * i].max(&room_tree[2 * i + 1]);
+        }
         ExistingNodes {
             cluster_nodes: nodes.len(),
             hostnames: nodes.iter().map(|n| n.hostname().to_string()).collect(),
             anti_affinity_pods: anti_affinity_pods(cluster),
+            marked,
+            pool_usage,
+            room_tree,
+            leaves,
             nodes,
         }
+    }
+
+    /// What the nodes of `pool` not marked for deletion use of its limits.
+    pub(super) fn pool_usage(&self, pool: &str) -> PoolUsage {
+        self.pool_usage.get(pool).copied().unwrap_or_default()
     }
 
     /// Running pods with required anti-affinity, in pod order.
@@ -191,65 +245,104 @@ impl std::fmt::Debug for ExistingNodes {
 }
 
 /// The existing nodes of one solve: the shared views of the nodes not
-/// marked for deletion, each copied on the first pod placed on it.
+/// marked for deletion and not closed, each copied on the first pod placed
+/// on it.
 pub(super) struct ExistingSet<'b> {
-    base: &'b [ExistingNode],
-    hostnames: &'b [String],
-    /// Indices into `base` of the nodes the solve may use, in try order.
-    open: Vec<usize>,
+    base: &'b ExistingNodes,
+    /// Sorted ids of the nodes this solve takes as marked for deletion.
+    closed: Vec<NodeId>,
     /// This solve's copy of a node's view, by index into `base`.
     changed: Vec<Option<Box<ExistingNode>>>,
 }
 
 impl<'b> ExistingSet<'b> {
-    /// The nodes of `base` that `cluster` does not mark for deletion and
-    /// that are not in `closed` (sorted).
+    /// The nodes of `base` not marked for deletion (as built) and not in
+    /// `closed` (sorted).
     pub fn new(base: &'b ExistingNodes, cluster: &Cluster, closed: &[NodeId]) -> Self {
-        let open = base
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| {
-                cluster
+        debug_assert!(
+            base.nodes
+                .iter()
+                .zip(&base.marked)
+                .all(|(n, &marked)| cluster
                     .node(n.id)
-                    .is_some_and(|node| !node.marked_for_deletion)
-                    && closed.binary_search(&n.id).is_err()
-            })
-            .map(|(i, _)| i)
-            .collect();
+                    .is_none_or(|node| node.marked_for_deletion)
+                    == marked),
+            "nodes marked for deletion since the views were built: close them instead"
+        );
         ExistingSet {
-            base: &base.nodes,
-            hostnames: &base.hostnames,
-            open,
+            base,
+            closed: closed.to_vec(),
             changed: Vec::new(),
         }
+    }
+
+    fn is_open(&self, index: usize) -> bool {
+        !self.base.marked[index]
+            && self
+                .closed
+                .binary_search(&self.base.nodes[index].id)
+                .is_err()
     }
 
     /// The current view of `base` entry `index`.
     fn get(&self, index: usize) -> &ExistingNode {
         match self.changed.get(index) {
             Some(Some(node)) => node,
-            _ => &self.base[index],
+            _ => &self.base.nodes[index],
         }
     }
 
-    /// Every usable node in try order, with its index.
-    pub fn iter(&self) -> impl Iterator<Item = (usize, &ExistingNode)> + '_ {
-        self.open.iter().map(|&i| (i, self.get(i)))
+    /// The first usable node in try order for which `accept` answers, with
+    /// its index. Nodes whose room (as built; a solve only ever lowers it)
+    /// cannot hold `requests` are skipped without asking, which is what
+    /// `accept` would answer for them when it requires the requests to fit.
+    pub fn first_fit<R>(
+        &self,
+        requests: &Resources,
+        mut accept: impl FnMut(&ExistingNode) -> Option<R>,
+    ) -> Option<(usize, R)> {
+        self.search(1, requests, &mut accept)
+    }
+
+    fn search<R>(
+        &self,
+        at: usize,
+        requests: &Resources,
+        accept: &mut impl FnMut(&ExistingNode) -> Option<R>,
+    ) -> Option<(usize, R)> {
+        if !requests.fits(&self.base.room_tree[at]) {
+            return None;
+        }
+        if at >= self.base.leaves {
+            let index = at - self.base.leaves;
+            if index >= self.base.nodes.len() || !self.is_open(index) {
+                return None;
+            }
+            return accept(self.get(index)).map(|r| (index, r));
+        }
+        self.search(2 * at, requests, accept)
+            .or_else(|| self.search(2 * at + 1, requests, accept))
     }
 
     /// The hostname domain of every usable node in try order, as the
     /// views were built (a pod placed on a node never changes it).
     pub fn hostnames(&self) -> impl Iterator<Item = &str> + '_ {
-        self.open.iter().map(|&i| self.hostnames[i].as_str())
+        (0..self.base.nodes.len())
+            .filter(|&i| self.is_open(i))
+            .map(|i| self.base.hostnames[i].as_str())
     }
 
     /// This solve's own copy of node `index`, made on first use.
     pub fn get_mut(&mut self, index: usize) -> &mut ExistingNode {
-        if self.changed.len() < self.base.len() {
-            self.changed.resize_with(self.base.len(), || None);
+        if self.changed.len() < self.base.nodes.len() {
+            self.changed.resize_with(self.base.nodes.len(), || None);
         }
-        let base = self.base;
+        let base = &self.base.nodes;
         self.changed[index].get_or_insert_with(|| Box::new(base[index].clone()))
+    }
+
+    /// The nodes this solve takes as marked for deletion, sorted.
+    pub fn closed(&self) -> &[NodeId] {
+        &self.closed
     }
 }

@@ -115,8 +115,7 @@ pub fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
 }
 
 /// [`solve`] over the placement views of `existing`, built once by
-/// [`ExistingNodes::new`] from this cluster (or from one that differs only
-/// in which nodes are marked for deletion) instead of for this solve
+/// [`ExistingNodes::new`] from this very cluster instead of for this solve
 /// alone, with the nodes of `closed` taken as marked for deletion too: the
 /// same result as [`solve`] on the cluster with those nodes marked, for a
 /// fraction of its setup when many solves share one cluster (the what-ifs

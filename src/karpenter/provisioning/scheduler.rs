@@ -110,26 +110,8 @@ fn solve_prepared<'a>(
     }
     let tolerate_prefer_no_schedule = prepared.tolerate_prefer_no_schedule();
 
-    // Remaining limits: spec.limits − capacity of the pool's active nodes.
-    let mut remaining: Vec<Option<Limits>> = input
-        .nodepools
-        .iter()
-        .map(|ctx| (!ctx.pool.limits.is_empty()).then(|| ctx.pool.limits.clone()))
-        .collect();
-    for (id, node) in cluster.nodes() {
-        if node.marked_for_deletion || closed.binary_search(&id).is_ok() {
-            continue;
-        }
-        if let Some(pool) = node.nodepool()
-            && let Some(i) = input.nodepools.iter().position(|c| c.pool.name == pool)
-            && let Some(limits) = remaining[i].as_mut()
-        {
-            for (kind, left) in limits.iter_mut() {
-                *left -= capacity_for_limit(input, *kind, &node.capacity);
-            }
-        }
-    }
     let existing = ExistingSet::new(base, cluster, closed);
+    let remaining = remaining_limits(input, base, &existing);
 
     // The batch: DaemonSet pods are never provisioned for.
     let mut batch: Vec<PodWork> = Vec::new();
@@ -152,8 +134,10 @@ fn solve_prepared<'a>(
     }
 
     let mut topology = Topology::new(cluster, prepared, &batch, base.anti_affinity_pods());
-    for hostname in existing.hostnames() {
-        topology.register_host(hostname);
+    if topology.tracks_hostnames() {
+        for hostname in existing.hostnames() {
+            topology.register_host(hostname);
+        }
     }
 
     let mut scheduler = Scheduler {
@@ -203,6 +187,61 @@ fn solve_prepared<'a>(
     scheduler.finish(errors)
 }
 
+/// Remaining limits per NodePool: spec.limits − what its nodes that are
+/// neither marked for deletion nor closed use (`None` without limits).
+fn remaining_limits(
+    input: &ProvisioningInput<'_>,
+    base: &ExistingNodes,
+    existing: &ExistingSet<'_>,
+) -> Vec<Option<Limits>> {
+    let mut usage: Vec<_> = input
+        .nodepools
+        .iter()
+        .map(|ctx| base.pool_usage(&ctx.pool.name))
+        .collect();
+    // Closed nodes that count (not already marked) give their share back;
+    // a pool name repeated in `nodepools` is charged to its first entry.
+    for &id in existing.closed() {
+        let Some(node) = input.cluster.node(id) else {
+            continue;
+        };
+        if node.marked_for_deletion {
+            continue;
+        }
+        if let Some(pool) = node.nodepool()
+            && let Some(i) = input.nodepools.iter().position(|c| c.pool.name == pool)
+        {
+            usage[i].capacity -= node.capacity;
+            usage[i].nodes -= 1;
+        }
+    }
+    input
+        .nodepools
+        .iter()
+        .enumerate()
+        .map(|(i, ctx)| {
+            if ctx.pool.limits.is_empty() {
+                return None;
+            }
+            let first = input
+                .nodepools
+                .iter()
+                .position(|c| c.pool.name == ctx.pool.name);
+            let mut limits = ctx.pool.limits.clone();
+            if first == Some(i) {
+                for (kind, left) in limits.iter_mut() {
+                    *left -= if input.node_count_resource == Some(*kind) {
+                        usage[i].nodes
+                    } else {
+                        usage[i].capacity.get(*kind)
+                    };
+                }
+            }
+            Some(limits)
+        })
+        .collect()
+}
+
 /// A resource amount as limits count it (`nodes` is one per node).
 fn capacity_for_limit(
     input: &ProvisioningInput<'_>,
@@ -236,8 +275,7 @@ impl<'a> Scheduler<'a> {
         let on_existing = {
             let topology = self.topology.for_pod(pod);
             self.existing
-                .iter()
-                .find_map(|(i, node)| node.can_add(&topology, pod).map(|r| (i, r)))
+                .first_fit(&pod.requests, |node| node.can_add(&topology, pod))
         };
         if let Some((i, requirements)) = on_existing {
             let node = self.existing.get_mut(i);

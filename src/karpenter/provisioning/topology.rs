@@ -613,6 +613,15 @@ impl<'a> Topology<'a> {
     }
 
     /// Registers a new hostname domain in every hostname group.
+    /// Whether any group counts hostname domains (only then does
+    /// [`Topology::register_host`] change anything).
+    pub fn tracks_hostnames(&self) -> bool {
+        self.groups
+            .iter()
+            .chain(self.inverse.iter())
+            .any(|group| group.spec.key == LABEL_HOSTNAME)
+    }
+
     pub fn register_host(&mut self, hostname: &str) {
         for group in self.groups.iter_mut().chain(self.inverse.iter_mut()) {
             if group.spec.key == LABEL_HOSTNAME {
