@@ -10,7 +10,9 @@
 //! removed slot is never reused within a run, so ids stay unambiguous in
 //! events and reports.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::Labels;
@@ -226,7 +228,21 @@ pub struct Cluster {
     /// messages such as `Insufficient example.com/fpga`).
     pub resource_names: ResourceNames,
     next_uid: u64,
+    /// Per node slot, the revision (from [`REVISION_CLOCK`]) at which
+    /// anything a decision could read about the node (its fields, or a pod
+    /// bound to it) last changed.
+    node_revisions: Vec<u64>,
+    /// Pods that may be pending, a superset of them in id order (pods
+    /// leave it when bound, finished or removed).
+    maybe_pending: BTreeSet<PodId>,
+    /// How many pods with required pod anti-affinity were ever added.
+    anti_affinity_pods_added: usize,
 }
+
+/// Revisions are drawn from one process-wide clock, so that two copies of
+/// a cluster that change after the copy never give one node the same
+/// revision for different states.
+static REVISION_CLOCK: AtomicU64 = AtomicU64::new(1);
 
 impl Cluster {
     /// An empty cluster.
@@ -237,7 +253,27 @@ impl Cluster {
     /// Adds a node; returns its id.
     pub fn add_node(&mut self, node: Node) -> NodeId {
         self.nodes.push(Some(node));
-        NodeId((self.nodes.len() - 1) as u32)
+        let id = NodeId((self.nodes.len() - 1) as u32);
+        self.touch(id);
+        id
+    }
+
+    /// Records that something about `id` changed.
+    fn touch(&mut self, id: NodeId) {
+        let slot = id.0 as usize;
+        if self.node_revisions.len() <= slot {
+            self.node_revisions.resize(slot + 1, 0);
+        }
+        self.node_revisions[slot] = REVISION_CLOCK.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The node's revision: it differs between two reads of the same
+    /// cluster exactly when the node, or a pod bound to it, may have
+    /// changed in between (every mutable access counts as a change).
+    /// Revisions are unique, so equal revisions of one id mean an unchanged
+    /// node (also between copies of a cluster).
+    pub fn node_revision(&self, id: NodeId) -> u64 {
+        self.node_revisions.get(id.0 as usize).copied().unwrap_or(0)
     }
 
     /// Removes a node, unbinding (not deleting) its pods; returns it.
@@ -246,6 +282,7 @@ impl Cluster {
         for pod in pods {
             self.unbind(pod);
         }
+        self.touch(id);
         self.nodes.get_mut(id.0 as usize)?.take()
     }
 
@@ -254,8 +291,15 @@ impl Cluster {
         pod.uid = self.next_uid;
         self.next_uid += 1;
         let bound_to = pod.node.take();
+        if !pod.spec.pod_anti_affinity.required.is_empty() {
+            self.anti_affinity_pods_added += 1;
+        }
+        let pending = pod.phase == PodPhase::Pending;
         self.pods.push(Some(pod));
         let id = PodId((self.pods.len() - 1) as u32);
+        if pending {
+            self.maybe_pending.insert(id);
+        }
         if let Some(node) = bound_to {
             self.bind(id, node);
         }
@@ -265,6 +309,7 @@ impl Cluster {
     /// Removes a pod, unbinding it first; returns it.
     pub fn remove_pod(&mut self, id: PodId) -> Option<Pod> {
         self.unbind(id);
+        self.maybe_pending.remove(&id);
         self.pods.get_mut(id.0 as usize)?.take()
     }
 
@@ -282,6 +327,7 @@ impl Cluster {
         pod.node = Some(node_id);
         pod.phase = PodPhase::Running;
         pod.unschedulable = false;
+        self.maybe_pending.remove(&pod_id);
         if let Some(node) = self
             .nodes
             .get_mut(node_id.0 as usize)
@@ -290,6 +336,7 @@ impl Cluster {
             node.requested += requests;
             node.pods.push(pod_id);
         }
+        self.touch(node_id);
     }
 
     /// Unbinds a pod from its node (if any); its phase is left to the caller.
@@ -304,6 +351,7 @@ impl Cluster {
         let Some(node_id) = pod.node.take() else {
             return;
         };
+        self.maybe_pending.insert(pod_id);
         let requests = pod.spec.requests;
         let was_counted = !pod.phase.is_terminal();
         if let Some(node) = self
@@ -316,6 +364,7 @@ impl Cluster {
             }
             node.pods.retain(|p| *p != pod_id);
         }
+        self.touch(node_id);
     }
 
     /// Marks a bound pod finished; it stays listed on its node (as
@@ -333,6 +382,7 @@ impl Cluster {
             return;
         }
         pod.phase = phase;
+        self.maybe_pending.remove(&pod_id);
         if let Some(node_id) = pod.node {
             let requests = pod.spec.requests;
             if let Some(node) = self
@@ -342,6 +392,7 @@ impl Cluster {
             {
                 node.requested -= requests;
             }
+            self.touch(node_id);
         }
     }
 
@@ -352,6 +403,7 @@ impl Cluster {
 
     /// A node by id, mutably.
     pub fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
+        self.touch(id);
         self.nodes.get_mut(id.0 as usize).and_then(Option::as_mut)
     }
 
@@ -360,9 +412,17 @@ impl Cluster {
         self.pods.get(id.0 as usize).and_then(Option::as_ref)
     }
 
-    /// A pod by id, mutably (do not change `node` or `spec.requests`
-    /// directly: use [`Cluster::bind`]).
+    /// A pod by id, mutably (do not change `node`, `spec.requests` or
+    /// `spec.pod_anti_affinity` directly: use [`Cluster::bind`], or add a
+    /// new pod).
     pub fn pod_mut(&mut self, id: PodId) -> Option<&mut Pod> {
+        if let Some(node) = self.pod(id).and_then(|p| p.node) {
+            self.touch(node);
+        }
+        // The caller may change its phase.
+        if self.pod(id).is_some() {
+            self.maybe_pending.insert(id);
+        }
         self.pods.get_mut(id.0 as usize).and_then(Option::as_mut)
     }
 
@@ -384,8 +444,16 @@ impl Cluster {
 
     /// Pending pods (not bound, not finished), in creation order.
     pub fn pending_pods(&self) -> impl Iterator<Item = (PodId, &Pod)> + '_ {
-        self.pods()
+        self.maybe_pending
+            .iter()
+            .filter_map(|&id| self.pod(id).map(|p| (id, p)))
             .filter(|(_, p)| p.node.is_none() && p.phase == PodPhase::Pending)
+    }
+
+    /// Whether some pod ever added has required pod anti-affinity (when
+    /// not, no running pod has).
+    pub fn may_have_anti_affinity_pods(&self) -> bool {
+        self.anti_affinity_pods_added > 0
     }
 
     /// Number of live nodes.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
-use super::prepared::Prepared;
+use super::prepared::{KeptView, Prepared};
 use super::topology::{PodTopology, anti_affinity_pods};
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
@@ -144,9 +144,7 @@ impl ExistingNode {
 /// new one.
 #[derive(Clone)]
 pub struct ExistingNodes {
-    nodes: Vec<ExistingNode>,
-    /// Each node's hostname domain, as built.
-    hostnames: Vec<String>,
+    nodes: Vec<Arc<ExistingNode>>,
     /// Running pods with required anti-affinity (see
     /// [`super::topology::anti_affinity_pods`]).
     anti_affinity_pods: Vec<PodId>,
@@ -177,13 +175,24 @@ pub(super) struct PoolUsage {
 impl ExistingNodes {
     /// The view of every node of `cluster`, marked for deletion or not.
     pub fn new(cluster: &Cluster, daemonsets: &[Arc<PodSpec>], prepared: &Prepared) -> Self {
-        let mut nodes: Vec<ExistingNode> = cluster
-            .nodes()
-            .map(|(id, node)| ExistingNode::new(cluster, id, node, daemonsets, prepared))
-            .collect();
-        // Stable, so filtering out the nodes a solve skips leaves the order
-        // a sort of the remaining nodes would give.
-        nodes.sort_by(|a, b| (!a.initialized, &a.name).cmp(&(!b.initialized, &b.name)));
+        // A node's view is remade only when the node (or a pod on it)
+        // changed since the last build with this setup.
+        let kept = prepared.take_existing_views();
+        let mut kept_iter = kept.into_iter().peekable();
+        let mut views: Vec<KeptView> = Vec::with_capacity(cluster.node_count());
+        for (id, node) in cluster.nodes() {
+            while kept_iter.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
+            let revision = cluster.node_revision(id);
+            let view = match kept_iter.next_if(|(kept_id, _, _)| *kept_id == id) {
+                Some((_, kept_revision, view)) if kept_revision == revision => view,
+                _ => Arc::new(ExistingNode::new(cluster, id, node, daemonsets, prepared)),
+            };
+            views.push((id, revision, view));
+        }
+        let mut nodes: Vec<Arc<ExistingNode>> = views.iter().map(|(_, _, v)| v.clone()).collect();
+        prepared.keep_existing_views(views);
+        // The id breaks ties as the stable sort of nodes in id order did.
+        nodes.sort_by(|a, b| (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id)));
         let marked: Vec<bool> = nodes
             .iter()
             .map(|n| {
@@ -210,7 +219,6 @@ impl ExistingNodes {
         }
         ExistingNodes {
             cluster_nodes: nodes.len(),
-            hostnames: nodes.iter().map(|n| n.hostname().to_string()).collect(),
             anti_affinity_pods: anti_affinity_pods(cluster),
             marked,
             pool_usage,
@@ -329,7 +337,7 @@ impl<'b> ExistingSet<'b> {
     pub fn hostnames(&self) -> impl Iterator<Item = &str> + '_ {
         (0..self.base.nodes.len())
             .filter(|&i| self.is_open(i))
-            .map(|i| self.base.hostnames[i].as_str())
+            .map(|i| self.base.nodes[i].hostname())
     }
 
     /// This solve's own copy of node `index`, made on first use.
@@ -338,7 +346,7 @@ impl<'b> ExistingSet<'b> {
             self.changed.resize_with(self.base.nodes.len(), || None);
         }
         let base = &self.base.nodes;
-        self.changed[index].get_or_insert_with(|| Box::new(base[index].clone()))
+        self.changed[index].get_or_insert_with(|| Box::new(ExistingNode::clone(&base[index])))
     }
 
     /// The nodes this solve takes as marked for deletion, sorted.

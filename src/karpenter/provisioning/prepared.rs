@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::NodePoolContext;
+use super::existing::ExistingNode;
 use super::template::TemplateCore;
 use super::topology::{DomainSource, DomainSources, strict_or_empty};
 use crate::cloud::Price;
@@ -54,7 +55,14 @@ pub struct Prepared {
     /// requirement, by node, with the labels and hostname they were made
     /// from.
     existing_node_requirements: Mutex<HashMap<NodeId, ExistingNodeRequirements>>,
+    /// The placement views of the last [`super::ExistingNodes`] built with
+    /// this setup, by node id, with the node revisions they were made at
+    /// (see [`crate::scheduler::Cluster::node_revision`]).
+    existing_views: Mutex<Vec<KeptView>>,
 }
+
+/// A node's placement view and the node revision it was made at.
+pub(super) type KeptView = (NodeId, u64, Arc<ExistingNode>);
 
 /// A node's labels and hostname, and the requirements made from them.
 struct ExistingNodeRequirements {
@@ -135,6 +143,7 @@ impl Prepared {
             price_tables: Mutex::new(HashMap::new()),
             node_requirements: Mutex::new(HashMap::new()),
             existing_node_requirements: Mutex::new(HashMap::new()),
+            existing_views: Mutex::new(Vec::new()),
         }
     }
 
@@ -248,6 +257,25 @@ impl Prepared {
             },
         );
         (from_labels, with_hostname)
+    }
+
+    /// Takes the views kept by the last build (sorted by node id); hand the
+    /// new ones back with [`Prepared::keep_existing_views`].
+    pub(super) fn take_existing_views(&self) -> Vec<KeptView> {
+        std::mem::take(
+            &mut *self
+                .existing_views
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Keeps the views of the nodes of the last build (sorted by node id).
+    pub(super) fn keep_existing_views(&self, views: Vec<KeptView>) {
+        *self
+            .existing_views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = views;
     }
 
     /// Topology domains from what the NodePools could launch.

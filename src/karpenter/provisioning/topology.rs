@@ -396,6 +396,9 @@ pub(super) struct Topology<'a> {
 /// `cluster` must respect: bound to a node, not terminal, with a required
 /// anti-affinity term; in pod order.
 pub(super) fn anti_affinity_pods(cluster: &Cluster) -> Vec<PodId> {
+    if !cluster.may_have_anti_affinity_pods() {
+        return Vec::new();
+    }
     cluster
         .pods()
         .filter(|(_, pod)| {
