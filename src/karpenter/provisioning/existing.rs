@@ -100,8 +100,9 @@ impl ExistingNode {
     }
 
     /// The node's requirements with the pod, if it could join (the solve
-    /// never reports why an existing node refused a pod).
-    pub fn can_add(&self, topology: &PodTopology<'_>, pod: &PodWork) -> Option<Requirements> {
+    /// never reports why an existing node refused a pod). A pod that adds
+    /// no requirement shares the node's.
+    pub fn can_add(&self, topology: &PodTopology<'_>, pod: &PodWork) -> Option<Arc<Requirements>> {
         if first_untolerated(&self.taints, &pod.spec.tolerations).is_some()
             || any_port_conflict(pod.host_ports(), &self.host_ports)
             || !pod.requests.fits(&self.remaining)
@@ -117,6 +118,9 @@ impl ExistingNode {
         } else {
             Requirements::new()
         };
+        if pod.requirements.is_empty() && narrowed.is_empty() {
+            return Some(self.requirements.clone());
+        }
         let mut merged = Requirements::clone(&self.requirements);
         merged.add_all(&pod.requirements);
         if !narrowed.is_empty() {
@@ -125,12 +129,12 @@ impl ExistingNode {
             }
             merged.add_all(&narrowed);
         }
-        Some(merged)
+        Some(Arc::new(merged))
     }
 
-    pub fn add(&mut self, pod: &PodWork, requirements: Requirements) {
+    pub fn add(&mut self, pod: &PodWork, requirements: Arc<Requirements>) {
         self.remaining -= pod.requests;
-        self.requirements = Arc::new(requirements);
+        self.requirements = requirements;
         self.host_ports.extend(pod.host_ports().iter().cloned());
     }
 }
