@@ -47,7 +47,7 @@ pub struct Prepared {
     /// Cheapest allowed price per catalog type, by NodePool index and the
     /// requirements offerings read (zone, zone id, capacity type): new
     /// NodeClaims of every solve share a handful of these.
-    price_tables: Mutex<HashMap<PriceKey, Arc<Vec<Price>>>>,
+    price_tables: Mutex<HashMap<PriceKey, Arc<PriceTable>>>,
     /// Node labels as requirements, by node, with the labels they were
     /// made from (a node whose labels differ is made again).
     node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
@@ -190,8 +190,8 @@ impl Prepared {
     pub(super) fn price_table(
         &self,
         key: PriceKey,
-        build: impl FnOnce() -> Vec<Price>,
-    ) -> Arc<Vec<Price>> {
+        build: impl FnOnce() -> PriceTable,
+    ) -> Arc<PriceTable> {
         let mut tables = self
             .price_tables
             .lock()
@@ -281,6 +281,27 @@ impl Prepared {
     /// Topology domains from what the NodePools could launch.
     pub(super) fn domains(&self) -> &DomainSources {
         &self.domains
+    }
+}
+
+/// The cheapest compatible price of every type of a catalog under some
+/// offering requirements, and the types in launch-preference order.
+#[derive(Debug)]
+pub(super) struct PriceTable {
+    /// By catalog index.
+    pub prices: Vec<Price>,
+    /// Every catalog index by (price, name, index).
+    pub order: Vec<u32>,
+}
+
+impl PriceTable {
+    /// The table of `prices`, ordering indices with `name`.
+    pub fn new<'n>(prices: Vec<Price>, name: impl Fn(u32) -> &'n str) -> PriceTable {
+        let mut order: Vec<u32> = (0..prices.len() as u32).collect();
+        order.sort_by(|&a, &b| {
+            (prices[a as usize], name(a), a).cmp(&(prices[b as usize], name(b), b))
+        });
+        PriceTable { prices, order }
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, VecDeque};
 use super::claim::{Attempt, Claim, Rejection, min_values_shortfall, no_undefined};
 use super::existing::{ExistingNodes, ExistingSet};
 use super::pod::PodWork;
-use super::prepared::Prepared;
+use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template};
 use super::topology::Topology;
 use super::{NewNodeClaim, ProvisioningInput, SchedulingResult};
@@ -464,22 +464,33 @@ impl<'a> Scheduler<'a> {
                 .prepared
                 .price_table((template.pool_index, offering_keys), || {
                     let offerings = OfferingFilter::new(&requirements);
-                    (0..template.catalog.len() as u32)
+                    let prices = (0..template.catalog.len() as u32)
                         .map(|i| {
                             template
                                 .cheapest_price(i, &offerings)
                                 .unwrap_or(Price::from_micros(i64::MAX))
                         })
-                        .collect()
+                        .collect();
+                    PriceTable::new(prices, |i| template.instance_type(i).name())
                 });
-            let mut priced: Vec<(Price, &str, u32)> = claim
-                .options
+            // The options by (price, name, index): the table's order, kept
+            // to the options.
+            let mut is_option = vec![false; prices.prices.len()];
+            for &i in &claim.options {
+                is_option[i as usize] = true;
+            }
+            let instance_types: Vec<u32> = prices
+                .order
                 .iter()
-                .map(|&i| (prices[i as usize], template.instance_type(i).name(), i))
+                .copied()
+                .filter(|&i| is_option[i as usize])
+                .take(MAX_INSTANCE_TYPES)
                 .collect();
-            priced.sort();
-            priced.truncate(MAX_INSTANCE_TYPES);
-            let instance_types: Vec<u32> = priced.iter().map(|p| p.2).collect();
+            debug_assert_eq!(
+                instance_types.len(),
+                claim.options.len().min(MAX_INSTANCE_TYPES),
+                "options are distinct"
+            );
             if let Some(shortfall) =
                 min_values_shortfall(&instance_types, &requirements, &template.type_requirements)
             {
