@@ -263,8 +263,9 @@ pub(super) struct ExistingSet<'b> {
     base: &'b ExistingNodes,
     /// Sorted ids of the nodes this solve takes as marked for deletion.
     closed: Vec<NodeId>,
-    /// This solve's copy of a node's view, by index into `base`.
-    changed: Vec<Option<Box<ExistingNode>>>,
+    /// This solve's copies of the views it placed pods on, by index into
+    /// `base` (few in a what-if, so a map instead of a slot per node).
+    changed: BTreeMap<usize, ExistingNode>,
 }
 
 impl<'b> ExistingSet<'b> {
@@ -284,7 +285,7 @@ impl<'b> ExistingSet<'b> {
         ExistingSet {
             base,
             closed: closed.to_vec(),
-            changed: Vec::new(),
+            changed: BTreeMap::new(),
         }
     }
 
@@ -298,9 +299,9 @@ impl<'b> ExistingSet<'b> {
 
     /// The current view of `base` entry `index`.
     fn get(&self, index: usize) -> &ExistingNode {
-        match self.changed.get(index) {
-            Some(Some(node)) => node,
-            _ => &self.base.nodes[index],
+        match self.changed.get(&index) {
+            Some(node) => node,
+            None => &self.base.nodes[index],
         }
     }
 
@@ -346,11 +347,10 @@ impl<'b> ExistingSet<'b> {
 
     /// This solve's own copy of node `index`, made on first use.
     pub fn get_mut(&mut self, index: usize) -> &mut ExistingNode {
-        if self.changed.len() < self.base.nodes.len() {
-            self.changed.resize_with(self.base.nodes.len(), || None);
-        }
         let base = &self.base.nodes;
-        self.changed[index].get_or_insert_with(|| Box::new(ExistingNode::clone(&base[index])))
+        self.changed
+            .entry(index)
+            .or_insert_with(|| ExistingNode::clone(&base[index]))
     }
 
     /// The nodes this solve takes as marked for deletion, sorted.

@@ -374,6 +374,19 @@ impl<'a> Scheduler<'a> {
         let Some(limits) = &self.remaining[template.pool_index] else {
             return Ok(template.options.clone());
         };
+        // Every option fits when the largest does (the common case).
+        let all_fit = !template.options.is_empty()
+            && limits.iter().all(|(kind, left)| {
+                let most = if self.input.node_count_resource == Some(*kind) {
+                    1
+                } else {
+                    template.max_capacity.get(*kind)
+                };
+                most <= *left
+            });
+        if all_fit {
+            return Ok(template.options.clone());
+        }
         let name = &template.pool.name;
         if let Some(kind) = self.input.node_count_resource
             && limits.get(&kind).is_some_and(|&left| left <= 0)

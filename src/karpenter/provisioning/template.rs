@@ -54,6 +54,8 @@ pub(super) struct TemplateCore {
     /// Catalog index → allocatable − its group's DaemonSet overhead
     /// (meaningful for `options` only).
     pub room: Vec<Resources>,
+    /// Element-wise maximum capacity over `options` (what limits charge).
+    pub max_capacity: Resources,
 }
 
 impl TemplateCore {
@@ -79,6 +81,7 @@ impl TemplateCore {
             }],
             group_of: vec![0; catalog.len()],
             room: vec![Resources::ZERO; catalog.len()],
+            max_capacity: Resources::ZERO,
         };
         let filtered = {
             let template = Template {
@@ -104,6 +107,11 @@ impl TemplateCore {
                 })?
         };
         core.options = filtered;
+        core.max_capacity = core
+            .options
+            .iter()
+            .filter_map(|&i| catalog.instance_types().get(i as usize))
+            .fold(Resources::ZERO, |max, it| max.max(&it.capacity));
         core.build_daemon_groups(pool, daemonsets);
         for &index in &core.options {
             let overhead = core.groups[core.group_of[index as usize] as usize].overhead;
