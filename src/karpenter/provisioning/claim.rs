@@ -230,6 +230,12 @@ impl Claim {
     }
 
     fn update_headroom(&mut self, template: &Template<'_>) {
+        // Options are kept in template order, so as many as the template's
+        // are the template's.
+        if self.options.len() == template.options.len() {
+            self.headroom = template.max_room;
+            return;
+        }
         let mut headroom = Resources::ZERO;
         for &index in &self.options {
             headroom = headroom.max(&template.room[index as usize]);

@@ -56,6 +56,8 @@ pub(super) struct TemplateCore {
     pub room: Vec<Resources>,
     /// Element-wise maximum capacity over `options` (what limits charge).
     pub max_capacity: Resources,
+    /// Element-wise maximum `room` over `options`.
+    pub max_room: Resources,
 }
 
 impl TemplateCore {
@@ -82,6 +84,7 @@ impl TemplateCore {
             group_of: vec![0; catalog.len()],
             room: vec![Resources::ZERO; catalog.len()],
             max_capacity: Resources::ZERO,
+            max_room: Resources::ZERO,
         };
         let filtered = {
             let template = Template {
@@ -118,6 +121,10 @@ impl TemplateCore {
             core.room[index as usize] =
                 catalog.instance_types()[index as usize].allocatable - overhead;
         }
+        core.max_room = core
+            .options
+            .iter()
+            .fold(Resources::ZERO, |max, &i| max.max(&core.room[i as usize]));
         Ok(core)
     }
 
