@@ -527,4 +527,87 @@ mod tests {
         let m = cluster.add_node(node("b"));
         assert_ne!(m, n, "ids are never reused");
     }
+
+    /// Every change to a node or to a pod bound to it gives the node a new
+    /// revision; reads do not; other nodes keep theirs; two copies of a
+    /// cluster that change after the copy never share a new revision.
+    #[test]
+    fn revisions_follow_every_change() {
+        let mut cluster = Cluster::new();
+        let a = cluster.add_node(node("a"));
+        let b = cluster.add_node(node("b"));
+        let p = cluster.add_pod(pod(500));
+        let mut last = cluster.node_revision(a);
+        let b_before = cluster.node_revision(b);
+        let changed = |cluster: &Cluster, last: &mut u64, what: &str| {
+            let now = cluster.node_revision(a);
+            assert_ne!(now, *last, "{what} changes the revision");
+            *last = now;
+        };
+        cluster.bind(p, a);
+        changed(&cluster, &mut last, "bind");
+        let _ = cluster.node(a).unwrap().available();
+        let _ = cluster.pending_pods().count();
+        assert_eq!(cluster.node_revision(a), last, "reads keep it");
+        cluster.pod_mut(p).unwrap().unschedulable = true;
+        changed(&cluster, &mut last, "a bound pod's mutable access");
+        cluster.finish_pod(p, PodPhase::Succeeded);
+        changed(&cluster, &mut last, "finish");
+        cluster.unbind(p);
+        changed(&cluster, &mut last, "unbind");
+        cluster.node_mut(a).unwrap().initialized = false;
+        changed(&cluster, &mut last, "node_mut");
+        assert_eq!(
+            cluster.node_revision(b),
+            b_before,
+            "other nodes keep theirs"
+        );
+
+        let mut copy = cluster.clone();
+        assert_eq!(copy.node_revision(a), cluster.node_revision(a));
+        copy.node_mut(a).unwrap().initialized = true;
+        cluster.node_mut(a).unwrap().initialized = true;
+        assert_ne!(copy.node_revision(a), cluster.node_revision(a));
+    }
+
+    /// The pending index gives exactly the pods a full scan finds, in id
+    /// order, through binds, unbinds, phase changes, finishes and removals.
+    #[test]
+    fn pending_index_matches_a_full_scan() {
+        let scan = |cluster: &Cluster| -> Vec<PodId> {
+            cluster
+                .pods()
+                .filter(|(_, p)| p.node.is_none() && p.phase == PodPhase::Pending)
+                .map(|(id, _)| id)
+                .collect()
+        };
+        let indexed = |cluster: &Cluster| -> Vec<PodId> {
+            cluster.pending_pods().map(|(id, _)| id).collect()
+        };
+        let mut cluster = Cluster::new();
+        let n = cluster.add_node(node("a"));
+        let pods: Vec<PodId> = (0..6).map(|i| cluster.add_pod(pod(100 + i))).collect();
+        let mut bound = pod(50);
+        bound.node = Some(n);
+        bound.phase = PodPhase::Running;
+        cluster.add_pod(bound);
+        assert_eq!(indexed(&cluster), scan(&cluster));
+        assert_eq!(indexed(&cluster), pods);
+        cluster.bind(pods[1], n);
+        cluster.bind(pods[2], n);
+        assert_eq!(indexed(&cluster), scan(&cluster));
+        cluster.unbind(pods[1]);
+        cluster.pod_mut(pods[1]).unwrap().phase = PodPhase::Pending;
+        cluster.finish_pod(pods[3], PodPhase::Failed);
+        cluster.pod_mut(pods[4]).unwrap().phase = PodPhase::Failed;
+        cluster.remove_pod(pods[5]);
+        assert_eq!(indexed(&cluster), scan(&cluster));
+        assert_eq!(indexed(&cluster), vec![pods[0], pods[1]]);
+        cluster.remove_node(n);
+        assert_eq!(indexed(&cluster), scan(&cluster));
+        // Unbound by the removal; pending once its owner says so.
+        cluster.pod_mut(pods[2]).unwrap().phase = PodPhase::Pending;
+        assert_eq!(indexed(&cluster), scan(&cluster));
+        assert_eq!(indexed(&cluster), vec![pods[0], pods[1], pods[2]]);
+    }
 }

@@ -358,3 +358,103 @@ impl<'b> ExistingSet<'b> {
         &self.closed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use rand::{RngExt, SeedableRng};
+
+    use super::{ExistingNodes, ExistingSet};
+    use crate::karpenter::provisioning::tests::{World, default_pool, pod};
+    use crate::kube::labels::LABEL_NODEPOOL;
+    use crate::kube::resources::{GIB, ResourceKind, Resources};
+    use crate::scheduler::NodeId;
+    use crate::sim::rng::SimRng;
+
+    /// A world of `n` nodes of random size and fill, some uninitialized.
+    fn random_world(rng: &mut SimRng, n: usize) -> (World, Vec<NodeId>) {
+        let mut world = World::fake(default_pool(), 8);
+        let mut nodes = Vec::new();
+        for i in 0..n {
+            let cpu = rng.random_range(1..=8) * 1000;
+            let room = Resources::cpu_mem(cpu, cpu / 1000 * 4 * GIB).with(ResourceKind::Pods, 20);
+            let registered = rng.random_bool(0.8);
+            let id = world.add_node(
+                &format!("node-{i:03}"),
+                &[(LABEL_NODEPOOL, "default")],
+                room,
+                registered,
+            );
+            for _ in 0..rng.random_range(0..4) {
+                world.add_running(pod(rng.random_range(1..=4) * 250, 512), id);
+            }
+            nodes.push(id);
+        }
+        (world, nodes)
+    }
+
+    /// The tree search finds, for any request and any closed set, the same
+    /// node as trying every open node in order and taking the first with
+    /// room (which is how the solve tried them before the tree).
+    #[test]
+    fn first_fit_matches_trying_every_node_in_order() {
+        let mut rng = SimRng::seed_from_u64(7);
+        for round in 0..20 {
+            let (world, nodes) = random_world(&mut rng, 1 + round * 5);
+            let prepared = world.prepare();
+            let base = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+            let mut closed: Vec<NodeId> = nodes
+                .iter()
+                .copied()
+                .filter(|_| rng.random_bool(0.3))
+                .collect();
+            closed.sort_unstable();
+            let set = ExistingSet::new(&base, &world.cluster, &closed);
+            for _ in 0..30 {
+                let cpu = rng.random_range(1..=32) * 250;
+                let requests = Resources::cpu_mem(cpu, rng.random_range(1..=16) * GIB / 2)
+                    .with(ResourceKind::Pods, 1);
+                let by_tree = set
+                    .first_fit(&requests, |n| requests.fits(&n.remaining).then_some(n.id))
+                    .map(|(_, id)| id);
+                let in_order = base
+                    .nodes
+                    .iter()
+                    .find(|n| closed.binary_search(&n.id).is_err() && requests.fits(&n.remaining))
+                    .map(|n| n.id);
+                assert_eq!(by_tree, in_order, "round {round}, cpu {cpu}m");
+            }
+        }
+    }
+
+    /// A second build with the same setup reuses the views of unchanged
+    /// nodes and remakes those of nodes that changed, with the same
+    /// content as a build from scratch.
+    #[test]
+    fn unchanged_nodes_keep_their_views() {
+        let mut rng = SimRng::seed_from_u64(11);
+        let (mut world, nodes) = random_world(&mut rng, 12);
+        let prepared = world.prepare();
+        let first = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+        world.add_running(pod(250, 256), nodes[3]);
+        let second = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+        let fresh = ExistingNodes::new(&world.cluster, &world.daemonsets, &world.prepare());
+        let view = |nodes: &ExistingNodes, id: NodeId| {
+            nodes.nodes.iter().find(|n| n.id == id).cloned().unwrap()
+        };
+        for &id in &nodes {
+            let (a, b, c) = (view(&first, id), view(&second, id), view(&fresh, id));
+            assert_eq!(Arc::ptr_eq(&a, &b), id != nodes[3], "node {id:?}");
+            assert_eq!(b.remaining, c.remaining);
+            assert_eq!(*b.requirements, *c.requirements);
+            assert_eq!(b.name, c.name);
+        }
+        let order = |nodes: &ExistingNodes| nodes.nodes.iter().map(|n| n.id).collect::<Vec<_>>();
+        assert_eq!(order(&second), order(&fresh));
+        assert_eq!(
+            view(&second, nodes[3]).remaining.cpu_millis() + 250,
+            view(&first, nodes[3]).remaining.cpu_millis()
+        );
+    }
+}
