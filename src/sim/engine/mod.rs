@@ -51,6 +51,7 @@ mod ca;
 mod ca_spot;
 mod checks;
 mod disruption;
+mod event_log;
 mod karpenter;
 mod owners;
 mod profile;
@@ -96,6 +97,7 @@ use super::time::{SimDuration, SimTime};
 
 pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
+pub use event_log::EventSink;
 pub use profile::{Component, Profile};
 pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
@@ -345,6 +347,25 @@ pub fn run_profiled(
     let mut engine = Engine::new(input, Deciders::default());
     engine.profile = Some(Profile::default());
     run_engine(engine, progress).map(|(output, _, profile)| (output, profile.unwrap_or_default()))
+}
+
+/// Runs one variant with the real decision functions, handing every event
+/// to `events` as it happens instead of keeping it: the output's `events`
+/// is empty (`summary.events` still counts them), so memory does not grow
+/// with the event log. With `profiled`, also measures the components (see
+/// [`run_profiled`]). Otherwise the output is the same as [`run`]'s.
+pub fn run_to_sink(
+    input: &RunInput,
+    events: &mut dyn EventSink,
+    profiled: bool,
+    progress: &mut dyn FnMut(SimTime),
+) -> Result<(RunOutput, Option<Profile>), EngineError> {
+    let mut engine = Engine::new(input, Deciders::default());
+    engine.events = event_log::EventLog::to_sink(events);
+    if profiled {
+        engine.profile = Some(Profile::default());
+    }
+    run_engine(engine, progress).map(|(output, _, profile)| (output, profile))
 }
 
 /// Runs one variant and checks the engine's invariants after every event
@@ -600,7 +621,7 @@ struct Engine<'a> {
     last_solve_at: SimTime,
     requeue_armed: bool,
     requeue_waiting: bool,
-    events: Vec<EventRecord>,
+    events: event_log::EventLog<'a>,
     samples: Vec<Sample>,
     next_sample: SimTime,
     integrated_until: SimTime,
@@ -671,7 +692,7 @@ impl<'a> Engine<'a> {
             last_solve_at: SimTime::ZERO,
             requeue_armed: false,
             requeue_waiting: false,
-            events: Vec::new(),
+            events: event_log::EventLog::in_memory(),
             samples: Vec::new(),
             next_sample: SimTime::ZERO,
             integrated_until: SimTime::ZERO,
@@ -770,7 +791,7 @@ impl<'a> Engine<'a> {
     }
 
     fn log(&mut self, kind: EventType, reason: &str, object: String, message: String) {
-        self.events.push(EventRecord {
+        self.events.record(EventRecord {
             time: self.now(),
             kind,
             reason: reason.to_string(),
