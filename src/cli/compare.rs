@@ -49,18 +49,19 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
             args.scenario.display()
         );
     }
-    let Simulated {
-        outputs,
-        profile,
-        pricing,
-    } = simulate(&scenario, None, &args.sim)?;
     let out_dir = args.out.clone().unwrap_or_else(|| {
         let mut dir = default_out(&scenario);
         dir.set_file_name(format!("{}-compare", scenario.name));
         dir
     });
+    let Simulated {
+        outputs,
+        profile,
+        pricing,
+        staged,
+    } = simulate(&scenario, None, &args.sim, &out_dir)?;
     let report_started = std::time::Instant::now();
-    write_report(&scenario, &pricing, &outputs, &out_dir)?;
+    write_report(&scenario, &pricing, &outputs, staged, &out_dir)?;
     if let Some(profile) = profile {
         print_profile(&profile, report_started.elapsed());
     }

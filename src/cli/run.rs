@@ -68,14 +68,15 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
             known.join(", ")
         );
     }
+    let out_dir = args.out.clone().unwrap_or_else(|| default_out(&scenario));
     let Simulated {
         outputs,
         profile,
         pricing,
-    } = simulate(&scenario, args.variant.as_deref(), &args.sim)?;
-    let out_dir = args.out.clone().unwrap_or_else(|| default_out(&scenario));
+        staged,
+    } = simulate(&scenario, args.variant.as_deref(), &args.sim, &out_dir)?;
     let report_started = Instant::now();
-    write_report(&scenario, &pricing, &outputs, &out_dir)?;
+    write_report(&scenario, &pricing, &outputs, staged, &out_dir)?;
     if let Some(profile) = profile {
         print_profile(&profile, report_started.elapsed());
     }
@@ -112,23 +113,50 @@ pub fn default_out(scenario: &Scenario) -> PathBuf {
 
 /// What simulating a scenario gives.
 pub struct Simulated {
-    /// One output per variant, in file order whatever order they finished in.
+    /// One output per variant, in file order whatever order they finished in
+    /// (their events are in the staged `events.csv` files, not here).
     pub outputs: Vec<RunOutput>,
     /// With `--profile`, the component times summed over the variants.
     pub profile: Option<engine::Profile>,
     /// The pricing snapshot every variant used.
     pub pricing: SnapshotIdentity,
+    /// The report folder being written.
+    pub staged: StagedReport,
 }
 
-/// Simulates the scenario's variants (or only `variant`).
+/// A report folder being written: one temporary folder per variant, in
+/// variant order, each already holding the variant's complete
+/// `events.csv`. Dropped without [`write_report`], it leaves nothing
+/// behind.
+pub struct StagedReport {
+    staging: run_report::atomic::Staging,
+    dirs: Vec<PathBuf>,
+}
+
+/// Simulates the scenario's variants (or only `variant`), streaming each
+/// variant's events into its `events.csv` in a temporary folder of
+/// `out_dir` as they happen, so memory does not grow with the event log.
 pub fn simulate(
     scenario: &Scenario,
     variant: Option<&str>,
     options: &SimulationArgs,
+    out_dir: &Path,
 ) -> Result<Simulated> {
     let prepared = prepare(scenario, variant)?;
     for warning in &prepared.warnings {
         eprintln!("warning: {warning}");
+    }
+    let cannot_write = || format!("cannot write the report to {}", out_dir.display());
+    let mut staging = run_report::atomic::Staging::begin(out_dir).with_context(cannot_write)?;
+    let mut dirs = Vec::new();
+    let mut sinks = Vec::new();
+    for input in &prepared.runs {
+        let dir = staging.add(&input.variant).with_context(cannot_write)?;
+        let file = std::fs::File::create(dir.join(run_report::EVENTS_FILE))
+            .and_then(|file| run_report::EventsCsv::new(io::BufWriter::new(file)))
+            .with_context(cannot_write)?;
+        dirs.push(dir);
+        sinks.push(file);
     }
     let total_ms = scenario.duration.as_millis() * prepared.runs.len() as u64;
     let progress = Progress::new(total_ms / 1000, options.quiet);
@@ -136,8 +164,13 @@ pub fn simulate(
         [only] => only.variant.clone(),
         runs => format!("{} variants", runs.len()),
     });
-    let results = simulate_variants(&prepared.runs, options, &progress)?;
+    let results = simulate_variants(&prepared.runs, &mut sinks, options, &progress)?;
     progress.finish();
+    for sink in sinks {
+        sink.finish()
+            .and_then(|mut file| file.flush())
+            .with_context(cannot_write)?;
+    }
     let show_times = options.profile || (!options.quiet && !progress.is_visible());
     let mut profile = engine::Profile::default();
     let mut outputs = Vec::new();
@@ -157,42 +190,38 @@ pub fn simulate(
         outputs,
         profile: options.profile.then_some(profile),
         pricing: prepared.pricing,
+        staged: StagedReport { staging, dirs },
     })
 }
 
-/// Writes the report folder: per variant its files and charts (each
-/// folder complete before it replaces an earlier one), then the comparison
-/// chart and `report.html` beside them.
+/// Finishes the report folder: per variant its other files and charts,
+/// then every variant folder moved into place (each replacing an earlier
+/// one as a whole), then the comparison chart and `report.html` beside
+/// them.
 pub fn write_report(
     scenario: &Scenario,
     pricing: &SnapshotIdentity,
     outputs: &[RunOutput],
+    staged: StagedReport,
     out_dir: &Path,
 ) -> Result<()> {
-    // Each variant's chart data, read back from its CSVs while its folder is
-    // written, feeds the comparison chart too.
-    let series: Vec<std::cell::RefCell<Option<chart::VariantSeries>>> =
-        outputs.iter().map(|_| Default::default()).collect();
-    let mut entries: Vec<(String, _)> = outputs
-        .iter()
-        .zip(&series)
-        .map(|(output, slot)| {
-            let name = scenario.name.as_str();
-            (output.summary.variant.clone(), move |dir: &Path| {
-                run_report::write_variant_files(name, pricing, output, dir)?;
-                let read = chart::VariantSeries::read_dir(dir).map_err(io::Error::other)?;
-                chart::write_variant_charts(&read, dir).map_err(io::Error::other)?;
-                *slot.borrow_mut() = Some(read);
-                Ok(())
-            })
-        })
-        .collect();
-    run_report::atomic::write_dirs(out_dir, &mut entries)
-        .with_context(|| format!("cannot write the report to {}", out_dir.display()))?;
-    let series: Vec<chart::VariantSeries> = series
-        .into_iter()
-        .filter_map(std::cell::RefCell::into_inner)
-        .collect();
+    let cannot_write = || format!("cannot write the report to {}", out_dir.display());
+    let StagedReport { staging, dirs } = staged;
+    // Each variant's chart data, read back from its CSVs, feeds the
+    // comparison chart too.
+    let mut series = Vec::new();
+    for (output, dir) in outputs.iter().zip(&dirs) {
+        run_report::write_variant_files_but_events(&scenario.name, pricing, output, dir)
+            .with_context(cannot_write)?;
+        let read = chart::VariantSeries::read_dir(dir)
+            .map_err(io::Error::other)
+            .with_context(cannot_write)?;
+        chart::write_variant_charts(&read, dir)
+            .map_err(io::Error::other)
+            .with_context(cannot_write)?;
+        series.push(read);
+    }
+    staging.commit().with_context(cannot_write)?;
     let order: Vec<String> = outputs.iter().map(|o| o.summary.variant.clone()).collect();
     chart::write_comparison_charts(&series, out_dir)?;
     html::write_report_html_ordered(out_dir, &order)?;
@@ -202,18 +231,22 @@ pub fn write_report(
 /// One variant's output, its component profile and its wall time.
 type VariantResult = (RunOutput, engine::Profile, Duration);
 
-/// Simulates the variants, up to `--jobs` at a time, and returns their
-/// results in variant order (each run is independent, so the order they
-/// finish in does not matter). The bar shows the simulated time summed over
-/// the variants.
-fn simulate_variants(
+/// Simulates the variants, up to `--jobs` at a time, each writing its
+/// events into its own `events.csv`, and returns their results in variant
+/// order (each run is independent, so the order they finish in does not
+/// matter). The bar shows the simulated time summed over the variants.
+fn simulate_variants<W: Write + Send>(
     runs: &[engine::RunInput],
+    sinks: &mut [run_report::EventsCsv<W>],
     options: &SimulationArgs,
     progress: &Progress,
 ) -> Result<Vec<VariantResult>> {
     use rayon::prelude::*;
     let done_ms: Vec<AtomicU64> = runs.iter().map(|_| AtomicU64::new(0)).collect();
-    let simulate = |index: usize, input: &engine::RunInput| -> Result<VariantResult> {
+    let simulate = |index: usize,
+                    input: &engine::RunInput,
+                    sink: &mut run_report::EventsCsv<W>|
+     -> Result<VariantResult> {
         let started = Instant::now();
         let mut report_progress = |t: karpsim::sim::time::SimTime| {
             if progress.is_visible() {
@@ -222,15 +255,9 @@ fn simulate_variants(
                 progress.set_position(total / 1000);
             }
         };
-        let (output, profile) = if options.profile {
-            engine::run_profiled(input, &mut report_progress)?
-        } else {
-            (
-                engine::run(input, &mut report_progress)?,
-                engine::Profile::default(),
-            )
-        };
-        Ok((output, profile, started.elapsed()))
+        let (output, profile) =
+            engine::run_to_sink(input, sink, options.profile, &mut report_progress)?;
+        Ok((output, profile.unwrap_or_default(), started.elapsed()))
     };
     let jobs = options.jobs.map_or_else(
         || std::thread::available_parallelism().map_or(1, usize::from),
@@ -239,8 +266,9 @@ fn simulate_variants(
     if jobs <= 1 || runs.len() <= 1 {
         return runs
             .iter()
+            .zip(sinks.iter_mut())
             .enumerate()
-            .map(|(i, input)| simulate(i, input))
+            .map(|(i, (input, sink))| simulate(i, input, sink))
             .collect();
     }
     let pool = rayon::ThreadPoolBuilder::new()
@@ -249,11 +277,13 @@ fn simulate_variants(
         .context("cannot start the variant threads")?;
     pool.install(|| {
         runs.par_iter()
+            .zip(sinks.par_iter_mut())
             .enumerate()
-            .map(|(i, input)| simulate(i, input))
+            .map(|(i, (input, sink))| simulate(i, input, sink))
             .collect()
     })
 }
+
 /// The `--profile` table on stderr: wall time per engine component summed
 /// over the variants, then the report writing.
 pub fn print_profile(profile: &engine::Profile, reporting: std::time::Duration) {

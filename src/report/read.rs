@@ -174,6 +174,17 @@ pub fn read_report(report_dir: &Path) -> Result<Vec<VariantReport>, ReadError> {
 /// Reads one variant folder. The CSV files are optional (a missing file
 /// reads as no rows); `summary.json` is not.
 pub fn read_variant(name: &str, dir: &Path) -> Result<VariantReport, ReadError> {
+    read_variant_filtered(name, dir, Some)
+}
+
+/// Reads one variant folder like [`read_variant`], but passes every
+/// `events.csv` row to `keep` as it is read and holds only the rows it
+/// returns: a long run's event log need not fit in memory.
+pub fn read_variant_filtered(
+    name: &str,
+    dir: &Path,
+    keep: impl FnMut(EventRow) -> Option<EventRow>,
+) -> Result<VariantReport, ReadError> {
     let summary = VariantSummary::read(&dir.join("summary.json"))?;
     let autoscaler = if dir.join("nodes.csv").is_file() || dir.join("scaledown.csv").is_file() {
         Autoscaler::ClusterAutoscaler
@@ -189,7 +200,7 @@ pub fn read_variant(name: &str, dir: &Path) -> Result<VariantReport, ReadError> 
         dir: dir.to_path_buf(),
         autoscaler,
         summary,
-        events: read_events(&dir.join("events.csv"))?,
+        events: read_events_filtered(&dir.join("events.csv"), keep)?,
         nodeclaims: read_nodeclaims(&dir.join(claims_file))?,
         kept_nodes: read_kept_nodes(&dir.join(kept_file))?,
     })
@@ -255,18 +266,36 @@ struct RawEvent {
 
 /// Reads `events.csv`.
 pub fn read_events(path: &Path) -> Result<Vec<EventRow>, ReadError> {
-    rows::<RawEvent>(path)?
-        .into_iter()
-        .map(|raw| {
-            Ok(EventRow {
-                time_ms: time(path, &raw.time_s)?,
-                kind: raw.kind,
-                reason: raw.reason,
-                object: raw.object,
-                message: raw.message,
-            })
-        })
-        .collect()
+    read_events_filtered(path, Some)
+}
+
+/// Reads `events.csv` row by row, keeping the rows `keep` returns (a
+/// missing file reads as no rows).
+pub fn read_events_filtered(
+    path: &Path,
+    mut keep: impl FnMut(EventRow) -> Option<EventRow>,
+) -> Result<Vec<EventRow>, ReadError> {
+    if !path.is_file() {
+        return Ok(Vec::new());
+    }
+    let csv_error = |source| ReadError::Csv {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut reader = csv::Reader::from_path(path).map_err(csv_error)?;
+    let mut kept = Vec::new();
+    for raw in reader.deserialize::<RawEvent>() {
+        let raw = raw.map_err(csv_error)?;
+        let row = EventRow {
+            time_ms: time(path, &raw.time_s)?,
+            kind: raw.kind,
+            reason: raw.reason,
+            object: raw.object,
+            message: raw.message,
+        };
+        kept.extend(keep(row));
+    }
+    Ok(kept)
 }
 
 #[derive(Deserialize)]

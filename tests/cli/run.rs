@@ -474,3 +474,44 @@ fn ca_price_expander_is_refused_at_its_place() {
         "{line}"
     );
 }
+
+/// A workload trace row that is unusable stops the run when the engine
+/// pulls it, after the run has started writing its `events.csv` into a
+/// temporary folder of the report: the error is one line, the temporary
+/// folder is gone, and the earlier report beside it is left as it was.
+#[test]
+fn a_run_failing_midway_leaves_no_report_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("s.yaml"),
+        "name: t\nseed: 1\nduration: 2h\nregion: us-east-1\n\
+         workloads:\n  - trace: pods.csv\n    format: alibaba\n\
+         variants:\n  - name: ca\n    clusterAutoscaler:\n      nodeGroups:\n\
+         \x20       - name: cpu\n          instanceTypes: [m6i.8xlarge]\n\
+         \x20         capacityType: on-demand\n          zones: [us-east-1a]\n\
+         \x20         minSize: 0\n          maxSize: 5\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("pods.csv"),
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+         p-0,1000,1024,0,0,,LS,Running,0,3600,0\n\
+         p-1,lots,1024,0,0,,LS,Running,3000,7000,3000\n",
+    )
+    .unwrap();
+    let earlier = dir.path().join("out/earlier");
+    fs::create_dir_all(&earlier).unwrap();
+    fs::write(earlier.join("summary.json"), "{}").unwrap();
+    let out = karpsim_in(dir.path(), &["run", "s.yaml", "--out", "out", "-q"]);
+    let line = single_error_line(&out);
+    assert!(line.starts_with("error: variant ca: pods.csv:3"), "{line}");
+    let left: Vec<String> = fs::read_dir(dir.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["earlier"]);
+    assert_eq!(
+        fs::read_to_string(earlier.join("summary.json")).unwrap(),
+        "{}"
+    );
+}

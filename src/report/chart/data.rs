@@ -462,6 +462,16 @@ fn seconds_to_ms(seconds: f64) -> Option<u64> {
 }
 
 /// A CSV file read whole, with its header.
+type CsvReader = csv::Reader<std::io::BufReader<fs::File>>;
+
+fn csv_error(path: &Path, e: &csv::Error) -> ChartError {
+    ChartError::Csv {
+        path: path.to_path_buf(),
+        line: e.position().map_or(0, |p| p.line()),
+        message: e.to_string(),
+    }
+}
+
 struct CsvFile {
     path: PathBuf,
     headers: csv::StringRecord,
@@ -471,28 +481,49 @@ struct CsvFile {
 
 impl CsvFile {
     fn read(path: &Path) -> Result<CsvFile, ChartError> {
+        let (mut file, mut reader) = CsvFile::open(path)?;
+        let mut rows = Vec::new();
+        let mut record = csv::StringRecord::new();
+        while let Some(line) = file.next_row(&mut reader, &mut record)? {
+            rows.push((line, record.clone()));
+        }
+        file.rows = rows;
+        Ok(file)
+    }
+
+    /// The file's header, with no rows: the rows are read one at a time
+    /// from the returned reader with [`CsvFile::next_row`] (for files too
+    /// long to hold).
+    fn open(path: &Path) -> Result<(CsvFile, CsvReader), ChartError> {
         let file = fs::File::open(path).map_err(|source| ChartError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        let csv_error = |e: csv::Error| ChartError::Csv {
-            path: path.to_path_buf(),
-            line: e.position().map_or(0, |p| p.line()),
-            message: e.to_string(),
-        };
         let mut reader = csv::Reader::from_reader(std::io::BufReader::new(file));
-        let headers = reader.headers().map_err(csv_error)?.clone();
-        let mut rows = Vec::new();
-        for record in reader.records() {
-            let record = record.map_err(csv_error)?;
-            let line = record.position().map_or(0, |p| p.line());
-            rows.push((line, record));
-        }
-        Ok(CsvFile {
+        let headers = reader.headers().map_err(|e| csv_error(path, &e))?.clone();
+        let file = CsvFile {
             path: path.to_path_buf(),
             headers,
-            rows,
-        })
+            rows: Vec::new(),
+        };
+        Ok((file, reader))
+    }
+
+    /// Reads the next data row into `record`; its line number, or `None` at
+    /// the end.
+    fn next_row(
+        &self,
+        reader: &mut CsvReader,
+        record: &mut csv::StringRecord,
+    ) -> Result<Option<u64>, ChartError> {
+        if reader
+            .read_record(record)
+            .map_err(|e| csv_error(&self.path, &e))?
+        {
+            Ok(Some(record.position().map_or(0, |p| p.line())))
+        } else {
+            Ok(None)
+        }
     }
 
     /// The index of column `name`.
@@ -652,19 +683,22 @@ pub fn eviction_reason(message: &str) -> &str {
         .unwrap_or("unspecified")
 }
 
+/// The `Evicted` rows of `events.csv`, read row by row: the file can be
+/// far too long to hold.
 fn read_evictions(path: &Path) -> Result<Vec<Eviction>, ChartError> {
-    let file = CsvFile::read(path)?;
+    let (file, mut reader) = CsvFile::open(path)?;
     let time = file.column("time_s")?;
     let reason = file.column("reason")?;
     let message = file.column("message")?;
     let mut evictions = Vec::new();
-    for (line, row) in &file.rows {
-        if file.text(*line, row, reason)? != "Evicted" {
+    let mut row = csv::StringRecord::new();
+    while let Some(line) = file.next_row(&mut reader, &mut row)? {
+        if file.text(line, &row, reason)? != "Evicted" {
             continue;
         }
         evictions.push(Eviction {
-            time_ms: file.time_ms(*line, row, time)?,
-            reason: eviction_reason(file.text(*line, row, message)?).to_string(),
+            time_ms: file.time_ms(line, &row, time)?,
+            reason: eviction_reason(file.text(line, &row, message)?).to_string(),
         });
     }
     Ok(evictions)

@@ -16,7 +16,9 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::compare::comparison_rows;
-use super::read::{Autoscaler, ReadError, VariantReport, read_report, sim_time};
+use super::read::{
+    Autoscaler, ReadError, VariantReport, read_variant_filtered, sim_time, variant_dirs,
+};
 
 /// The file name of the page inside the report folder.
 pub const REPORT_HTML: &str = "report.html";
@@ -48,8 +50,19 @@ pub fn render_report(report_dir: &Path) -> Result<String, HtmlError> {
 /// The page for `report_dir`, the variants named in `order` first (in that
 /// order; the first is the comparison's base), the others after by name.
 pub fn render_report_ordered(report_dir: &Path, order: &[String]) -> Result<String, HtmlError> {
-    let mut variants = read_report(report_dir)?;
-    variants.sort_by_key(|v| {
+    // Only the rows the page shows one by one are kept; the pending
+    // reasons are counted as they are read.
+    let mut variants = Vec::new();
+    for (name, dir) in variant_dirs(report_dir)? {
+        let mut pending = sections::PendingEvents::default();
+        let variant = read_variant_filtered(&name, &dir, |event| {
+            pending
+                .count(event)
+                .filter(|e| sections::shown_row_by_row(&e.reason))
+        })?;
+        variants.push((variant, pending));
+    }
+    variants.sort_by_key(|(v, _)| {
         (
             order
                 .iter()
@@ -60,10 +73,16 @@ pub fn render_report_ordered(report_dir: &Path, order: &[String]) -> Result<Stri
     });
     let comparison_charts = charts(report_dir, &COMPARISON_CHARTS)?;
     let mut variant_charts = Vec::new();
-    for variant in &variants {
+    for (variant, _) in &variants {
         variant_charts.push(charts(&variant.dir, &VARIANT_CHARTS)?);
     }
-    Ok(page(&variants, &comparison_charts, &variant_charts))
+    let (variants, pending): (Vec<_>, Vec<_>) = variants.into_iter().unzip();
+    Ok(page(
+        &variants,
+        &pending,
+        &comparison_charts,
+        &variant_charts,
+    ))
 }
 
 /// Writes `report_dir/report.html` (through a temporary file and a rename,
@@ -315,7 +334,12 @@ figure svg{display:block;width:100%;height:auto}
 figcaption{font-size:13px;color:#4a5468;margin-top:4px;text-align:center}
 ";
 
-fn page(variants: &[VariantReport], comparison: &[Chart], per_variant: &[Vec<Chart>]) -> String {
+fn page(
+    variants: &[VariantReport],
+    pending: &[sections::PendingEvents],
+    comparison: &[Chart],
+    per_variant: &[Vec<Chart>],
+) -> String {
     let scenario = variants
         .first()
         .map(|v| v.summary.scenario.as_str())
@@ -336,7 +360,7 @@ fn page(variants: &[VariantReport], comparison: &[Chart], per_variant: &[Vec<Cha
         figures(&mut out, comparison);
         out.push_str("</section>\n");
     }
-    for (variant, charts) in variants.iter().zip(per_variant) {
+    for ((variant, charts), pending) in variants.iter().zip(per_variant).zip(pending) {
         out.push_str(&format!(
             "<section class=\"variant\" id=\"{}\">\n<h2>{} <span class=\"meta\">({})</span></h2>\n",
             anchor("variant", &variant.name),
@@ -345,7 +369,7 @@ fn page(variants: &[VariantReport], comparison: &[Chart], per_variant: &[Vec<Cha
         ));
         figures(&mut out, charts);
         sections::decisions(&mut out, variant);
-        sections::why(&mut out, variant);
+        sections::why(&mut out, variant, pending);
         out.push_str("</section>\n");
     }
     out.push_str("</main>\n</body>\n</html>\n");

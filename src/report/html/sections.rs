@@ -3,7 +3,7 @@
 //! "why" tables (why pods stayed pending, why nodes were not consolidated
 //! or removed), each aggregated from the variant's files.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{Cell, clip, long, num, table, text};
 use crate::report::read::{Autoscaler, EventRow, KeptNodeRow, VariantReport, sim_time};
@@ -20,6 +20,66 @@ const SPOT_REASONS: [&str; 3] = [
 
 /// Event reasons that say why a pod is pending.
 const PENDING_REASONS: [&str; 2] = ["FailedScheduling", "NotTriggerScaleUp"];
+
+/// Whether the page shows `events.csv` rows of this reason one by one
+/// (the pending reasons are only counted, see [`PendingEvents`]).
+pub(super) fn shown_row_by_row(reason: &str) -> bool {
+    matches!(reason, "DisruptionTerminating" | "ScaleDown") || SPOT_REASONS.contains(&reason)
+}
+
+/// The scheduling events of pods that could not be placed, counted per
+/// (reason, message) as `events.csv` is read, so that the rows themselves
+/// need not be kept.
+#[derive(Debug, Default)]
+pub(super) struct PendingEvents {
+    by_message: BTreeMap<(String, String), Seen>,
+    /// A number per pod object, so each message lists its pods compactly.
+    pod_numbers: HashMap<String, u32>,
+}
+
+/// One (reason, message) of [`PendingEvents`].
+#[derive(Debug)]
+struct Seen {
+    events: usize,
+    /// Numbers of the pods it was given for, with repeats.
+    pods: Vec<u32>,
+    first_ms: u64,
+    example: String,
+}
+
+impl Seen {
+    /// Different pods it was given for.
+    fn pods(&self) -> usize {
+        let mut pods = self.pods.clone();
+        pods.sort_unstable();
+        pods.dedup();
+        pods.len()
+    }
+}
+
+impl PendingEvents {
+    /// Counts `event` if its reason says why a pod is pending; gives it
+    /// back otherwise.
+    pub(super) fn count(&mut self, event: EventRow) -> Option<EventRow> {
+        if !PENDING_REASONS.contains(&event.reason.as_str()) {
+            return Some(event);
+        }
+        let next = self.pod_numbers.len() as u32;
+        let pod = *self.pod_numbers.entry(event.object.clone()).or_insert(next);
+        let seen = self
+            .by_message
+            .entry((event.reason, event.message))
+            .or_insert(Seen {
+                events: 0,
+                pods: Vec::new(),
+                first_ms: event.time_ms,
+                example: event.object,
+            });
+        seen.events += 1;
+        seen.pods.push(pod);
+        None
+    }
+}
 
 fn heading(out: &mut String, title: &str) {
     out.push_str(&format!("<h3>{}</h3>\n", super::escape(title)));
@@ -235,8 +295,8 @@ fn interruptions(out: &mut String, variant: &VariantReport) {
 }
 
 /// Why pods stayed pending, then why nodes stayed up.
-pub(super) fn why(out: &mut String, variant: &VariantReport) {
-    why_pending(out, variant);
+pub(super) fn why(out: &mut String, variant: &VariantReport, pending: &PendingEvents) {
+    why_pending(out, variant, pending);
     let title = match variant.autoscaler {
         Autoscaler::Karpenter => "Why not consolidated",
         Autoscaler::ClusterAutoscaler => "Why not removed",
@@ -246,7 +306,7 @@ pub(super) fn why(out: &mut String, variant: &VariantReport) {
     table(out, &header, &kept_reasons(&variant.kept_nodes));
 }
 
-fn why_pending(out: &mut String, variant: &VariantReport) {
+fn why_pending(out: &mut String, variant: &VariantReport, pending: &PendingEvents) {
     heading(out, "Why pending: pods never scheduled");
     let rows: Vec<Vec<Cell>> = variant
         .summary
@@ -263,41 +323,18 @@ fn why_pending(out: &mut String, variant: &VariantReport) {
     table(out, &[text("Reason"), num("Pods"), text("Example")], &rows);
 
     heading(out, "Why pending: scheduling events");
-    struct Seen<'a> {
-        events: usize,
-        pods: BTreeSet<&'a str>,
-        first_ms: u64,
-        example: &'a str,
-    }
-    let mut by_message: BTreeMap<(&str, &str), Seen> = BTreeMap::new();
-    for event in variant
-        .events
-        .iter()
-        .filter(|e| PENDING_REASONS.contains(&e.reason.as_str()))
-    {
-        let seen = by_message
-            .entry((event.reason.as_str(), event.message.as_str()))
-            .or_insert(Seen {
-                events: 0,
-                pods: BTreeSet::new(),
-                first_ms: event.time_ms,
-                example: &event.object,
-            });
-        seen.events += 1;
-        seen.pods.insert(&event.object);
-    }
-    let mut seen: Vec<_> = by_message.into_iter().collect();
-    seen.sort_by(|a, b| b.1.events.cmp(&a.1.events).then(a.0.cmp(&b.0)));
+    let mut seen: Vec<_> = pending.by_message.iter().collect();
+    seen.sort_by(|a, b| b.1.events.cmp(&a.1.events).then(a.0.cmp(b.0)));
     let rows: Vec<Vec<Cell>> = seen
         .iter()
         .map(|((reason, message), s)| {
             vec![
-                text(*reason),
+                text(reason),
                 long(clip(message, MESSAGE_CHARS)),
                 num(s.events.to_string()),
-                num(s.pods.len().to_string()),
+                num(s.pods().to_string()),
                 num(sim_time(s.first_ms)),
-                text(s.example),
+                text(&s.example),
             ]
         })
         .collect();

@@ -1,8 +1,9 @@
 //! All-or-nothing report directories: every variant's files are first
-//! written into a hidden temporary directory beside its final place, and
-//! only when all of them are complete is each moved into place with a
-//! rename. On any error the temporary directories, and any directory this
-//! call created, are removed, so no half-written report is left behind.
+//! written into a hidden temporary directory beside its final place (a
+//! run may stream rows into them while it goes on), and only when all of
+//! them are complete is each moved into place with a rename. On any error
+//! the temporary directories, and any directory created on the way, are
+//! removed, so no half-written report is left behind.
 
 use std::fs;
 use std::io;
@@ -16,62 +17,94 @@ pub fn write_dirs<F>(out: &Path, entries: &mut [(String, F)]) -> io::Result<()>
 where
     F: FnMut(&Path) -> io::Result<()>,
 {
-    let created = first_missing_ancestor(out);
-    let result = write_all(out, entries);
-    if result.is_err()
-        && let Some(created) = created
-    {
-        let _ = fs::remove_dir_all(created);
+    let mut staging = Staging::begin(out)?;
+    for (name, write) in entries.iter_mut() {
+        let dir = staging.add(name)?;
+        write(&dir)?;
     }
-    result
+    staging.commit()
 }
 
-fn write_all<F>(out: &Path, entries: &mut [(String, F)]) -> io::Result<()>
-where
-    F: FnMut(&Path) -> io::Result<()>,
-{
-    fs::create_dir_all(out)?;
-    let pid = std::process::id();
-    let mut staged: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let mut outcome = Ok(());
-    for (name, write) in entries.iter_mut() {
-        let temp = out.join(format!(".{name}.tmp-{pid}"));
-        let _ = fs::remove_dir_all(&temp);
-        staged.push((temp.clone(), out.join(name.as_str())));
-        outcome = fs::create_dir(&temp).and_then(|()| write(&temp));
-        if outcome.is_err() {
-            break;
-        }
+/// Directories being written into `out`: each one in a hidden temporary
+/// directory beside its final place, filled at leisure (a long run can
+/// stream rows into it), until [`Staging::commit`] moves them all into
+/// place. Dropped without a commit, or when the commit fails, it removes
+/// the temporary directories and any directory it created.
+#[derive(Debug)]
+pub struct Staging {
+    out: PathBuf,
+    /// The outermost directory `begin` created, if any.
+    created: Option<PathBuf>,
+    /// (temporary, final) paths, in the order they were added.
+    staged: Vec<(PathBuf, PathBuf)>,
+    done: bool,
+}
+
+impl Staging {
+    /// Creates `out` (and its parents) if needed.
+    pub fn begin(out: &Path) -> io::Result<Staging> {
+        let staging = Staging {
+            out: out.to_path_buf(),
+            created: first_missing_ancestor(out),
+            staged: Vec::new(),
+            done: false,
+        };
+        // On failure, dropping `staging` removes what was created.
+        fs::create_dir_all(out)?;
+        Ok(staging)
     }
-    if let Err(error) = outcome {
-        for (temp, _) in &staged {
+
+    /// Creates the (empty) temporary directory that becomes `out/<name>`
+    /// at the commit and returns its path.
+    pub fn add(&mut self, name: &str) -> io::Result<PathBuf> {
+        let pid = std::process::id();
+        let temp = self.out.join(format!(".{name}.tmp-{pid}"));
+        let _ = fs::remove_dir_all(&temp);
+        self.staged.push((temp.clone(), self.out.join(name)));
+        fs::create_dir(&temp)?;
+        Ok(temp)
+    }
+
+    /// Moves every temporary directory into place, replacing an existing
+    /// directory of the same name as a whole.
+    pub fn commit(mut self) -> io::Result<()> {
+        let pid = std::process::id();
+        for (temp, target) in &self.staged {
+            let old = target.with_file_name(format!(
+                ".{}.old-{pid}",
+                target.file_name().unwrap_or_default().to_string_lossy()
+            ));
+            let had_old = target.exists();
+            if had_old {
+                fs::rename(target, &old)?;
+            }
+            if let Err(error) = fs::rename(temp, target) {
+                if had_old {
+                    let _ = fs::rename(&old, target);
+                }
+                return Err(error);
+            }
+            if had_old {
+                fs::remove_dir_all(&old)?;
+            }
+        }
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        for (temp, _) in &self.staged {
             let _ = fs::remove_dir_all(temp);
         }
-        return Err(error);
-    }
-    for (temp, target) in &staged {
-        let old = target.with_file_name(format!(
-            ".{}.old-{pid}",
-            target.file_name().unwrap_or_default().to_string_lossy()
-        ));
-        let had_old = target.exists();
-        if had_old {
-            fs::rename(target, &old)?;
-        }
-        if let Err(error) = fs::rename(temp, target) {
-            if had_old {
-                let _ = fs::rename(&old, target);
-            }
-            for (temp, _) in &staged {
-                let _ = fs::remove_dir_all(temp);
-            }
-            return Err(error);
-        }
-        if had_old {
-            fs::remove_dir_all(&old)?;
+        if let Some(created) = &self.created {
+            let _ = fs::remove_dir_all(created);
         }
     }
-    Ok(())
 }
 
 /// The outermost directory of `path` that does not exist yet (what
@@ -146,6 +179,49 @@ mod tests {
             !root.path().join("reports").exists(),
             "directories created by the call are removed"
         );
+    }
+
+    #[test]
+    fn staged_directories_appear_only_at_the_commit() {
+        let root = tempfile::tempdir().unwrap();
+        let out = root.path().join("reports/demo");
+        let mut staging = Staging::begin(&out).unwrap();
+        let dir = staging.add("a").unwrap();
+        fs::write(dir.join("events.csv"), "rows so far").unwrap();
+        assert!(
+            !out.join("a").exists(),
+            "nothing in place before the commit"
+        );
+        fs::write(dir.join("summary.json"), "{}").unwrap();
+        staging.commit().unwrap();
+        assert_eq!(
+            fs::read_to_string(out.join("a/events.csv")).unwrap(),
+            "rows so far"
+        );
+        assert_eq!(fs::read_dir(&out).unwrap().count(), 1, "no temporaries");
+    }
+
+    #[test]
+    fn dropping_an_uncommitted_staging_leaves_nothing_new_behind() {
+        let root = tempfile::tempdir().unwrap();
+        let kept = root.path().join("demo");
+        fs::create_dir_all(kept.join("a")).unwrap();
+        fs::write(kept.join("a/summary.json"), "previous").unwrap();
+        {
+            let mut staging = Staging::begin(&kept).unwrap();
+            fs::write(staging.add("a").unwrap().join("summary.json"), "new").unwrap();
+        }
+        assert_eq!(
+            fs::read_to_string(kept.join("a/summary.json")).unwrap(),
+            "previous"
+        );
+        assert_eq!(fs::read_dir(&kept).unwrap().count(), 1);
+        let fresh = root.path().join("reports/new");
+        {
+            let mut staging = Staging::begin(&fresh).unwrap();
+            staging.add("a").unwrap();
+        }
+        assert!(!root.path().join("reports").exists());
     }
 
     #[test]

@@ -4,12 +4,17 @@
 //! written atomically (see [`atomic`]). A Cluster Autoscaler variant writes
 //! `nodes.csv` (the columns of `nodeclaims.csv`, `nodepool` being the node
 //! group) in place of `nodeclaims.csv`, and `scaledown.csv` (CA's
-//! unremovable reasons) in place of `disruption.csv`.
+//! unremovable reasons) in place of `disruption.csv`. `karpsim run` writes
+//! `events.csv` into the temporary folder while the run goes on (see
+//! [`EventsCsv`]), so the event log is never held in memory.
 //!
 //! Numbers are written from exact integers with fixed decimals (money with
 //! six, times with three), so the same run always gives the same bytes.
 
 pub mod atomic;
+mod events;
+
+pub use events::{EVENTS_FILE, EventsCsv};
 
 #[cfg(test)]
 mod tests;
@@ -310,22 +315,13 @@ pub fn write_nodeclaims_csv(run: &RunOutput, out: &mut impl Write) -> io::Result
     csv.flush()
 }
 
-/// Writes `events.csv`.
+/// Writes `events.csv` from a run that kept its events.
 pub fn write_events_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
-    let mut csv = csv::Writer::from_writer(out);
-    csv.write_record(["time_s", "type", "reason", "object", "message"])
-        .map_err(io::Error::other)?;
+    let mut file = EventsCsv::new(out)?;
     for event in &run.events {
-        csv.write_record([
-            time_s(event.time).as_str(),
-            event.kind.as_str(),
-            &event.reason,
-            &event.object,
-            &event.message,
-        ])
-        .map_err(io::Error::other)?;
+        file.write(event)?;
     }
-    csv.flush()
+    file.finish()?.flush()
 }
 
 /// Writes `timeseries.csv`: one row per simulated minute.
@@ -406,6 +402,21 @@ pub fn write_variant_files(
     run: &RunOutput,
     dir: &std::path::Path,
 ) -> io::Result<()> {
+    let mut f = io::BufWriter::new(std::fs::File::create(dir.join(EVENTS_FILE))?);
+    write_events_csv(run, &mut f)?;
+    f.flush()?;
+    write_variant_files_but_events(scenario, pricing, run, dir)
+}
+
+/// Writes the files of one variant into `dir` (which must exist) except
+/// `events.csv`, which was written while the run went on (see
+/// [`EventsCsv`]).
+pub fn write_variant_files_but_events(
+    scenario: &str,
+    pricing: &SnapshotIdentity,
+    run: &RunOutput,
+    dir: &std::path::Path,
+) -> io::Result<()> {
     let create = |name: &str| -> io::Result<io::BufWriter<std::fs::File>> {
         Ok(io::BufWriter::new(std::fs::File::create(dir.join(name))?))
     };
@@ -420,9 +431,7 @@ pub fn write_variant_files(
     let mut f = create(names[1])?;
     write_nodeclaims_csv(run, &mut f)?;
     f.flush()?;
-    let mut f = create(names[2])?;
-    write_events_csv(run, &mut f)?;
-    f.flush()?;
+    debug_assert_eq!(names[2], EVENTS_FILE);
     let mut f = create(names[3])?;
     write_timeseries_csv(run, &mut f)?;
     f.flush()?;

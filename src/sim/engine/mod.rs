@@ -51,10 +51,12 @@ mod ca;
 mod ca_spot;
 mod checks;
 mod disruption;
+mod event_log;
 mod karpenter;
 mod owners;
 mod profile;
 mod record;
+mod run;
 mod source;
 mod spot;
 mod spot_metrics;
@@ -96,11 +98,13 @@ use super::time::{SimDuration, SimTime};
 
 pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
+pub use event_log::EventSink;
 pub use profile::{Component, Profile};
 pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
     RunSummary, Sample,
 };
+pub use run::{run, run_checked, run_profiled, run_to_sink, run_with};
 pub use source::{ListSource, SharedSource, SourceError, SourceFactory, StepSource};
 pub use spot::{INTERRUPTED, VICTIM_STREAM, source_name};
 pub use spot_metrics::SpotSummary;
@@ -119,6 +123,10 @@ pub const PROVISIONING_REQUEUE: SimDuration = SimDuration::from_secs(10);
 pub const UNAVAILABLE_OFFERING_TTL: SimDuration = SimDuration::from_mins(3);
 /// Interval of the time-series samples.
 pub const SAMPLE_INTERVAL: SimDuration = SimDuration::from_mins(1);
+/// Node removals after which the kept solve setup is rebuilt: it caches
+/// label requirements per node and cannot tell which nodes are gone, so
+/// without this a long run would keep every node it ever had there.
+const PREPARED_NODE_REMOVALS: u32 = 512;
 
 /// Everything one variant's run needs; built by
 /// [`crate::scenario::prepare`] from a scenario's files.
@@ -319,91 +327,6 @@ impl Default for Deciders {
     }
 }
 
-/// Runs one variant to its end with the real decision functions.
-/// `progress` is called with the simulated time as it advances (at most
-/// once per simulated minute).
-pub fn run(input: &RunInput, progress: &mut dyn FnMut(SimTime)) -> Result<RunOutput, EngineError> {
-    run_with(input, Deciders::default(), progress)
-}
-
-/// Runs one variant with the given decision functions.
-pub fn run_with(
-    input: &RunInput,
-    deciders: Deciders,
-    progress: &mut dyn FnMut(SimTime),
-) -> Result<RunOutput, EngineError> {
-    run_engine(Engine::new(input, deciders), progress).map(|(output, _, _)| output)
-}
-
-/// Runs one variant with the real decision functions and measures the wall
-/// time of each engine component (see [`Profile`]); the output is the same
-/// as [`run`]'s.
-pub fn run_profiled(
-    input: &RunInput,
-    progress: &mut dyn FnMut(SimTime),
-) -> Result<(RunOutput, Profile), EngineError> {
-    let mut engine = Engine::new(input, Deciders::default());
-    engine.profile = Some(Profile::default());
-    run_engine(engine, progress).map(|(output, _, profile)| (output, profile.unwrap_or_default()))
-}
-
-/// Runs one variant and checks the engine's invariants after every event
-/// and at every eviction (see [`checks`]); returns the output and every
-/// violation found (empty when the engine kept its books straight). Slower
-/// than [`run_with`]: meant for tests.
-pub fn run_checked(
-    input: &RunInput,
-    deciders: Deciders,
-) -> Result<(RunOutput, Vec<String>), EngineError> {
-    let mut engine = Engine::new(input, deciders);
-    engine.violations = Some(Vec::new());
-    run_engine(engine, &mut |_| {}).map(|(output, violations, _)| (output, violations))
-}
-
-fn run_engine(
-    mut engine: Engine<'_>,
-    progress: &mut dyn FnMut(SimTime),
-) -> Result<(RunOutput, Vec<String>, Option<Profile>), EngineError> {
-    let input = engine.input;
-    engine.schedule_spot_inputs()?;
-    for (index, step) in input.steps.iter().enumerate() {
-        engine.schedule(step.at, Event::Step(index))?;
-    }
-    engine.open_sources()?;
-    if input.cluster_autoscaler.is_some() {
-        engine.wake_ca(SimTime::ZERO)?;
-    } else {
-        engine.schedule_pass(SimTime::ZERO)?;
-    }
-    let end = SimTime::ZERO + input.duration;
-    while let Some(at) = engine.queue.peek_time() {
-        if at > end {
-            break;
-        }
-        let started = profile::start(&engine.profile);
-        engine.advance_to(at, progress);
-        profile::stop(&mut engine.profile, Component::Sampling, started);
-        let Some((_, event)) = engine.queue.pop() else {
-            break;
-        };
-        let component = engine.profile.as_ref().map(|_| Component::of(&event));
-        let started = profile::start(&engine.profile);
-        engine.handle(event)?;
-        if let Some(component) = component {
-            profile::stop(&mut engine.profile, component, started);
-        }
-        engine.check_invariants();
-    }
-    engine.advance_to(end, progress);
-    engine.sample_at(end);
-    let violations = engine.violations.take().unwrap_or_default();
-    let rows_skipped = engine.sources.rows_skipped();
-    let profile = engine.profile.take();
-    let mut output = engine.finish(end);
-    output.summary.trace_rows_skipped = rows_skipped;
-    Ok((output, violations, profile))
-}
-
 /// Something that happens at an instant.
 #[derive(Debug, Clone)]
 enum Event {
@@ -534,6 +457,19 @@ impl Engine<'_> {
     }
 }
 
+impl Engine<'_> {
+    /// A node left the cluster: after enough of them, the solve setup's
+    /// per-node caches are dropped (they only save work, so the decisions
+    /// are the same).
+    fn node_removed_from_caches(&mut self) {
+        self.nodes_removed_since_prepared += 1;
+        if self.nodes_removed_since_prepared >= PREPARED_NODE_REMOVALS {
+            self.nodes_removed_since_prepared = 0;
+            self.prepared.clear();
+        }
+    }
+}
+
 /// Karpenter's open batch window.
 #[derive(Debug, Clone)]
 struct Batch {
@@ -583,6 +519,8 @@ struct Engine<'a> {
     /// The solve setup for `pools`, `catalogs` and the DaemonSets, kept
     /// across solves; cleared whenever `catalogs` is rebuilt.
     prepared: PreparedCache,
+    /// Nodes removed since `prepared` was last rebuilt for that reason.
+    nodes_removed_since_prepared: u32,
     /// Offerings in the ICE cache, with their expiry.
     ice: BTreeMap<OfferingKey, SimTime>,
     workloads: Vec<WorkloadState>,
@@ -600,7 +538,7 @@ struct Engine<'a> {
     last_solve_at: SimTime,
     requeue_armed: bool,
     requeue_waiting: bool,
-    events: Vec<EventRecord>,
+    events: event_log::EventLog<'a>,
     samples: Vec<Sample>,
     next_sample: SimTime,
     integrated_until: SimTime,
@@ -656,6 +594,7 @@ impl<'a> Engine<'a> {
             catalogs: base_catalogs.clone(),
             catalogs_stale: false,
             prepared: PreparedCache::default(),
+            nodes_removed_since_prepared: 0,
             base_catalogs,
             ice: BTreeMap::new(),
             workloads: Vec::new(),
@@ -671,7 +610,7 @@ impl<'a> Engine<'a> {
             last_solve_at: SimTime::ZERO,
             requeue_armed: false,
             requeue_waiting: false,
-            events: Vec::new(),
+            events: event_log::EventLog::in_memory(),
             samples: Vec::new(),
             next_sample: SimTime::ZERO,
             integrated_until: SimTime::ZERO,
@@ -770,7 +709,7 @@ impl<'a> Engine<'a> {
     }
 
     fn log(&mut self, kind: EventType, reason: &str, object: String, message: String) {
-        self.events.push(EventRecord {
+        self.events.record(EventRecord {
             time: self.now(),
             kind,
             reason: reason.to_string(),

@@ -244,7 +244,8 @@ pub struct RunOutput {
     pub summary: RunSummary,
     /// NodeClaims in launch order.
     pub nodeclaims: Vec<NodeClaimRecord>,
-    /// Events in time order.
+    /// Events in time order (empty when they went to an [`super::EventSink`]
+    /// during the run).
     pub events: Vec<EventRecord>,
     /// One sample per simulated minute, from 0 to the end.
     pub timeseries: Vec<Sample>,
@@ -366,7 +367,7 @@ impl Engine<'_> {
             pending_p95: pending.percentile(crate::sim::Percentile::P95),
             pending_max: pending.percentile(crate::sim::Percentile::MAX),
             unschedulable_reasons,
-            events: self.events.len(),
+            events: self.events.count(),
             churn: self.churn.clone(),
             spot: self.spot_summary(end),
             trace_rows_skipped: 0,
@@ -387,7 +388,7 @@ impl Engine<'_> {
         RunOutput {
             summary,
             nodeclaims,
-            events: self.events,
+            events: self.events.into_kept(),
             timeseries: self.samples,
             disruption,
             scale_down: self.ca.map(|ca| ca.unremovable),

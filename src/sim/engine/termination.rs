@@ -503,6 +503,7 @@ impl Engine<'_> {
         self.cluster.remove_node(node);
         self.bound.node_removed(node);
         self.disruption.in_flight.remove(&node);
+        self.node_removed_from_caches();
         let drained_in = now.saturating_duration_since(deleting.since);
         self.log(
             EventType::Normal,

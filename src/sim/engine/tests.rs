@@ -501,6 +501,30 @@ fn runs_are_deterministic_and_totals_add_up() {
     assert!(ready.len() > 1, "latencies are drawn, not fixed");
 }
 
+/// A run that hands its events to a sink gives them in the order a run
+/// that keeps them would, and the same summary and records.
+#[test]
+fn a_run_to_a_sink_streams_the_events_it_would_keep() {
+    let mut run = input(&deployment("web", 7, "700m"), SimDuration::from_hours(1));
+    run.launch_latency =
+        LaunchLatency::lognormal(SimDuration::from_secs(35), SimDuration::from_secs(60)).unwrap();
+    let kept = super::run(&run, &mut |_| {}).unwrap();
+    let mut streamed: Vec<EventRecord> = Vec::new();
+    let (out, profile) = super::run_to_sink(&run, &mut streamed, true, &mut |_| {}).unwrap();
+    assert!(profile.is_some());
+    assert!(!kept.events.is_empty());
+    assert_eq!(streamed, kept.events);
+    assert!(out.events.is_empty());
+    assert_eq!(out.summary.events, kept.events.len());
+    assert_eq!(
+        RunOutput {
+            events: kept.events.clone(),
+            ..out
+        },
+        kept
+    );
+}
+
 /// Offerings outside the scenario's zones are never launched.
 #[test]
 fn zones_outside_the_scenario_are_unavailable() {

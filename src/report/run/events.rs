@@ -1,0 +1,128 @@
+//! `events.csv`, written row by row: either from a finished run's events or
+//! as an [`EventSink`] while the run is still going, so the rows never have
+//! to be held in memory. Both ways give the same bytes.
+
+use std::io::{self, Write};
+
+use super::time_s;
+use crate::sim::engine::{EventRecord, EventSink};
+
+/// Name of the event log file in a variant folder.
+pub const EVENTS_FILE: &str = "events.csv";
+
+/// An `events.csv` being written. As an [`EventSink`] it cannot return
+/// errors, so the first one is kept and returned by [`EventsCsv::finish`]
+/// (rows after it are dropped).
+pub struct EventsCsv<W: Write> {
+    csv: csv::Writer<W>,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> EventsCsv<W> {
+    /// Starts the file: writes the header row.
+    pub fn new(out: W) -> io::Result<EventsCsv<W>> {
+        let mut csv = csv::Writer::from_writer(out);
+        csv.write_record(["time_s", "type", "reason", "object", "message"])
+            .map_err(io::Error::other)?;
+        Ok(EventsCsv { csv, error: None })
+    }
+
+    /// Writes one row.
+    pub fn write(&mut self, event: &EventRecord) -> io::Result<()> {
+        self.csv
+            .write_record([
+                time_s(event.time).as_str(),
+                event.kind.as_str(),
+                &event.reason,
+                &event.object,
+                &event.message,
+            ])
+            .map_err(io::Error::other)
+    }
+
+    /// Flushes the rows and returns the writer, or the first error met.
+    pub fn finish(mut self) -> io::Result<W> {
+        if let Some(error) = self.error.take() {
+            return Err(error);
+        }
+        self.csv
+            .into_inner()
+            .map_err(|e| io::Error::other(e.to_string()))
+    }
+}
+
+impl<W: Write> EventSink for EventsCsv<W> {
+    fn record(&mut self, event: EventRecord) {
+        if self.error.is_none()
+            && let Err(error) = self.write(&event)
+        {
+            self.error = Some(error);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::engine::EventType;
+    use crate::sim::time::{SimDuration, SimTime};
+
+    fn event(ms: u64, message: &str) -> EventRecord {
+        EventRecord {
+            time: SimTime::ZERO + SimDuration::from_millis(ms),
+            kind: EventType::Warning,
+            reason: "FailedScheduling".to_string(),
+            object: "pod/default/web-1".to_string(),
+            message: message.to_string(),
+        }
+    }
+
+    #[test]
+    fn rows_are_quoted_like_csv_and_times_have_three_decimals() {
+        let mut file = EventsCsv::new(Vec::new()).unwrap();
+        file.record(event(1500, "0/3 nodes are available: 3 Insufficient cpu."));
+        file.record(event(2000, "a, b"));
+        let text = String::from_utf8(file.finish().unwrap()).unwrap();
+        assert_eq!(
+            text,
+            "time_s,type,reason,object,message\n\
+             1.500,Warning,FailedScheduling,pod/default/web-1,0/3 nodes are available: 3 Insufficient cpu.\n\
+             2.000,Warning,FailedScheduling,pod/default/web-1,\"a, b\"\n"
+        );
+    }
+
+    /// A writer that fails once `limit` bytes were written.
+    struct Full {
+        written: usize,
+        limit: usize,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.written + buf.len() > self.limit {
+                return Err(io::Error::other("disk full"));
+            }
+            self.written += buf.len();
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_first_write_error_is_returned_at_the_end() {
+        let mut file = EventsCsv::new(Full {
+            written: 0,
+            limit: 40,
+        })
+        .unwrap();
+        // The csv writer buffers; enough rows overflow its buffer.
+        for i in 0..2000 {
+            file.record(event(i, "a message long enough to fill the buffer soon"));
+        }
+        let error = file.finish().err().expect("the write error comes back");
+        assert!(error.to_string().contains("disk full"), "{error}");
+    }
+}
