@@ -87,18 +87,16 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         .collect();
     queue.sort_by_key(|(id, pod)| (Reverse(pod.spec.priority), pod.uid, *id));
     queue.dedup_by_key(|(id, _)| *id);
+    if queue.is_empty() {
+        return Vec::new();
+    }
 
     let nodes: Vec<_> = cluster.nodes().filter(|(_, n)| n.registered).collect();
     let mut placement = Placement::new(cluster);
-    // Scoring weighs pods without requests at defaults: keep those sums apart.
-    let mut score_requested = vec![[0i64; 2]; nodes.last().map_or(0, |(id, _)| id.0 as usize + 1)];
-    for &(id, node) in &nodes {
-        for spec in placement.pods_on(id, node) {
-            let [cpu, mem] = score_requests(&spec.requests);
-            score_requested[id.0 as usize][0] += cpu;
-            score_requested[id.0 as usize][1] += mem;
-        }
-    }
+    // Scoring weighs pods without requests at defaults: keep those sums
+    // apart, summed for a node the first time it is feasible.
+    let mut score_requested: Vec<Option<[i64; 2]>> =
+        vec![None; nodes.last().map_or(0, |(id, _)| id.0 as usize + 1)];
 
     let mut decisions = Vec::with_capacity(queue.len());
     let mut feasible: Vec<Candidate> = Vec::with_capacity(nodes.len());
@@ -112,7 +110,14 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         for &(id, node) in &nodes {
             match filter.check(&placement, id, node) {
                 Ok(()) => {
-                    let [cpu, mem] = score_requested[id.0 as usize];
+                    let [cpu, mem] = *score_requested[id.0 as usize].get_or_insert_with(|| {
+                        placement
+                            .pods_on(id, node)
+                            .fold([0, 0], |[cpu, mem], spec| {
+                                let [c, m] = score_requests(&spec.requests);
+                                [cpu + c, mem + m]
+                            })
+                    });
                     let requested = [cpu + pod_weight[0], mem + pod_weight[1]];
                     let allocatable = [
                         node.allocatable.cpu_millis(),
@@ -138,8 +143,10 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
             continue;
         };
         placement.bind(pod_id, best);
-        score_requested[best.0 as usize][0] += pod_weight[0];
-        score_requested[best.0 as usize][1] += pod_weight[1];
+        if let Some([cpu, mem]) = score_requested[best.0 as usize].as_mut() {
+            *cpu += pod_weight[0];
+            *mem += pod_weight[1];
+        }
         decisions.push(Decision::Bind(pod_id, best));
     }
     decisions

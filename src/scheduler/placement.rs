@@ -60,8 +60,11 @@ impl<'c> Placement<'c> {
             anti_affinity: Vec::new(),
             anti_affinity_ids: BTreeMap::new(),
         };
-        for (node, spec) in placed_pods(cluster) {
-            placement.note_anti_affinity(node, spec);
+        // Only required anti-affinity terms are noted.
+        if cluster.may_have_anti_affinity_pods() {
+            for (node, spec) in placed_pods(cluster) {
+                placement.note_anti_affinity(node, spec);
+            }
         }
         placement
     }
