@@ -224,19 +224,31 @@ pub fn parse_time_ms(text: &str) -> Option<u64> {
         .checked_add(millis)
 }
 
-fn rows<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ReadError> {
-    if !path.is_file() {
-        return Ok(Vec::new());
-    }
-    let csv_error = |source| ReadError::Csv {
+fn csv_error(path: &Path, source: csv::Error) -> ReadError {
+    ReadError::Csv {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+/// A reader of `path`, `None` when the file is missing (no rows).
+fn open_csv(path: &Path) -> Result<Option<csv::Reader<std::fs::File>>, ReadError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    csv::Reader::from_path(path)
+        .map(Some)
+        .map_err(|source| csv_error(path, source))
+}
+
+fn rows<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ReadError> {
+    let Some(mut reader) = open_csv(path)? else {
+        return Ok(Vec::new());
     };
-    let mut reader = csv::Reader::from_path(path).map_err(csv_error)?;
     reader
         .deserialize()
         .collect::<Result<Vec<T>, _>>()
-        .map_err(csv_error)
+        .map_err(|source| csv_error(path, source))
 }
 
 fn time(path: &Path, value: &str) -> Result<u64, ReadError> {
@@ -275,17 +287,12 @@ pub fn read_events_filtered(
     path: &Path,
     mut keep: impl FnMut(EventRow) -> Option<EventRow>,
 ) -> Result<Vec<EventRow>, ReadError> {
-    if !path.is_file() {
+    let Some(mut reader) = open_csv(path)? else {
         return Ok(Vec::new());
-    }
-    let csv_error = |source| ReadError::Csv {
-        path: path.to_path_buf(),
-        source,
     };
-    let mut reader = csv::Reader::from_path(path).map_err(csv_error)?;
     let mut kept = Vec::new();
     for raw in reader.deserialize::<RawEvent>() {
-        let raw = raw.map_err(csv_error)?;
+        let raw = raw.map_err(|source| csv_error(path, source))?;
         let row = EventRow {
             time_ms: time(path, &raw.time_s)?,
             kind: raw.kind,

@@ -3,8 +3,11 @@
 //!
 //! [`ExistingNodes`] holds the view of every node of a cluster, built once
 //! and shared by the many solves of a disruption pass, which differ only in
-//! which nodes are marked for deletion; each solve copies a node's view
-//! only when it places a pod there ([`ExistingSet`]).
+//! which nodes they close; each solve copies a node's view only when it
+//! places a pod there ([`ExistingSet`]). A build reuses the views of nodes
+//! unchanged since the last build with the same setup (by the cluster's
+//! node revisions), and a tree of the views' room lets a pod skip every
+//! node it cannot fit.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
