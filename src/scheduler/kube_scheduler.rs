@@ -94,9 +94,10 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
     let nodes: Vec<_> = cluster.nodes().filter(|(_, n)| n.registered).collect();
     let mut placement = Placement::new(cluster);
     // Scoring weighs pods without requests at defaults: keep those sums
-    // apart, summed for a node the first time it is feasible.
-    let mut score_requested: Vec<Option<[i64; 2]>> =
-        vec![None; nodes.last().map_or(0, |(id, _)| id.0 as usize + 1)];
+    // apart, summed for a node the first time it is feasible; by position
+    // in `nodes` (in id order), as a long run gives out far more node ids
+    // than it has nodes.
+    let mut score_requested: Vec<Option<[i64; 2]>> = vec![None; nodes.len()];
 
     let mut decisions = Vec::with_capacity(queue.len());
     let mut feasible: Vec<Candidate> = Vec::with_capacity(nodes.len());
@@ -107,10 +108,10 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         let pod_weight = score_requests(&spec.requests);
         feasible.clear();
         failures.clear();
-        for &(id, node) in &nodes {
+        for (position, &(id, node)) in nodes.iter().enumerate() {
             match filter.check(&placement, id, node) {
                 Ok(()) => {
-                    let [cpu, mem] = *score_requested[id.0 as usize].get_or_insert_with(|| {
+                    let [cpu, mem] = *score_requested[position].get_or_insert_with(|| {
                         placement
                             .pods_on(id, node)
                             .fold([0, 0], |[cpu, mem], spec| {
@@ -143,7 +144,8 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
             continue;
         };
         placement.bind(pod_id, best);
-        if let Some([cpu, mem]) = score_requested[best.0 as usize].as_mut() {
+        let position = nodes.binary_search_by_key(&best, |(id, _)| *id);
+        if let Some([cpu, mem]) = position.ok().and_then(|p| score_requested[p].as_mut()) {
             *cpu += pod_weight[0];
             *mem += pod_weight[1];
         }

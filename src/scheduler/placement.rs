@@ -36,6 +36,11 @@ pub struct PlacedAntiAffinity {
 #[derive(Debug, Clone)]
 pub struct Placement<'c> {
     cluster: &'c Cluster,
+    /// Node id slots of the cluster (every id ever given out).
+    slots: usize,
+    /// Per node slot, what this pass bound there; grown on the first bind
+    /// to a slot, since a long run has given out far more node ids than it
+    /// has live nodes.
     added_requested: Vec<Resources>,
     added_pods: Vec<Vec<PodId>>,
     matching: MatchingPods,
@@ -52,8 +57,9 @@ impl<'c> Placement<'c> {
         let slots = node_slots(cluster);
         let mut placement = Placement {
             cluster,
-            added_requested: vec![Resources::ZERO; slots],
-            added_pods: vec![Vec::new(); slots],
+            slots,
+            added_requested: Vec::new(),
+            added_pods: Vec::new(),
             matching: MatchingPods::new(slots),
             topology_ids: BTreeMap::new(),
             topologies: Vec::new(),
@@ -78,9 +84,13 @@ impl<'c> Placement<'c> {
     /// the cluster and the node a live node (otherwise nothing happens).
     pub fn bind(&mut self, pod: PodId, node: NodeId) {
         let slot = node.0 as usize;
-        let (Some(p), true) = (self.cluster.pod(pod), slot < self.added_pods.len()) else {
+        let (Some(p), true) = (self.cluster.pod(pod), slot < self.slots) else {
             return;
         };
+        if self.added_pods.len() <= slot {
+            self.added_pods.resize_with(slot + 1, Vec::new);
+            self.added_requested.resize(slot + 1, Resources::ZERO);
+        }
         let spec = p.spec.as_ref();
         self.added_requested[slot] += spec.requests;
         self.added_pods[slot].push(pod);
