@@ -43,18 +43,20 @@ struct Scheduler<'a> {
     placed_existing: Vec<(PodId, NodeId)>,
 }
 
+/// Calls `f` with the input's prepared setup, or one built for this solve.
+fn with_prepared<R>(input: &ProvisioningInput<'_>, f: impl FnOnce(&Prepared) -> R) -> R {
+    match input.prepared {
+        Some(prepared) => f(prepared),
+        None => f(&Prepared::new(input.nodepools, input.daemonsets)),
+    }
+}
+
 /// Places the pods (see [`super::solve`]).
 pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
-    let built;
-    let prepared = match input.prepared {
-        Some(prepared) => prepared,
-        None => {
-            built = Prepared::new(input.nodepools, input.daemonsets);
-            &built
-        }
-    };
-    let existing = ExistingNodes::new(input.cluster, input.daemonsets, prepared);
-    solve_prepared(input, prepared, &existing, &[])
+    with_prepared(input, |prepared| {
+        let existing = ExistingNodes::new(input.cluster, input.daemonsets, prepared);
+        solve_prepared(input, prepared, &existing, &[])
+    })
 }
 
 /// Places the pods on the nodes of `existing` (see
@@ -67,15 +69,9 @@ pub(super) fn solve_with_existing(
     let mut closed = closed.to_vec();
     closed.sort_unstable();
     closed.dedup();
-    let built;
-    let prepared = match input.prepared {
-        Some(prepared) => prepared,
-        None => {
-            built = Prepared::new(input.nodepools, input.daemonsets);
-            &built
-        }
-    };
-    solve_prepared(input, prepared, existing, &closed)
+    with_prepared(input, |prepared| {
+        solve_prepared(input, prepared, existing, &closed)
+    })
 }
 
 /// The solve; `closed` (sorted) are nodes taken as marked for deletion.
