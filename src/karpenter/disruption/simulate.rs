@@ -16,7 +16,10 @@
 //!
 //! The placement view of every node is built once per pass (the first
 //! simulation builds it) and shared by all of the pass's solves: closing
-//! nodes changes only which views a solve uses, never the views.
+//! nodes changes only which views a solve uses, never the views. The nodes
+//! every simulation of a kind closes (deleting nodes, and for consolidation
+//! the nodes inside their window) are closed once per pass in a
+//! [`Closure`]; each simulation closes only its candidates on top.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -26,7 +29,7 @@ use super::controller::DisruptionInput;
 use super::pdb::PdbLimits;
 use super::pods::{is_disruptable, is_reschedulable, pod_key};
 use crate::karpenter::provisioning::{
-    ExistingNodes, Prepared, ProvisioningInput, SchedulingResult, solve_with_existing,
+    Closure, ExistingNodes, Prepared, ProvisioningInput, SchedulingResult, solve_with_closure,
 };
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
@@ -45,6 +48,11 @@ pub struct SimulationView {
     prepared: Option<Arc<Prepared>>,
     /// Every node's placement view, built by the first simulation.
     existing: Option<ExistingNodes>,
+    /// The deleting nodes closed, for drift and validation simulations.
+    deleting_closure: Option<Closure>,
+    /// The deleting nodes and those inside their `consolidateAfter` window
+    /// closed, for consolidation simulations.
+    consolidation_closure: Option<Closure>,
 }
 
 /// What one simulation found.
@@ -152,6 +160,8 @@ impl SimulationView {
                 .is_none()
                 .then(|| Arc::new(Prepared::new(input.nodepools, input.daemonsets))),
             existing: None,
+            deleting_closure: None,
+            consolidation_closure: None,
         }
     }
 
@@ -179,11 +189,7 @@ impl SimulationView {
                 pods.push(pod);
             }
         }
-        let mut closed: Vec<NodeId> = self.deleting.clone();
-        closed.extend(candidates.iter().map(|c| c.node));
-        if consolidation {
-            closed.extend(self.under_consolidate_after.iter().copied());
-        }
+        let closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
         let prepared = input.prepared.or(self.prepared.as_deref());
         let existing = match &self.existing {
             Some(existing) => existing,
@@ -198,6 +204,19 @@ impl SimulationView {
                 self.existing.insert(built)
             }
         };
+        let (slot, also_closed) = if consolidation {
+            (
+                &mut self.consolidation_closure,
+                &self.under_consolidate_after[..],
+            )
+        } else {
+            (&mut self.deleting_closure, &[][..])
+        };
+        let closure = slot.get_or_insert_with(|| {
+            let mut ids = self.deleting.clone();
+            ids.extend_from_slice(also_closed);
+            existing.closure(input.cluster, &ids)
+        });
         let provisioning = ProvisioningInput {
             cluster: input.cluster,
             nodepools: input.nodepools,
@@ -206,7 +225,7 @@ impl SimulationView {
             node_count_resource: input.node_count_resource,
             prepared,
         };
-        let mut result = solve_with_existing(&provisioning, existing, &closed);
+        let mut result = solve_with_closure(&provisioning, existing, closure, &closed);
         self.reject_uninitialized_destinations(input.cluster, &mut result);
         let non_pending_errors = result
             .errors

@@ -7,7 +7,9 @@
 //! places a pod there ([`ExistingSet`]). A build reuses the views of nodes
 //! unchanged since the last build with the same setup (by the cluster's
 //! node revisions), and a tree of the views' room lets a pod skip every
-//! node it cannot fit.
+//! node it cannot fit. Nodes that every solve of a pass closes (deleting
+//! nodes, nodes inside their `consolidateAfter` window) are taken out of
+//! that tree once, in a [`Closure`], so a search never walks past them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -159,15 +161,62 @@ pub struct ExistingNodes {
     cluster_nodes: usize,
     /// Which views were of nodes marked for deletion when built.
     marked: Vec<bool>,
-    /// Per NodePool name: capacity and count of its nodes not marked for
-    /// deletion (what the pool's limits are charged with).
-    pool_usage: BTreeMap<String, PoolUsage>,
+    /// Nothing closed but the nodes marked for deletion.
+    unclosed: Closure,
+}
+
+/// Nodes that many solves over one [`ExistingNodes`] take as marked for
+/// deletion, prepared once ([`ExistingNodes::closure`]): which views stay
+/// open, their room tree, and what the NodePools' limits are charged with
+/// once the closed nodes give their share back.
+#[derive(Clone)]
+pub struct Closure {
+    /// Sorted ids of the closed nodes.
+    ids: Vec<NodeId>,
+    /// Per view: neither marked for deletion nor closed.
+    open: Vec<bool>,
     /// Segment tree over the views in try order: each entry holds the
-    /// element-wise maximum room of the views below it (leaves from
-    /// `leaves`; padding leaves fit nothing). A pod whose requests do not
-    /// fit a subtree's maximum fits none of its nodes, so a search skips it.
+    /// element-wise maximum room of the open views below it (leaves from
+    /// `leaves`; padding and closed leaves fit nothing). A pod whose
+    /// requests do not fit a subtree's maximum fits none of its nodes, so a
+    /// search skips it.
     room_tree: Vec<Resources>,
     leaves: usize,
+    /// Per NodePool name: capacity and count of its nodes neither marked
+    /// for deletion nor closed (what the pool's limits are charged with).
+    pool_usage: BTreeMap<String, PoolUsage>,
+}
+
+impl std::fmt::Debug for Closure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Closure")
+            .field("ids", &self.ids)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Closure {
+    /// What the open nodes of `pool` use of its limits.
+    fn pool_usage(&self, pool: &str) -> PoolUsage {
+        self.pool_usage.get(pool).copied().unwrap_or_default()
+    }
+
+    fn contains(&self, id: NodeId) -> bool {
+        self.ids.binary_search(&id).is_ok()
+    }
+}
+
+/// The segment tree of `rooms` (see [`Closure::room_tree`]).
+fn room_tree(rooms: impl ExactSizeIterator<Item = Resources>) -> (Vec<Resources>, usize) {
+    let leaves = rooms.len().next_power_of_two();
+    let mut tree = vec![Resources::NOTHING_FITS; 2 * leaves];
+    for (i, room) in rooms.enumerate() {
+        tree[leaves + i] = room;
+    }
+    for i in (1..leaves).rev() {
+        tree[i] = tree[2 * i].max(&tree[2 * i + 1]);
+    }
+    (tree, leaves)
 }
 
 /// What a NodePool's nodes use of its limits.
@@ -216,28 +265,72 @@ impl ExistingNodes {
                 usage.nodes += 1;
             }
         }
-        let leaves = nodes.len().next_power_of_two();
-        let mut room_tree = vec![Resources::NOTHING_FITS; 2 * leaves];
-        for (i, node) in nodes.iter().enumerate() {
-            room_tree[leaves + i] = node.remaining;
-        }
-        for i in (1..leaves).rev() {
-            room_tree[i] = room_tree[2 * i].max(&room_tree[2 * i + 1]);
-        }
+        let open: Vec<bool> = marked.iter().map(|m| !m).collect();
+        let (room_tree, leaves) = room_tree(nodes.iter().zip(&open).map(|(n, &open)| {
+            if open {
+                n.remaining
+            } else {
+                Resources::NOTHING_FITS
+            }
+        }));
         ExistingNodes {
             cluster_nodes: nodes.len(),
             anti_affinity_pods: anti_affinity_pods(cluster),
             marked,
-            pool_usage,
-            room_tree,
-            leaves,
+            unclosed: Closure {
+                ids: Vec::new(),
+                open,
+                room_tree,
+                leaves,
+                pool_usage,
+            },
             nodes,
         }
     }
 
-    /// What the nodes of `pool` not marked for deletion use of its limits.
-    pub(super) fn pool_usage(&self, pool: &str) -> PoolUsage {
-        self.pool_usage.get(pool).copied().unwrap_or_default()
+    /// Closes `ids` for every solve given the result
+    /// ([`super::solve_with_closure`]); `cluster` must be the one these
+    /// views were built from.
+    pub fn closure(&self, cluster: &Cluster, ids: &[NodeId]) -> Closure {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let open: Vec<bool> = self
+            .nodes
+            .iter()
+            .zip(&self.unclosed.open)
+            .map(|(n, &open)| open && ids.binary_search(&n.id).is_err())
+            .collect();
+        let (room_tree, leaves) = room_tree(self.nodes.iter().zip(&open).map(|(n, &open)| {
+            if open {
+                n.remaining
+            } else {
+                Resources::NOTHING_FITS
+            }
+        }));
+        // Closed nodes that count (not already marked) give their share back.
+        let mut pool_usage = self.unclosed.pool_usage.clone();
+        for node in ids.iter().filter_map(|&id| cluster.node(id)) {
+            if node.marked_for_deletion {
+                continue;
+            }
+            if let Some(usage) = node.nodepool().and_then(|pool| pool_usage.get_mut(pool)) {
+                usage.capacity -= node.capacity;
+                usage.nodes -= 1;
+            }
+        }
+        Closure {
+            ids,
+            open,
+            room_tree,
+            leaves,
+            pool_usage,
+        }
+    }
+
+    /// Nothing closed but the nodes marked for deletion.
+    pub(super) fn unclosed(&self) -> &Closure {
+        &self.unclosed
     }
 
     /// Running pods with required anti-affinity, in pod order.
@@ -264,7 +357,9 @@ impl std::fmt::Debug for ExistingNodes {
 /// on it.
 pub(super) struct ExistingSet<'b> {
     base: &'b ExistingNodes,
-    /// Sorted ids of the nodes this solve takes as marked for deletion.
+    closure: &'b Closure,
+    /// Sorted ids of the nodes this solve alone closes (none of them in
+    /// `closure`).
     closed: Vec<NodeId>,
     /// This solve's copies of the views it placed pods on, by index into
     /// `base` (few in a what-if, so a map instead of a slot per node).
@@ -272,9 +367,19 @@ pub(super) struct ExistingSet<'b> {
 }
 
 impl<'b> ExistingSet<'b> {
-    /// The nodes of `base` not marked for deletion (as built) and not in
-    /// `closed` (sorted).
-    pub fn new(base: &'b ExistingNodes, cluster: &Cluster, closed: &[NodeId]) -> Self {
+    /// The nodes of `base` not marked for deletion (as built), not closed
+    /// by `closure` (made from `base`) and not in `closed` (sorted).
+    pub fn new(
+        base: &'b ExistingNodes,
+        cluster: &Cluster,
+        closure: &'b Closure,
+        closed: &[NodeId],
+    ) -> Self {
+        debug_assert_eq!(
+            closure.open.len(),
+            base.nodes.len(),
+            "closure of other views"
+        );
         debug_assert!(
             base.nodes
                 .iter()
@@ -287,13 +392,18 @@ impl<'b> ExistingSet<'b> {
         );
         ExistingSet {
             base,
-            closed: closed.to_vec(),
+            closure,
+            closed: closed
+                .iter()
+                .copied()
+                .filter(|&id| !closure.contains(id))
+                .collect(),
             changed: BTreeMap::new(),
         }
     }
 
     fn is_open(&self, index: usize) -> bool {
-        !self.base.marked[index]
+        self.closure.open[index]
             && self
                 .closed
                 .binary_search(&self.base.nodes[index].id)
@@ -326,11 +436,11 @@ impl<'b> ExistingSet<'b> {
         requests: &Resources,
         accept: &mut impl FnMut(&ExistingNode) -> Option<R>,
     ) -> Option<(usize, R)> {
-        if !requests.fits(&self.base.room_tree[at]) {
+        if !requests.fits(&self.closure.room_tree[at]) {
             return None;
         }
-        if at >= self.base.leaves {
-            let index = at - self.base.leaves;
+        if at >= self.closure.leaves {
+            let index = at - self.closure.leaves;
             if index >= self.base.nodes.len() || !self.is_open(index) {
                 return None;
             }
@@ -356,9 +466,17 @@ impl<'b> ExistingSet<'b> {
             .or_insert_with(|| ExistingNode::clone(&base[index]))
     }
 
-    /// The nodes this solve takes as marked for deletion, sorted.
-    pub fn closed(&self) -> &[NodeId] {
-        &self.closed
+    /// What the nodes of `pool` this solve may use (neither marked for
+    /// deletion nor closed) use of its limits.
+    pub fn pool_usage(&self, cluster: &Cluster, pool: &str) -> PoolUsage {
+        let mut usage = self.closure.pool_usage(pool);
+        for node in self.closed.iter().filter_map(|&id| cluster.node(id)) {
+            if !node.marked_for_deletion && node.nodepool() == Some(pool) {
+                usage.capacity -= node.capacity;
+                usage.nodes -= 1;
+            }
+        }
+        usage
     }
 }
 
@@ -399,7 +517,9 @@ mod tests {
 
     /// The tree search finds, for any request and any closed set, the same
     /// node as trying every open node in order and taking the first with
-    /// room (which is how the solve tried them before the tree).
+    /// room (which is how the solve tried them before the tree), whether
+    /// the nodes are closed by the solve or partly by a closure; limits are
+    /// charged with the open nodes only, either way.
     #[test]
     fn first_fit_matches_trying_every_node_in_order() {
         let mut rng = SimRng::seed_from_u64(7);
@@ -413,7 +533,23 @@ mod tests {
                 .filter(|_| rng.random_bool(0.3))
                 .collect();
             closed.sort_unstable();
-            let set = ExistingSet::new(&base, &world.cluster, &closed);
+            let set = ExistingSet::new(&base, &world.cluster, base.unclosed(), &closed);
+            // The same nodes closed partly by a pass-wide closure.
+            let (wide, own): (Vec<NodeId>, Vec<NodeId>) =
+                closed.iter().partition(|_| rng.random_bool(0.5));
+            let closure = base.closure(&world.cluster, &wide);
+            let split = ExistingSet::new(&base, &world.cluster, &closure, &own);
+            for pool in ["default", "other"] {
+                assert_eq!(
+                    split.pool_usage(&world.cluster, pool),
+                    set.pool_usage(&world.cluster, pool)
+                );
+            }
+            let open_nodes = nodes.len() - closed.len();
+            assert_eq!(
+                set.pool_usage(&world.cluster, "default").nodes,
+                open_nodes as i64
+            );
             for _ in 0..30 {
                 let cpu = rng.random_range(1..=32) * 250;
                 let requests = Resources::cpu_mem(cpu, rng.random_range(1..=16) * GIB / 2)
@@ -427,6 +563,10 @@ mod tests {
                     .find(|n| closed.binary_search(&n.id).is_err() && requests.fits(&n.remaining))
                     .map(|n| n.id);
                 assert_eq!(by_tree, in_order, "round {round}, cpu {cpu}m");
+                let by_split = split
+                    .first_fit(&requests, |n| requests.fits(&n.remaining).then_some(n.id))
+                    .map(|(_, id)| id);
+                assert_eq!(by_split, in_order, "round {round}, cpu {cpu}m, split");
             }
         }
     }

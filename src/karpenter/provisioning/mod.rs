@@ -32,7 +32,7 @@ mod topology;
 #[cfg(test)]
 mod tests;
 
-pub use existing::ExistingNodes;
+pub use existing::{Closure, ExistingNodes};
 pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
 pub use prepared::{Prepared, PreparedCache};
 pub use scheduler::MAX_INSTANCE_TYPES;
@@ -125,7 +125,20 @@ pub fn solve_with_existing(
     existing: &ExistingNodes,
     closed: &[NodeId],
 ) -> SchedulingResult {
-    scheduler::solve_with_existing(input, existing, closed)
+    scheduler::solve_with_closure(input, existing, None, closed)
+}
+
+/// [`solve_with_existing`] with the nodes of `closure` (made by
+/// [`ExistingNodes::closure`] from the same views) closed as well as
+/// `closed`: what-ifs that all close the same many nodes search past them
+/// for free.
+pub fn solve_with_closure(
+    input: &ProvisioningInput<'_>,
+    existing: &ExistingNodes,
+    closure: &Closure,
+    closed: &[NodeId],
+) -> SchedulingResult {
+    scheduler::solve_with_closure(input, existing, Some(closure), closed)
 }
 
 /// The concrete offering a NodeClaim launches as.

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::claim::{Attempt, Claim, Rejection, min_values_shortfall, no_undefined};
-use super::existing::{ExistingNodes, ExistingSet};
+use super::existing::{Closure, ExistingNodes, ExistingSet};
 use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template};
@@ -55,30 +55,34 @@ fn with_prepared<R>(input: &ProvisioningInput<'_>, f: impl FnOnce(&Prepared) -> 
 pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
     with_prepared(input, |prepared| {
         let existing = ExistingNodes::new(input.cluster, input.daemonsets, prepared);
-        solve_prepared(input, prepared, &existing, &[])
+        solve_prepared(input, prepared, &existing, existing.unclosed(), &[])
     })
 }
 
 /// Places the pods on the nodes of `existing` (see
-/// [`super::solve_with_existing`]).
-pub(super) fn solve_with_existing(
+/// [`super::solve_with_existing`] and [`super::solve_with_closure`]).
+pub(super) fn solve_with_closure(
     input: &ProvisioningInput<'_>,
     existing: &ExistingNodes,
+    closure: Option<&Closure>,
     closed: &[NodeId],
 ) -> SchedulingResult {
     let mut closed = closed.to_vec();
     closed.sort_unstable();
     closed.dedup();
+    let closure = closure.unwrap_or(existing.unclosed());
     with_prepared(input, |prepared| {
-        solve_prepared(input, prepared, existing, &closed)
+        solve_prepared(input, prepared, existing, closure, &closed)
     })
 }
 
-/// The solve; `closed` (sorted) are nodes taken as marked for deletion.
+/// The solve; the nodes of `closure` and `closed` (sorted) are taken as
+/// marked for deletion.
 fn solve_prepared<'a>(
     input: &'a ProvisioningInput<'a>,
     prepared: &'a Prepared,
     base: &'a ExistingNodes,
+    closure: &'a Closure,
     closed: &[NodeId],
 ) -> SchedulingResult {
     debug_assert!(
@@ -106,8 +110,8 @@ fn solve_prepared<'a>(
     }
     let tolerate_prefer_no_schedule = prepared.tolerate_prefer_no_schedule();
 
-    let existing = ExistingSet::new(base, cluster, closed);
-    let remaining = remaining_limits(input, base, &existing);
+    let existing = ExistingSet::new(base, cluster, closure, closed);
+    let remaining = remaining_limits(input, &existing);
 
     // The batch: DaemonSet pods are never provisioned for.
     let mut batch: Vec<PodWork> = Vec::new();
@@ -187,30 +191,14 @@ fn solve_prepared<'a>(
 /// neither marked for deletion nor closed use (`None` without limits).
 fn remaining_limits(
     input: &ProvisioningInput<'_>,
-    base: &ExistingNodes,
     existing: &ExistingSet<'_>,
 ) -> Vec<Option<Limits>> {
-    let mut usage: Vec<_> = input
+    // A pool name repeated in `nodepools` is charged to its first entry.
+    let usage: Vec<_> = input
         .nodepools
         .iter()
-        .map(|ctx| base.pool_usage(&ctx.pool.name))
+        .map(|ctx| existing.pool_usage(input.cluster, &ctx.pool.name))
         .collect();
-    // Closed nodes that count (not already marked) give their share back;
-    // a pool name repeated in `nodepools` is charged to its first entry.
-    for &id in existing.closed() {
-        let Some(node) = input.cluster.node(id) else {
-            continue;
-        };
-        if node.marked_for_deletion {
-            continue;
-        }
-        if let Some(pool) = node.nodepool()
-            && let Some(i) = input.nodepools.iter().position(|c| c.pool.name == pool)
-        {
-            usage[i].capacity -= node.capacity;
-            usage[i].nodes -= 1;
-        }
-    }
     input
         .nodepools
         .iter()
