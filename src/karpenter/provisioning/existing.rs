@@ -21,7 +21,7 @@ use super::topology::{PodTopology, anti_affinity_pods};
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::Requirements;
-use crate::kube::resources::Resources;
+use crate::kube::resources::{Demand, Resources};
 use crate::kube::taints::{Taint, first_untolerated, taints_for_uninitialized_node, tolerates_all};
 use crate::scheduler::{Cluster, Node, NodeId, PodId};
 
@@ -211,7 +211,7 @@ fn room_tree(rooms: impl ExactSizeIterator<Item = Resources>) -> (Vec<Resources>
     let leaves = rooms.len().next_power_of_two();
     let mut tree = vec![Resources::NOTHING_FITS; 2 * leaves];
     for (i, room) in rooms.enumerate() {
-        tree[leaves + i] = room;
+        tree[leaves + i] = room.as_room();
     }
     for i in (1..leaves).rev() {
         tree[i] = tree[2 * i].max(&tree[2 * i + 1]);
@@ -364,6 +364,26 @@ pub(super) struct ExistingSet<'b> {
     /// This solve's copies of the views it placed pods on, by index into
     /// `base` (few in a what-if, so a map instead of a slot per node).
     changed: BTreeMap<usize, ExistingNode>,
+    /// This solve's own room tree, with the room left on the nodes it
+    /// placed pods on, once it has changed more than [`OWN_TREE_AFTER`]
+    /// nodes; before that the closure's tree (a few stale leaves cost less
+    /// than a copy).
+    own_tree: Option<Vec<Resources>>,
+}
+
+/// How many nodes a solve changes before it keeps its own room tree: past
+/// that, searches would keep walking to nodes it has already filled.
+const OWN_TREE_AFTER: usize = 32;
+
+/// Sets leaf `index` of a room tree with `leaves` leaves and updates its
+/// ancestors.
+fn set_leaf(tree: &mut [Resources], leaves: usize, index: usize, room: Resources) {
+    let mut at = leaves + index;
+    tree[at] = room.as_room();
+    while at > 1 {
+        at /= 2;
+        tree[at] = tree[2 * at].max(&tree[2 * at + 1]);
+    }
 }
 
 impl<'b> ExistingSet<'b> {
@@ -399,6 +419,7 @@ impl<'b> ExistingSet<'b> {
                 .filter(|&id| !closure.contains(id))
                 .collect(),
             changed: BTreeMap::new(),
+            own_tree: None,
         }
     }
 
@@ -419,24 +440,27 @@ impl<'b> ExistingSet<'b> {
     }
 
     /// The first usable node in try order for which `accept` answers, with
-    /// its index. Nodes whose room (as built; a solve only ever lowers it)
-    /// cannot hold `requests` are skipped without asking, which is what
-    /// `accept` would answer for them when it requires the requests to fit.
+    /// its index. Nodes whose room (as built, or as left by this solve; a
+    /// solve only ever lowers it) cannot hold `requests` are skipped
+    /// without asking, which is what `accept` would answer for them when it
+    /// requires the requests to fit.
     pub fn first_fit<R>(
         &self,
         requests: &Resources,
         mut accept: impl FnMut(&ExistingNode) -> Option<R>,
     ) -> Option<(usize, R)> {
-        self.search(1, requests, &mut accept)
+        let tree = self.own_tree.as_deref().unwrap_or(&self.closure.room_tree);
+        self.search(tree, 1, &Demand::of(requests), &mut accept)
     }
 
     fn search<R>(
         &self,
+        tree: &[Resources],
         at: usize,
-        requests: &Resources,
+        demand: &Demand,
         accept: &mut impl FnMut(&ExistingNode) -> Option<R>,
     ) -> Option<(usize, R)> {
-        if !requests.fits(&self.closure.room_tree[at]) {
+        if !demand.fits(&tree[at]) {
             return None;
         }
         if at >= self.closure.leaves {
@@ -446,8 +470,8 @@ impl<'b> ExistingSet<'b> {
             }
             return accept(self.get(index)).map(|r| (index, r));
         }
-        self.search(2 * at, requests, accept)
-            .or_else(|| self.search(2 * at + 1, requests, accept))
+        self.search(tree, 2 * at, demand, accept)
+            .or_else(|| self.search(tree, 2 * at + 1, demand, accept))
     }
 
     /// The hostname domain of every usable node in try order, as the
@@ -458,12 +482,33 @@ impl<'b> ExistingSet<'b> {
             .map(|i| self.base.nodes[i].hostname())
     }
 
-    /// This solve's own copy of node `index`, made on first use.
-    pub fn get_mut(&mut self, index: usize) -> &mut ExistingNode {
+    /// The current view of node `index` (see [`ExistingSet::first_fit`]).
+    pub fn view(&self, index: usize) -> &ExistingNode {
+        self.get(index)
+    }
+
+    /// Places `pod` on node `index` (this solve's own copy of its view,
+    /// made on first use).
+    pub fn add(&mut self, index: usize, pod: &PodWork, requirements: Arc<Requirements>) {
         let base = &self.base.nodes;
-        self.changed
+        let node = self
+            .changed
             .entry(index)
-            .or_insert_with(|| ExistingNode::clone(&base[index]))
+            .or_insert_with(|| ExistingNode::clone(&base[index]));
+        node.add(pod, requirements);
+        let room = node.remaining;
+        let leaves = self.closure.leaves;
+        match &mut self.own_tree {
+            Some(tree) => set_leaf(tree, leaves, index, room),
+            None if self.changed.len() > OWN_TREE_AFTER => {
+                let mut tree = self.closure.room_tree.clone();
+                for (&i, node) in &self.changed {
+                    set_leaf(&mut tree, leaves, i, node.remaining);
+                }
+                self.own_tree = Some(tree);
+            }
+            None => {}
+        }
     }
 
     /// What the nodes of `pool` this solve may use (neither marked for
@@ -486,7 +531,8 @@ mod tests {
 
     use rand::{RngExt, SeedableRng};
 
-    use super::{ExistingNodes, ExistingSet};
+    use super::{ExistingNodes, ExistingSet, OWN_TREE_AFTER};
+    use crate::karpenter::provisioning::pod::PodWork;
     use crate::karpenter::provisioning::tests::{World, default_pool, pod};
     use crate::kube::labels::LABEL_NODEPOOL;
     use crate::kube::resources::{GIB, ResourceKind, Resources};
@@ -569,6 +615,41 @@ mod tests {
                 assert_eq!(by_split, in_order, "round {round}, cpu {cpu}m, split");
             }
         }
+    }
+
+    /// Placing pods lowers the room a search sees, before and after the
+    /// solve takes its own tree (past [`OWN_TREE_AFTER`] changed nodes):
+    /// the first fit is always the first open node in order whose current
+    /// view has room.
+    #[test]
+    fn first_fit_sees_the_room_pods_placed_in_this_solve() {
+        let mut rng = SimRng::seed_from_u64(13);
+        let (world, nodes) = random_world(&mut rng, 120);
+        let prepared = world.prepare();
+        let base = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+        let closed = [nodes[5], nodes[77]];
+        let mut set = ExistingSet::new(&base, &world.cluster, base.unclosed(), &closed);
+        let mut placed = 0;
+        for step in 0..400 {
+            let cpu = rng.random_range(1..=8) * 250;
+            let spec = Arc::new(pod(cpu, rng.random_range(1..=8) * 256));
+            let work = PodWork::new(crate::scheduler::PodId(step), spec).unwrap();
+            let by_tree = set
+                .first_fit(&work.requests, |n| {
+                    work.requests.fits(&n.remaining).then_some(())
+                })
+                .map(|(i, _)| i);
+            let in_order = (0..base.nodes.len())
+                .find(|&i| set.is_open(i) && work.requests.fits(&set.view(i).remaining));
+            assert_eq!(by_tree, in_order, "step {step}");
+            if let Some(i) = by_tree {
+                let requirements = set.view(i).requirements.clone();
+                set.add(i, &work, requirements);
+                placed += 1;
+            }
+        }
+        assert!(set.changed.len() > OWN_TREE_AFTER && set.own_tree.is_some());
+        assert!(placed > 100, "{placed} pods placed");
     }
 
     /// A second build with the same setup reuses the views of unchanged

@@ -262,11 +262,11 @@ impl<'a> Scheduler<'a> {
                 .first_fit(&pod.requests, |node| node.can_add(&topology, pod))
         };
         if let Some((i, requirements)) = on_existing {
-            let node = self.existing.get_mut(i);
+            let node = self.existing.view(i);
             self.topology
                 .record(pod, &node.taints, &requirements, no_undefined(), None);
-            node.add(pod, requirements);
             self.placed_existing.push((pod.id, node.id));
+            self.existing.add(i, pod, requirements);
             return Ok(());
         }
         // 2. NodeClaims opened in this solve, fewest pods first.
