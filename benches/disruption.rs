@@ -169,6 +169,7 @@ fn pass(world: &World, options: DisruptionOptions) -> PassOutcome {
         options,
         now: SimTime::from_secs(3600),
         prepared: None,
+        candidate_cache: None,
     })
 }
 

@@ -5,12 +5,20 @@
 //!
 //! A rejection carries the sentence upstream publishes as a
 //! `DisruptionBlocked` / `Unconsolidatable` event, so users recognise it.
+//!
+//! What a candidate reads of its pods (which are active, which need a new
+//! home, what evicting them costs) depends only on the node and its pods,
+//! so a [`CandidateCache`] keeps it from pass to pass for nodes whose
+//! revision did not change; what depends on time, PDBs or budgets is
+//! evaluated every pass.
 
+use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use super::pdb::{EvictionBlock, PdbLimits};
-use super::pods::{eviction_cost, is_disruptable, is_reschedulable, pod_key};
+use super::pods::{eviction_cost, is_active, is_disruptable, is_reschedulable, pod_key};
 use crate::cloud::Price;
 use crate::karpenter::nodepool::{ConsolidationPolicy, NodePool};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
@@ -119,8 +127,8 @@ pub struct Candidate {
     pub nodepool: String,
     /// Price of its offering.
     pub price: Price,
-    /// Every pod bound to it.
-    pub pods: Vec<PodId>,
+    /// How many pods are bound to it (finished ones included).
+    pub pod_count: usize,
     /// The pods that need a new home if it goes.
     pub reschedulable_pods: Vec<PodId>,
     /// `1 + Σ max(0, EvictionCost)` over the reschedulable pods.
@@ -159,6 +167,85 @@ pub struct CandidateInputs<'a> {
     pub in_flight: &'a BTreeSet<NodeId>,
     /// The decision instant.
     pub now: SimTime,
+    /// Pod facts kept from earlier passes, if the caller keeps them.
+    pub cache: Option<&'a CandidateCache>,
+}
+
+/// What a candidate reads of the pods bound to its node: a function of the
+/// node and its pods alone.
+#[derive(Debug)]
+pub struct PodFacts {
+    /// Active pods in node order: the only pods that can block a
+    /// disruption (do-not-disrupt and PDBs apply to active pods only).
+    active: Vec<PodId>,
+    /// The pods that need a new home if the node goes, in node order.
+    reschedulable: Vec<PodId>,
+    /// `Σ max(0, EvictionCost)` over `reschedulable`, in order.
+    reschedule_cost: f64,
+    /// `Σ EvictionCost` over every bound pod, in order.
+    all_pods_cost: f64,
+    pod_count: usize,
+}
+
+impl PodFacts {
+    fn of(cluster: &Cluster, node: &Node) -> PodFacts {
+        let pods = || {
+            node.pods
+                .iter()
+                .filter_map(|id| cluster.pod(*id).map(|p| (*id, p)))
+        };
+        let active = pods()
+            .filter(|(_, p)| is_active(p))
+            .map(|(id, _)| id)
+            .collect();
+        let reschedulable: Vec<PodId> = pods()
+            .filter(|(_, p)| is_reschedulable(p))
+            .map(|(id, _)| id)
+            .collect();
+        let reschedule_cost = reschedulable
+            .iter()
+            .filter_map(|id| cluster.pod(*id))
+            .map(|p| eviction_cost(p).max(0.0))
+            .sum::<f64>();
+        let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
+        PodFacts {
+            active,
+            reschedulable,
+            reschedule_cost,
+            all_pods_cost,
+            pod_count: node.pods.len(),
+        }
+    }
+}
+
+/// Pod facts of the nodes of the last pass, with the node revisions they
+/// were made at (see [`Cluster::node_revision`]).
+#[derive(Debug, Default)]
+pub struct CandidateCache {
+    kept: Mutex<Vec<(NodeId, u64, Arc<PodFacts>)>>,
+}
+
+impl CandidateCache {
+    /// Facts of every node of `cluster` in id order: kept ones where the
+    /// node's revision is unchanged, new ones otherwise; the cache then
+    /// holds exactly these.
+    fn facts_of_every_node(&self, cluster: &Cluster) -> Vec<Arc<PodFacts>> {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let old = std::mem::take(&mut *kept);
+        let mut old = old.into_iter().peekable();
+        let mut all = Vec::with_capacity(cluster.node_count());
+        for (id, node) in cluster.nodes() {
+            while old.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
+            let revision = cluster.node_revision(id);
+            let facts = match old.next_if(|(kept_id, _, _)| *kept_id == id) {
+                Some((_, kept_revision, facts)) if kept_revision == revision => facts,
+                _ => Arc::new(PodFacts::of(cluster, node)),
+            };
+            kept.push((id, revision, facts.clone()));
+            all.push(facts);
+        }
+        all
+    }
 }
 
 /// `clamp((expireAfter − age) / expireAfter, 0, 1)`; 1 without expiry.
@@ -242,8 +329,8 @@ fn validate_node<'a>(
 
 /// The pod-level checks (`ValidatePodsDisruptable`): do-not-disrupt first
 /// over all pods, then PDBs.
-fn validate_pods(inputs: &CandidateInputs<'_>, node: &Node) -> Result<(), Rejection> {
-    let pods = node.pods.iter().filter_map(|id| inputs.cluster.pod(*id));
+fn validate_pods(inputs: &CandidateInputs<'_>, facts: &PodFacts) -> Result<(), Rejection> {
+    let pods = facts.active.iter().filter_map(|id| inputs.cluster.pod(*id));
     for pod in pods.clone() {
         if !is_disruptable(pod, inputs.now) {
             return Err(Rejection::PodDoNotDisrupt(pod_key(pod)));
@@ -265,40 +352,38 @@ pub fn new_candidate(
     class: DisruptionClass,
 ) -> Result<Candidate, Rejection> {
     let node = inputs.cluster.node(id).ok_or(Rejection::NotManaged)?;
+    candidate_with(inputs, id, node, class, || {
+        PodFacts::of(inputs.cluster, node)
+    })
+}
+
+/// [`new_candidate`] with the node's pod facts made on demand.
+fn candidate_with<F: Borrow<PodFacts>>(
+    inputs: &CandidateInputs<'_>,
+    id: NodeId,
+    node: &Node,
+    class: DisruptionClass,
+    facts: impl FnOnce() -> F,
+) -> Result<Candidate, Rejection> {
     let (claim, pool) = validate_node(inputs, id, node)?;
-    if let Err(rejection) = validate_pods(inputs, node) {
+    let facts = facts();
+    let facts: &PodFacts = facts.borrow();
+    if let Err(rejection) = validate_pods(inputs, facts) {
         let eventual = class == DisruptionClass::Eventual
             && claim.lifecycle.termination_grace_period.is_some();
         if !(eventual && rejection.is_pod_block()) {
             return Err(rejection);
         }
     }
-    let pods: Vec<PodId> = node.pods.clone();
-    let reschedulable_pods: Vec<PodId> = pods
-        .iter()
-        .copied()
-        .filter(|id| inputs.cluster.pod(*id).is_some_and(is_reschedulable))
-        .collect();
-    let reschedule_disruption_cost = PER_NODE_BASE_DISRUPTION_COST
-        + reschedulable_pods
-            .iter()
-            .filter_map(|id| inputs.cluster.pod(*id))
-            .map(|p| eviction_cost(p).max(0.0))
-            .sum::<f64>();
-    let all_pods_cost: f64 = pods
-        .iter()
-        .filter_map(|id| inputs.cluster.pod(*id))
-        .map(eviction_cost)
-        .sum();
     Ok(Candidate {
         node: id,
         name: node.name.clone(),
         nodepool: pool.name.clone(),
         price: claim.price,
-        pods,
-        reschedulable_pods,
-        reschedule_disruption_cost,
-        disruption_cost: all_pods_cost * lifetime_remaining(node, claim, inputs.now),
+        pod_count: facts.pod_count,
+        reschedulable_pods: facts.reschedulable.clone(),
+        reschedule_disruption_cost: PER_NODE_BASE_DISRUPTION_COST + facts.reschedule_cost,
+        disruption_cost: facts.all_pods_cost * lifetime_remaining(node, claim, inputs.now),
         consolidatable: is_consolidatable(node, claim, pool, inputs.now),
         has_termination_grace_period: claim.lifecycle.termination_grace_period.is_some(),
     })
@@ -310,10 +395,19 @@ pub fn evaluate_nodes(
     inputs: &CandidateInputs<'_>,
     class: DisruptionClass,
 ) -> Vec<(NodeId, Result<Candidate, Rejection>)> {
+    let Some(cache) = inputs.cache else {
+        return inputs
+            .cluster
+            .nodes()
+            .map(|(id, _)| (id, new_candidate(inputs, id, class)))
+            .collect();
+    };
+    let facts = cache.facts_of_every_node(inputs.cluster);
     inputs
         .cluster
         .nodes()
-        .map(|(id, _)| (id, new_candidate(inputs, id, class)))
+        .zip(facts)
+        .map(|((id, node), facts)| (id, candidate_with(inputs, id, node, class, || facts)))
         .collect()
 }
 

@@ -7,7 +7,7 @@ use crate::karpenter::disruption::pdb::ControllerScales;
 use crate::karpenter::disruption::test_support::{WithSpec, node, pdb, pod_of, pool};
 use crate::kube::pod::DoNotDisrupt;
 use crate::kube::workload::IntOrPercent;
-use crate::scheduler::cluster::OwnerKind;
+use crate::scheduler::cluster::{OwnerKind, PodPhase};
 
 struct World {
     cluster: Cluster,
@@ -48,8 +48,26 @@ impl World {
             pdbs: &pdbs,
             in_flight: &self.in_flight,
             now,
+            cache: None,
         };
         new_candidate(&inputs, NodeId(0), class)
+    }
+
+    /// Every node's verdict, through `cache` when given.
+    fn evaluate(
+        &self,
+        cache: Option<&CandidateCache>,
+    ) -> Vec<(NodeId, Result<Candidate, Rejection>)> {
+        let pdbs = PdbLimits::from_cluster(&self.cluster, &self.scales);
+        let inputs = CandidateInputs {
+            cluster: &self.cluster,
+            pools: &self.pools,
+            pdbs: &pdbs,
+            in_flight: &self.in_flight,
+            now: SimTime::ZERO,
+            cache,
+        };
+        evaluate_nodes(&inputs, DisruptionClass::Graceful)
     }
 
     fn reason(&self) -> String {
@@ -207,7 +225,7 @@ fn candidate_values() {
     ds.spec = ds.spec.with(|s| s.priority = 1 << 20);
     w.cluster.add_pod(ds);
     let c = w.check(DisruptionClass::Graceful, SimTime::ZERO).unwrap();
-    assert!(c.is_empty() && c.pods.len() == 3);
+    assert!(c.is_empty() && c.pod_count == 3);
 }
 
 /// core: nodeclaim/disruption/consolidation_test.go "should mark
@@ -305,4 +323,41 @@ fn method_filters() {
         Err(None)
     );
     assert_eq!(drift_filter(node), Err(None));
+}
+
+/// Pod facts kept from an earlier pass give the same candidates as facts
+/// made afresh, through pod binds, finishes and do-not-disrupt changes on
+/// the node (its revision changes with each).
+#[test]
+fn cached_pod_facts_follow_every_change() {
+    let mut w = World::new(3);
+    w.cluster.add_node(node("n1", "default"));
+    let cache = CandidateCache::default();
+    let check = |w: &World| {
+        let cached = w.evaluate(Some(&cache));
+        assert_eq!(cached, w.evaluate(None));
+        cached
+    };
+    let reschedulable = |verdicts: &[(NodeId, Result<Candidate, Rejection>)]| {
+        verdicts[0]
+            .1
+            .as_ref()
+            .map(|c| c.reschedulable_pods.len())
+            .ok()
+    };
+    assert_eq!(reschedulable(&check(&w)), Some(3));
+    let first = w.cluster.pods().map(|(id, _)| id).next().unwrap();
+    w.cluster.finish_pod(first, PodPhase::Succeeded);
+    assert_eq!(reschedulable(&check(&w)), Some(2));
+    let second = w.cluster.pods().map(|(id, _)| id).nth(1).unwrap();
+    let p = w.cluster.pod_mut(second).unwrap();
+    p.spec = p
+        .spec
+        .with(|s| s.do_not_disrupt = Some(DoNotDisrupt::Always));
+    assert!(matches!(check(&w)[0].1, Err(Rejection::PodDoNotDisrupt(_))));
+    let mut late = pod_of("web-late", "web", OwnerKind::Deployment, "web");
+    late.node = Some(NodeId(1));
+    w.cluster.add_pod(late);
+    let verdicts = check(&w);
+    assert_eq!(reschedulable(&verdicts[1..]), Some(1));
 }

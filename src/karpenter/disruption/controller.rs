@@ -24,6 +24,7 @@ use crate::kube::resources::ResourceKind;
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::SimTime;
 
+use super::candidates::CandidateCache;
 use super::pdb::ControllerScales;
 
 /// Feature gates and options that change disruption decisions.
@@ -62,6 +63,9 @@ pub struct DisruptionInput<'a> {
     /// keeps one ([`Prepared::new`]); `None` has each pass build its own,
     /// once, for all of its simulations.
     pub prepared: Option<&'a Prepared>,
+    /// Candidates' pod facts kept from earlier passes over this cluster,
+    /// when the caller keeps them; `None` makes them every time.
+    pub candidate_cache: Option<&'a CandidateCache>,
 }
 
 /// Which method produced a command.

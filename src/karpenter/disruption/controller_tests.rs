@@ -164,6 +164,7 @@ impl Env {
             options: self.options,
             now: self.now,
             prepared: None,
+            candidate_cache: None,
         })
     }
 

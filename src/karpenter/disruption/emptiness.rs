@@ -112,7 +112,7 @@ mod tests {
             name: format!("n{id}"),
             nodepool: pool.into(),
             price: Price::from_micros(price_micros),
-            pods: Vec::new(),
+            pod_count: 0,
             reschedulable_pods: Vec::new(),
             reschedule_disruption_cost: cost,
             disruption_cost: 0.0,

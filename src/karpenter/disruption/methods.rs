@@ -9,7 +9,7 @@ use super::balanced::{self, PoolTotals};
 use super::budgets::budget_mapping;
 use super::candidates::{
     Candidate, CandidateInputs, DisruptionClass, Rejection, consolidation_filter, drift_filter,
-    emptiness_filter, evaluate_nodes,
+    emptiness_filter, evaluate_nodes, new_candidate,
 };
 use super::consolidation::{
     Decision, compute_consolidation, estimated_savings, filter_out_same_instance_type,
@@ -59,6 +59,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             pdbs: &self.pdbs,
             in_flight: self.input.in_flight,
             now: self.input.now,
+            cache: self.input.candidate_cache,
         }
     }
 
@@ -98,6 +99,16 @@ impl<'i, 'a> PassContext<'i, 'a> {
             }
         }
         out
+    }
+
+    /// The candidates of `class` among `nodes`, in that order (rejections
+    /// are not noted: a re-check only asks about its own nodes).
+    pub fn candidates_among(&self, class: DisruptionClass, nodes: &[NodeId]) -> Vec<Candidate> {
+        let inputs = self.candidate_inputs();
+        nodes
+            .iter()
+            .filter_map(|&id| new_candidate(&inputs, id, class).ok())
+            .collect()
     }
 
     pub fn budgets(&self, reason: DisruptionReason) -> BTreeMap<String, u32> {

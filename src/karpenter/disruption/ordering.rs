@@ -99,7 +99,7 @@ mod tests {
             name: name.into(),
             nodepool: pool.into(),
             price: Price::from_micros(price_micros),
-            pods: Vec::new(),
+            pod_count: 0,
             reschedulable_pods: Vec::new(),
             reschedule_disruption_cost: cost,
             disruption_cost: cost - 1.0,

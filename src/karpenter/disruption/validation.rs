@@ -27,7 +27,9 @@ pub(super) fn revalidate(
     }
 }
 
-/// The command's nodes that are still candidates now, in command order.
+/// The command's nodes that are still candidates now, in command order
+/// (only the command's own nodes are evaluated again: whether the others
+/// are candidates changes nothing here).
 fn still_candidates<'c>(command: &Command, current: &'c [Candidate]) -> Vec<&'c Candidate> {
     command
         .candidates
@@ -40,7 +42,7 @@ fn still_candidates<'c>(command: &Command, current: &'c [Candidate]) -> Vec<&'c 
 /// budget.
 fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
     let mut ctx = PassContext::new(input);
-    let graceful = ctx.candidates(DisruptionClass::Graceful);
+    let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
     let current = ctx.filter(&graceful, emptiness_filter);
     let still = still_candidates(command, &current);
     if still.is_empty() {
@@ -82,7 +84,7 @@ fn option_names<'c>(input: &DisruptionInput<'c>, claim: &NewNodeClaim) -> BTreeS
 /// same decision from a fresh simulation.
 fn consolidation(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
     let mut ctx = PassContext::new(input);
-    let graceful = ctx.candidates(DisruptionClass::Graceful);
+    let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
     let current = ctx.consolidation_candidates(&graceful);
     let still = still_candidates(command, &current);
     if still.len() != command.candidates.len() {

@@ -149,6 +149,7 @@ impl Engine<'_> {
             options: Default::default(),
             now: self.now(),
             prepared: Some(&prepared),
+            candidate_cache: Some(&self.candidate_cache),
         };
         f(&input)
     }

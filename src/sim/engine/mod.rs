@@ -78,6 +78,7 @@ use std::sync::Arc;
 
 use crate::cloud::spot::{InterruptionModel, InterruptionSettings, PriceChange, Trigger};
 use crate::cloud::{CapacityType, Catalog};
+use crate::karpenter::disruption::candidates::CandidateCache;
 use crate::karpenter::disruption::controller::{self, Command, DisruptionInput, PassOutcome};
 use crate::karpenter::nodepool::NodePool;
 use crate::karpenter::provisioning::{
@@ -521,6 +522,8 @@ struct Engine<'a> {
     prepared: PreparedCache,
     /// Nodes removed since `prepared` was last rebuilt for that reason.
     nodes_removed_since_prepared: u32,
+    /// Disruption candidates' pod facts, kept from pass to pass.
+    candidate_cache: CandidateCache,
     /// Offerings in the ICE cache, with their expiry.
     ice: BTreeMap<OfferingKey, SimTime>,
     workloads: Vec<WorkloadState>,
@@ -595,6 +598,7 @@ impl<'a> Engine<'a> {
             catalogs_stale: false,
             prepared: PreparedCache::default(),
             nodes_removed_since_prepared: 0,
+            candidate_cache: CandidateCache::default(),
             base_catalogs,
             ice: BTreeMap::new(),
             workloads: Vec::new(),

@@ -51,6 +51,7 @@ fn candidate_list(
         pdbs: &pdbs,
         in_flight: input.in_flight,
         now: input.now,
+        cache: None,
     };
     candidates(&inputs, class)
 }
