@@ -351,7 +351,12 @@ impl Cluster {
         let Some(node_id) = pod.node.take() else {
             return;
         };
-        self.maybe_pending.insert(pod_id);
+        // A finished pod stays finished when its node goes: it does not
+        // join the pending candidates (a caller that revives it does so
+        // through `pod_mut`, which adds it).
+        if !pod.phase.is_terminal() {
+            self.maybe_pending.insert(pod_id);
+        }
         let requests = pod.spec.requests;
         let was_counted = !pod.phase.is_terminal();
         if let Some(node) = self
@@ -571,7 +576,8 @@ mod tests {
     }
 
     /// The pending index gives exactly the pods a full scan finds, in id
-    /// order, through binds, unbinds, phase changes, finishes and removals.
+    /// order, through binds, unbinds, phase changes, finishes and removals,
+    /// and does not collect the finished pods of removed nodes.
     #[test]
     fn pending_index_matches_a_full_scan() {
         let scan = |cluster: &Cluster| -> Vec<PodId> {
@@ -603,8 +609,14 @@ mod tests {
         cluster.remove_pod(pods[5]);
         assert_eq!(indexed(&cluster), scan(&cluster));
         assert_eq!(indexed(&cluster), vec![pods[0], pods[1]]);
+        let done = cluster.add_pod(pod(60));
+        cluster.bind(done, n);
+        cluster.finish_pod(done, PodPhase::Succeeded);
         cluster.remove_node(n);
         assert_eq!(indexed(&cluster), scan(&cluster));
+        // A finished pod whose node went is not kept as a candidate: the
+        // index stays the size of the pods that may still be pending.
+        assert!(!cluster.maybe_pending.contains(&done));
         // Unbound by the removal; pending once its owner says so.
         cluster.pod_mut(pods[2]).unwrap().phase = PodPhase::Pending;
         assert_eq!(indexed(&cluster), scan(&cluster));
