@@ -6,8 +6,9 @@
 //! A rejection carries the sentence upstream publishes as a
 //! `DisruptionBlocked` / `Unconsolidatable` event, so users recognise it.
 //!
-//! What a candidate reads of its pods (which are active, which need a new
-//! home, what evicting them costs) depends only on the node and its pods,
+//! What a candidate reads of its node's labels and pods (which are active,
+//! which need a new home, what evicting them costs) depends only on the
+//! node and its pods,
 //! so a [`CandidateCache`] keeps it from pass to pass for nodes whose
 //! revision did not change; what depends on time, PDBs or budgets is
 //! evaluated every pass.
@@ -129,6 +130,9 @@ pub struct Candidate {
     pub price: Price,
     /// How many pods are bound to it (finished ones included).
     pub pod_count: usize,
+    /// The first of the capacity-type and zone labels the node lacks
+    /// (consolidation needs both).
+    pub missing_label: Option<&'static str>,
     /// The pods that need a new home if it goes.
     pub reschedulable_pods: Vec<PodId>,
     /// `1 + Σ max(0, EvictionCost)` over the reschedulable pods.
@@ -171,10 +175,14 @@ pub struct CandidateInputs<'a> {
     pub cache: Option<&'a CandidateCache>,
 }
 
-/// What a candidate reads of the pods bound to its node: a function of the
-/// node and its pods alone.
+/// What a candidate reads of its node's labels and of the pods bound to
+/// it: a function of the node and its pods alone.
 #[derive(Debug)]
-pub struct PodFacts {
+pub struct NodeFacts {
+    /// The `karpenter.sh/nodepool` label.
+    nodepool_label: Option<String>,
+    /// The first of the capacity-type and zone labels the node lacks.
+    missing_label: Option<&'static str>,
     /// Active pods in node order: the only pods that can block a
     /// disruption (do-not-disrupt and PDBs apply to active pods only).
     active: Vec<PodId>,
@@ -187,8 +195,8 @@ pub struct PodFacts {
     pod_count: usize,
 }
 
-impl PodFacts {
-    fn of(cluster: &Cluster, node: &Node) -> PodFacts {
+impl NodeFacts {
+    fn of(cluster: &Cluster, node: &Node) -> NodeFacts {
         let pods = || {
             node.pods
                 .iter()
@@ -208,7 +216,11 @@ impl PodFacts {
             .map(|p| eviction_cost(p).max(0.0))
             .sum::<f64>();
         let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
-        PodFacts {
+        NodeFacts {
+            nodepool_label: node.labels.get(LABEL_NODEPOOL).map(str::to_string),
+            missing_label: [LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE]
+                .into_iter()
+                .find(|label| !node.labels.contains_key(label)),
             active,
             reschedulable,
             reschedule_cost,
@@ -222,14 +234,14 @@ impl PodFacts {
 /// were made at (see [`Cluster::node_revision`]).
 #[derive(Debug, Default)]
 pub struct CandidateCache {
-    kept: Mutex<Vec<(NodeId, u64, Arc<PodFacts>)>>,
+    kept: Mutex<Vec<(NodeId, u64, Arc<NodeFacts>)>>,
 }
 
 impl CandidateCache {
     /// Facts of every node of `cluster` in id order: kept ones where the
     /// node's revision is unchanged, new ones otherwise; the cache then
     /// holds exactly these.
-    fn facts_of_every_node(&self, cluster: &Cluster) -> Vec<Arc<PodFacts>> {
+    fn facts_of_every_node(&self, cluster: &Cluster) -> Vec<Arc<NodeFacts>> {
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
         let old = std::mem::take(&mut *kept);
         let mut old = old.into_iter().peekable();
@@ -239,7 +251,7 @@ impl CandidateCache {
             let revision = cluster.node_revision(id);
             let facts = match old.next_if(|(kept_id, _, _)| *kept_id == id) {
                 Some((_, kept_revision, facts)) if kept_revision == revision => facts,
-                _ => Arc::new(PodFacts::of(cluster, node)),
+                _ => Arc::new(NodeFacts::of(cluster, node)),
             };
             kept.push((id, revision, facts.clone()));
             all.push(facts);
@@ -292,6 +304,7 @@ fn validate_node<'a>(
     inputs: &CandidateInputs<'a>,
     id: NodeId,
     node: &'a Node,
+    facts: &NodeFacts,
 ) -> Result<(&'a NodeClaimInfo, &'a NodePool), Rejection> {
     if inputs.in_flight.contains(&id) {
         return Err(Rejection::AlreadyDisrupting);
@@ -316,7 +329,7 @@ fn validate_node<'a>(
     if claim.lifecycle.do_not_disrupt {
         return Err(Rejection::NodeDoNotDisrupt);
     }
-    let pool_name = node.labels.get(LABEL_NODEPOOL).unwrap_or(&claim.nodepool);
+    let pool_name = facts.nodepool_label.as_deref().unwrap_or(&claim.nodepool);
     if pool_name.is_empty() {
         return Err(Rejection::MissingNodePoolLabel);
     }
@@ -329,7 +342,7 @@ fn validate_node<'a>(
 
 /// The pod-level checks (`ValidatePodsDisruptable`): do-not-disrupt first
 /// over all pods, then PDBs.
-fn validate_pods(inputs: &CandidateInputs<'_>, facts: &PodFacts) -> Result<(), Rejection> {
+fn validate_pods(inputs: &CandidateInputs<'_>, facts: &NodeFacts) -> Result<(), Rejection> {
     let pods = facts.active.iter().filter_map(|id| inputs.cluster.pod(*id));
     for pod in pods.clone() {
         if !is_disruptable(pod, inputs.now) {
@@ -353,21 +366,21 @@ pub fn new_candidate(
 ) -> Result<Candidate, Rejection> {
     let node = inputs.cluster.node(id).ok_or(Rejection::NotManaged)?;
     candidate_with(inputs, id, node, class, || {
-        PodFacts::of(inputs.cluster, node)
+        NodeFacts::of(inputs.cluster, node)
     })
 }
 
 /// [`new_candidate`] with the node's pod facts made on demand.
-fn candidate_with<F: Borrow<PodFacts>>(
+fn candidate_with<F: Borrow<NodeFacts>>(
     inputs: &CandidateInputs<'_>,
     id: NodeId,
     node: &Node,
     class: DisruptionClass,
     facts: impl FnOnce() -> F,
 ) -> Result<Candidate, Rejection> {
-    let (claim, pool) = validate_node(inputs, id, node)?;
     let facts = facts();
-    let facts: &PodFacts = facts.borrow();
+    let facts: &NodeFacts = facts.borrow();
+    let (claim, pool) = validate_node(inputs, id, node, facts)?;
     if let Err(rejection) = validate_pods(inputs, facts) {
         let eventual = class == DisruptionClass::Eventual
             && claim.lifecycle.termination_grace_period.is_some();
@@ -381,6 +394,7 @@ fn candidate_with<F: Borrow<PodFacts>>(
         nodepool: pool.name.clone(),
         price: claim.price,
         pod_count: facts.pod_count,
+        missing_label: facts.missing_label,
         reschedulable_pods: facts.reschedulable.clone(),
         reschedule_disruption_cost: PER_NODE_BASE_DISRUPTION_COST + facts.reschedule_cost,
         disruption_cost: facts.all_pods_cost * lifetime_remaining(node, claim, inputs.now),
@@ -447,10 +461,8 @@ pub fn consolidation_filter(candidate: &Candidate, node: &Node, pool: &NodePool)
     if instance_type.is_empty() {
         return Err(Some(format!("Instance Type {instance_type:?} not found")));
     }
-    for label in [LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE] {
-        if !node.labels.contains_key(label) {
-            return Err(Some(format!("Node does not have label {label:?}")));
-        }
+    if let Some(label) = candidate.missing_label {
+        return Err(Some(format!("Node does not have label {label:?}")));
     }
     if pool.disruption.consolidate_after.is_none() {
         return Err(Some(format!(

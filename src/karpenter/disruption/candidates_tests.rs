@@ -308,10 +308,13 @@ fn method_filters() {
             "NodePool \"default\" has consolidation disabled".into()
         ))
     );
-    let mut unlabeled = node.clone();
-    unlabeled.labels.remove(LABEL_TOPOLOGY_ZONE);
+    let mut unlabeled = World::new(1);
+    unlabeled.node().labels.remove(LABEL_TOPOLOGY_ZONE);
+    let unlabeled_busy = unlabeled
+        .check(DisruptionClass::Graceful, SimTime::ZERO)
+        .unwrap();
     assert_eq!(
-        consolidation_filter(&busy, &unlabeled, &pool("default")),
+        consolidation_filter(&unlabeled_busy, node, &pool("default")),
         Err(Some(
             "Node does not have label \"topology.kubernetes.io/zone\"".into()
         ))

@@ -100,6 +100,7 @@ mod tests {
             nodepool: pool.into(),
             price: Price::from_micros(price_micros),
             pod_count: 0,
+            missing_label: None,
             reschedulable_pods: Vec::new(),
             reschedule_disruption_cost: cost,
             disruption_cost: cost - 1.0,
