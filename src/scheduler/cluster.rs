@@ -221,6 +221,9 @@ impl Pod {
 #[derive(Debug, Clone, Default)]
 pub struct Cluster {
     nodes: Vec<Option<Node>>,
+    /// Ids of the live nodes, ascending: a long run gives out far more
+    /// node ids than it has live nodes, so listings walk this, not `nodes`.
+    live_nodes: Vec<NodeId>,
     pods: Vec<Option<Pod>>,
     /// PodDisruptionBudgets.
     pub pdbs: Vec<PodDisruptionBudget>,
@@ -254,6 +257,7 @@ impl Cluster {
     pub fn add_node(&mut self, node: Node) -> NodeId {
         self.nodes.push(Some(node));
         let id = NodeId((self.nodes.len() - 1) as u32);
+        self.live_nodes.push(id);
         self.touch(id);
         id
     }
@@ -283,6 +287,9 @@ impl Cluster {
             self.unbind(pod);
         }
         self.touch(id);
+        if let Ok(at) = self.live_nodes.binary_search(&id) {
+            self.live_nodes.remove(at);
+        }
         self.nodes.get_mut(id.0 as usize)?.take()
     }
 
@@ -433,10 +440,9 @@ impl Cluster {
 
     /// Every live node, in id (creation) order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
-        self.nodes
+        self.live_nodes
             .iter()
-            .enumerate()
-            .filter_map(|(i, n)| n.as_ref().map(|n| (NodeId(i as u32), n)))
+            .filter_map(|&id| self.node(id).map(|n| (id, n)))
     }
 
     /// Every live pod, in id (creation) order.
@@ -463,7 +469,7 @@ impl Cluster {
 
     /// Number of live nodes.
     pub fn node_count(&self) -> usize {
-        self.nodes.iter().filter(|n| n.is_some()).count()
+        self.live_nodes.len()
     }
 }
 
@@ -573,6 +579,33 @@ mod tests {
         copy.node_mut(a).unwrap().initialized = true;
         cluster.node_mut(a).unwrap().initialized = true;
         assert_ne!(copy.node_revision(a), cluster.node_revision(a));
+    }
+
+    /// Listings name exactly the live nodes, in id order, however many
+    /// ids were given out and removed.
+    #[test]
+    fn node_listing_follows_adds_and_removals() {
+        let mut cluster = Cluster::new();
+        let ids: Vec<NodeId> = (0..10)
+            .map(|i| cluster.add_node(node(&format!("n{i}"))))
+            .collect();
+        for &i in &[0, 4, 5, 9] {
+            cluster.remove_node(ids[i]);
+        }
+        let late = cluster.add_node(node("late"));
+        let listed: Vec<NodeId> = cluster.nodes().map(|(id, _)| id).collect();
+        let expected: Vec<NodeId> = [1, 2, 3, 6, 7, 8]
+            .iter()
+            .map(|&i| ids[i])
+            .chain([late])
+            .collect();
+        assert_eq!(listed, expected);
+        assert_eq!(cluster.node_count(), 7);
+        assert!(
+            cluster
+                .nodes()
+                .all(|(id, n)| cluster.node(id).is_some_and(|m| m.name == n.name))
+        );
     }
 
     /// The pending index gives exactly the pods a full scan finds, in id
