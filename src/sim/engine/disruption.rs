@@ -94,9 +94,14 @@ fn method_name(method: Method) -> &'static str {
 }
 
 impl Engine<'_> {
-    /// Desired replicas of the scalable workloads (for PDB percentages).
+    /// Desired replicas of the scalable workloads (for PDB percentages;
+    /// none when there is no PDB).
     pub(super) fn controller_scales(&self) -> ControllerScales {
         let mut scales = ControllerScales::default();
+        // Only PDBs read them (often, on every eviction and pass).
+        if self.cluster.pdbs.is_empty() {
+            return scales;
+        }
         for w in self.workloads.iter().filter(|w| !w.deleted) {
             let kind = match w.target.kind {
                 super::TargetKind::Deployment => OwnerKind::Deployment,
