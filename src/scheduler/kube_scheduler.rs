@@ -102,8 +102,24 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
     let mut decisions = Vec::with_capacity(queue.len());
     let mut feasible: Vec<Candidate> = Vec::with_capacity(nodes.len());
     let mut failures: Vec<(Unfit<'_>, usize)> = Vec::new();
+    // Pods of one template that found no node since the last bind: a pod
+    // with the same spec meets the same nodes in the same state, so it
+    // fails with the same message (kept only for pods whose filters read
+    // nothing but the node they check and the pods bound so far).
+    let mut failed_since_bind: Vec<(&crate::kube::pod::PodSpec, String)> = Vec::new();
     for (pod_id, pod) in queue {
         let spec = pod.spec.as_ref();
+        let plain = spec.topology_spread.is_empty()
+            && spec.pod_affinity.is_empty()
+            && spec.pod_anti_affinity.is_empty();
+        if plain
+            && let Some((_, message)) = failed_since_bind
+                .iter()
+                .find(|(failed, _)| std::ptr::eq(*failed, spec))
+        {
+            decisions.push(Decision::Unschedulable(pod_id, message.clone()));
+            continue;
+        }
         let filter = PodFilter::new(spec, &mut placement);
         let pod_weight = score_requests(&spec.requests);
         feasible.clear();
@@ -140,9 +156,13 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         drop(filter);
         let Some(best) = best_node(cluster, &feasible) else {
             let message = unschedulable_message(cluster, nodes.len(), &failures);
+            if plain {
+                failed_since_bind.push((spec, message.clone()));
+            }
             decisions.push(Decision::Unschedulable(pod_id, message));
             continue;
         };
+        failed_since_bind.clear();
         placement.bind(pod_id, best);
         let position = nodes.binary_search_by_key(&best, |(id, _)| *id);
         if let Some([cpu, mem]) = position.ok().and_then(|p| score_requested[p].as_mut()) {

@@ -291,3 +291,38 @@ fn self_affine_group_follows_its_first_pod() {
     let names = placed(&cluster, &schedule(&cluster, &pods, &LEAST));
     assert_eq!(names, ["z1-a", "z1-a", "z1-a"]);
 }
+
+/// Pods of one template that find no node get the message a pod of that
+/// spec gets alone, and a bind in between is seen by the next one (its
+/// message then names the cpu the bind took, too).
+#[test]
+fn pods_sharing_a_spec_fail_alike_until_a_bind() {
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("a").cpu_mem(2000, 4 * GIB).build());
+    let big = PodBuilder::new("big-0").requests(1500, 8 * GIB).build();
+    let copy = |name: &str| {
+        let mut pod = big.clone();
+        pod.name = name.to_string();
+        pod
+    };
+    let big0 = cluster.add_pod(copy("big-0"));
+    let big1 = cluster.add_pod(copy("big-1"));
+    let small = cluster.add_pod(PodBuilder::new("small").requests(1000, GIB).build());
+    let big2 = cluster.add_pod(copy("big-2"));
+    let decisions = schedule(&cluster, &[big0, big1, small, big2], &LEAST);
+    let alone = |cluster: &Cluster, pod: PodId| placed(cluster, &schedule(cluster, &[pod], &LEAST));
+    let before = alone(&cluster, big0);
+    assert_eq!(
+        before,
+        ["- 0/1 nodes are available: 1 Insufficient memory."]
+    );
+    let mut after_small = cluster.clone();
+    after_small.bind(small, NodeId(0));
+    let after = alone(&after_small, big2);
+    assert_eq!(
+        after,
+        ["- 0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory."]
+    );
+    let got = placed(&cluster, &decisions);
+    assert_eq!(got, [&before[0], &before[0], "a", &after[0]]);
+}
