@@ -102,7 +102,8 @@ impl Engine<'_> {
         if self.cluster.pdbs.is_empty() {
             return scales;
         }
-        for w in self.workloads.iter().filter(|w| !w.deleted) {
+        let scalable = self.scalable_workloads.iter().map(|&w| &self.workloads[w]);
+        for w in scalable.filter(|w| !w.deleted) {
             let kind = match w.target.kind {
                 super::TargetKind::Deployment => OwnerKind::Deployment,
                 super::TargetKind::ReplicaSet => OwnerKind::ReplicaSet,
@@ -134,7 +135,7 @@ impl Engine<'_> {
                 catalog,
             })
             .collect();
-        let daemonsets = super::daemonset_templates(&self.workloads);
+        let daemonsets = self.daemonset_templates();
         let prepared = self.prepared.get(&contexts, &daemonsets);
         let scales = self.controller_scales();
         let pending: Vec<crate::scheduler::PodId> = self

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::{
     Batch, Engine, EngineError, Event, EventType, OfferingKey, PROVISIONING_REQUEUE,
-    UNAVAILABLE_OFFERING_TTL, daemonset_templates,
+    UNAVAILABLE_OFFERING_TTL,
 };
 use crate::karpenter::disruption::NOMINATION_WINDOW;
 use crate::karpenter::disruption::drift::{expiration_time, launch_lifecycle};
@@ -170,7 +170,7 @@ impl Engine<'_> {
                 catalog,
             })
             .collect();
-        let daemonsets = daemonset_templates(&self.workloads);
+        let daemonsets = self.daemonset_templates();
         let prepared = self.prepared.get(&contexts, &daemonsets);
         let result = (self.deciders.solve)(&ProvisioningInput {
             cluster: &self.cluster,

@@ -527,6 +527,12 @@ struct Engine<'a> {
     /// Offerings in the ICE cache, with their expiry.
     ice: BTreeMap<OfferingKey, SimTime>,
     workloads: Vec<WorkloadState>,
+    /// Indices into `workloads` of the Deployments, ReplicaSets and
+    /// StatefulSets (what PDB percentages count; a run may create far more
+    /// bare pods and Jobs).
+    scalable_workloads: Vec<usize>,
+    /// Indices into `workloads` of the DaemonSets.
+    daemonset_workloads: Vec<usize>,
     workload_index: BTreeMap<Target, usize>,
     pod_meta: Vec<PodMeta>,
     pod_names: BTreeMap<(String, String), PodId>,
@@ -602,6 +608,8 @@ impl<'a> Engine<'a> {
             base_catalogs,
             ice: BTreeMap::new(),
             workloads: Vec::new(),
+            scalable_workloads: Vec::new(),
+            daemonset_workloads: Vec::new(),
             workload_index: BTreeMap::new(),
             pod_meta: Vec::new(),
             pod_names: BTreeMap::new(),
@@ -813,11 +821,14 @@ pub fn restrict_zones(catalog: &Catalog, zones: &[String]) -> Catalog {
     restricted
 }
 
-/// Shared pod template handle used for DaemonSet overhead.
-fn daemonset_templates(workloads: &[WorkloadState]) -> Vec<Arc<crate::kube::pod::PodSpec>> {
-    workloads
-        .iter()
-        .filter(|w| !w.deleted && w.target.kind == TargetKind::DaemonSet)
-        .map(|w| w.workload.template.clone())
-        .collect()
+impl Engine<'_> {
+    /// Shared pod template handles of the live DaemonSets (their overhead).
+    fn daemonset_templates(&self) -> Vec<Arc<crate::kube::pod::PodSpec>> {
+        self.daemonset_workloads
+            .iter()
+            .map(|&w| &self.workloads[w])
+            .filter(|w| !w.deleted && w.target.kind == TargetKind::DaemonSet)
+            .map(|w| w.workload.template.clone())
+            .collect()
+    }
 }

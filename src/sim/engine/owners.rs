@@ -124,6 +124,15 @@ impl Engine<'_> {
             deleted: false,
         });
         self.workload_index.insert(target, w);
+        if matches!(
+            kind,
+            TargetKind::Deployment | TargetKind::ReplicaSet | TargetKind::StatefulSet
+        ) {
+            self.scalable_workloads.push(w);
+        }
+        if kind == TargetKind::DaemonSet {
+            self.daemonset_workloads.push(w);
+        }
         if kind == TargetKind::DaemonSet {
             let nodes: Vec<NodeId> = self
                 .cluster
