@@ -38,11 +38,12 @@ pub struct Placement<'c> {
     cluster: &'c Cluster,
     /// Node id slots of the cluster (every id ever given out).
     slots: usize,
-    /// Per node slot, what this pass bound there; grown on the first bind
-    /// to a slot, since a long run has given out far more node ids than it
-    /// has live nodes.
-    added_requested: Vec<Resources>,
-    added_pods: Vec<Vec<PodId>>,
+    /// Per node slot, the index into `added` of what this pass bound
+    /// there (`u32::MAX`: nothing); grown on the first bind to a slot, since
+    /// a long run has given out far more node ids than it has live nodes.
+    added_at: Vec<u32>,
+    /// Per node this pass bound to: the node, the requests and the pods.
+    added: Vec<(NodeId, Resources, Vec<PodId>)>,
     matching: MatchingPods,
     topology_ids: BTreeMap<String, TopologyId>,
     topologies: Vec<TopologyIndex>,
@@ -58,8 +59,8 @@ impl<'c> Placement<'c> {
         let mut placement = Placement {
             cluster,
             slots,
-            added_requested: Vec::new(),
-            added_pods: Vec::new(),
+            added_at: Vec::new(),
+            added: Vec::new(),
             matching: MatchingPods::new(slots),
             topology_ids: BTreeMap::new(),
             topologies: Vec::new(),
@@ -87,13 +88,17 @@ impl<'c> Placement<'c> {
         let (Some(p), true) = (self.cluster.pod(pod), slot < self.slots) else {
             return;
         };
-        if self.added_pods.len() <= slot {
-            self.added_pods.resize_with(slot + 1, Vec::new);
-            self.added_requested.resize(slot + 1, Resources::ZERO);
+        if self.added_at.len() <= slot {
+            self.added_at.resize(slot + 1, u32::MAX);
+        }
+        if self.added_at[slot] == u32::MAX {
+            self.added_at[slot] = self.added.len() as u32;
+            self.added.push((node, Resources::ZERO, Vec::new()));
         }
         let spec = p.spec.as_ref();
-        self.added_requested[slot] += spec.requests;
-        self.added_pods[slot].push(pod);
+        let (_, requested, pods) = &mut self.added[self.added_at[slot] as usize];
+        *requested += spec.requests;
+        pods.push(pod);
         self.matching.record(node, spec);
         self.note_anti_affinity(node, spec);
     }
@@ -122,14 +127,18 @@ impl<'c> Placement<'c> {
         }
     }
 
+    /// What this pass bound to `node`.
+    fn added_on(&self, node: NodeId) -> Option<&(NodeId, Resources, Vec<PodId>)> {
+        let at = *self.added_at.get(node.0 as usize)?;
+        self.added.get(at as usize)
+    }
+
     /// Requests of everything bound to `node` (cluster plus this pass).
     pub fn requested(&self, node: NodeId, base: &Node) -> Resources {
         base.requested
             + self
-                .added_requested
-                .get(node.0 as usize)
-                .copied()
-                .unwrap_or(Resources::ZERO)
+                .added_on(node)
+                .map_or(Resources::ZERO, |(_, requested, _)| *requested)
     }
 
     /// Specs of the non-finished pods on `node`, cluster first, then this
@@ -140,9 +149,8 @@ impl<'c> Placement<'c> {
         base: &'s Node,
     ) -> impl Iterator<Item = &'s PodSpec> + 's {
         let added = self
-            .added_pods
-            .get(node.0 as usize)
-            .map_or(&[][..], Vec::as_slice);
+            .added_on(node)
+            .map_or(&[][..], |(_, _, pods)| pods.as_slice());
         base.pods
             .iter()
             .chain(added)
@@ -181,14 +189,11 @@ impl<'c> Placement<'c> {
     /// Registers a matcher; its per-node counts include this pass's binds.
     pub fn matcher(&mut self, matcher: PodMatcher) -> MatcherId {
         let cluster = self.cluster;
-        let added = &self.added_pods;
+        let added = &self.added;
         self.matching.register(matcher, || {
-            let in_pass = added.iter().enumerate().flat_map(move |(slot, pods)| {
-                pods.iter().filter_map(move |&id| {
-                    cluster
-                        .pod(id)
-                        .map(|p| (NodeId(slot as u32), p.spec.as_ref()))
-                })
+            let in_pass = added.iter().flat_map(move |(node, _, pods)| {
+                pods.iter()
+                    .filter_map(move |&id| cluster.pod(id).map(|p| (*node, p.spec.as_ref())))
             });
             placed_pods(cluster).chain(in_pass)
         })
