@@ -8,10 +8,9 @@
 //!
 //! What a candidate reads of its node's labels and pods (which are active,
 //! which need a new home, what evicting them costs) depends only on the
-//! node and its pods,
-//! so a [`CandidateCache`] keeps it from pass to pass for nodes whose
-//! revision did not change; what depends on time, PDBs or budgets is
-//! evaluated every pass.
+//! node and its pods, so a [`CandidateCache`] keeps it from pass to pass
+//! for nodes whose revision did not change; what depends on time, PDBs or
+//! budgets is evaluated every pass.
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
@@ -171,7 +170,7 @@ pub struct CandidateInputs<'a> {
     pub in_flight: &'a BTreeSet<NodeId>,
     /// The decision instant.
     pub now: SimTime,
-    /// Pod facts kept from earlier passes, if the caller keeps them.
+    /// Node facts kept from earlier passes, if the caller keeps them.
     pub cache: Option<&'a CandidateCache>,
 }
 
@@ -192,6 +191,7 @@ pub struct NodeFacts {
     reschedule_cost: f64,
     /// `Σ EvictionCost` over every bound pod, in order.
     all_pods_cost: f64,
+    /// Every bound pod, finished ones included.
     pod_count: usize,
 }
 
@@ -230,7 +230,7 @@ impl NodeFacts {
     }
 }
 
-/// Pod facts of the nodes of the last pass, with the node revisions they
+/// The facts of the nodes of the last pass, with the node revisions they
 /// were made at (see [`Cluster::node_revision`]).
 #[derive(Debug, Default)]
 pub struct CandidateCache {
@@ -370,7 +370,7 @@ pub fn new_candidate(
     })
 }
 
-/// [`new_candidate`] with the node's pod facts made on demand.
+/// [`new_candidate`] with the node's facts made on demand.
 fn candidate_with<F: Borrow<NodeFacts>>(
     inputs: &CandidateInputs<'_>,
     id: NodeId,

@@ -40,17 +40,26 @@ impl World {
         }
     }
 
-    fn check(&self, class: DisruptionClass, now: SimTime) -> Result<Candidate, Rejection> {
+    /// Calls `f` with this world's candidate inputs at `now`.
+    fn with_inputs<T>(
+        &self,
+        now: SimTime,
+        cache: Option<&CandidateCache>,
+        f: impl FnOnce(&CandidateInputs<'_>) -> T,
+    ) -> T {
         let pdbs = PdbLimits::from_cluster(&self.cluster, &self.scales);
-        let inputs = CandidateInputs {
+        f(&CandidateInputs {
             cluster: &self.cluster,
             pools: &self.pools,
             pdbs: &pdbs,
             in_flight: &self.in_flight,
             now,
-            cache: None,
-        };
-        new_candidate(&inputs, NodeId(0), class)
+            cache,
+        })
+    }
+
+    fn check(&self, class: DisruptionClass, now: SimTime) -> Result<Candidate, Rejection> {
+        self.with_inputs(now, None, |inputs| new_candidate(inputs, NodeId(0), class))
     }
 
     /// Every node's verdict, through `cache` when given.
@@ -58,16 +67,9 @@ impl World {
         &self,
         cache: Option<&CandidateCache>,
     ) -> Vec<(NodeId, Result<Candidate, Rejection>)> {
-        let pdbs = PdbLimits::from_cluster(&self.cluster, &self.scales);
-        let inputs = CandidateInputs {
-            cluster: &self.cluster,
-            pools: &self.pools,
-            pdbs: &pdbs,
-            in_flight: &self.in_flight,
-            now: SimTime::ZERO,
-            cache,
-        };
-        evaluate_nodes(&inputs, DisruptionClass::Graceful)
+        self.with_inputs(SimTime::ZERO, cache, |inputs| {
+            evaluate_nodes(inputs, DisruptionClass::Graceful)
+        })
     }
 
     fn reason(&self) -> String {
@@ -328,11 +330,11 @@ fn method_filters() {
     assert_eq!(drift_filter(node), Err(None));
 }
 
-/// Pod facts kept from an earlier pass give the same candidates as facts
+/// Node facts kept from an earlier pass give the same candidates as facts
 /// made afresh, through pod binds, finishes and do-not-disrupt changes on
 /// the node (its revision changes with each).
 #[test]
-fn cached_pod_facts_follow_every_change() {
+fn cached_node_facts_follow_every_change() {
     let mut w = World::new(3);
     w.cluster.add_node(node("n1", "default"));
     let cache = CandidateCache::default();

@@ -63,7 +63,7 @@ pub struct DisruptionInput<'a> {
     /// keeps one ([`Prepared::new`]); `None` has each pass build its own,
     /// once, for all of its simulations.
     pub prepared: Option<&'a Prepared>,
-    /// Candidates' pod facts kept from earlier passes over this cluster,
+    /// Candidates' node facts kept from earlier passes over this cluster,
     /// when the caller keeps them; `None` makes them every time.
     pub candidate_cache: Option<&'a CandidateCache>,
 }

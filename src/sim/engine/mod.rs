@@ -522,7 +522,7 @@ struct Engine<'a> {
     prepared: PreparedCache,
     /// Nodes removed since `prepared` was last rebuilt for that reason.
     nodes_removed_since_prepared: u32,
-    /// Disruption candidates' pod facts, kept from pass to pass.
+    /// Disruption candidates' node facts, kept from pass to pass.
     candidate_cache: CandidateCache,
     /// Offerings in the ICE cache, with their expiry.
     ice: BTreeMap<OfferingKey, SimTime>,
