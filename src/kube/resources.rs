@@ -218,42 +218,6 @@ pub struct Resources {
     amounts: [i64; SLOTS],
 }
 
-/// The positive amounts of a request, to check it against many rooms
-/// with only the comparisons that can fail.
-#[derive(Debug, Clone, Copy)]
-pub struct Demand {
-    wants: [(usize, i64); SLOTS],
-    len: usize,
-}
-
-impl Demand {
-    /// The demand of `requests`.
-    pub fn of(requests: &Resources) -> Demand {
-        let mut demand = Demand {
-            wants: [(0, 0); SLOTS],
-            len: 0,
-        };
-        for (slot, &want) in requests.amounts.iter().enumerate() {
-            if want > 0 {
-                demand.wants[demand.len] = (slot, want);
-                demand.len += 1;
-            }
-        }
-        demand
-    }
-
-    /// Same answer as `requests.fits(room)` when `room` came from
-    /// [`Resources::as_room`], or is the element-wise maximum of such rooms
-    /// (then a necessary condition for fitting one of them): such a room is
-    /// either [`Resources::NOTHING_FITS`] or has no negative amount.
-    pub fn fits(&self, room: &Resources) -> bool {
-        room.amounts[0] >= 0
-            && self.wants[..self.len]
-                .iter()
-                .all(|&(slot, want)| want <= room.amounts[slot])
-    }
-}
-
 impl Resources {
     /// No resources at all.
     pub const ZERO: Resources = Resources {
@@ -326,9 +290,9 @@ impl Resources {
             .all(|(&want, &have)| have >= 0 && (want <= 0 || want <= have))
     }
 
-    /// This amount as a room searched many times ([`Demand::fits`]):
-    /// [`Resources::NOTHING_FITS`] when any amount is negative, since no
-    /// request fits such a room; unchanged otherwise.
+    /// This amount as a room searched many times: [`Resources::NOTHING_FITS`]
+    /// when any amount is negative, since no request fits such a room;
+    /// unchanged otherwise.
     pub fn as_room(&self) -> Resources {
         if self.amounts.iter().any(|&a| a < 0) {
             Resources::NOTHING_FITS
@@ -442,37 +406,6 @@ pub const GIB: i64 = 1 << 30;
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A demand answers as `fits` on rooms made by `as_room` (negative
-    /// amounts included), and never rejects the maximum of rooms one of
-    /// which the request fits.
-    #[test]
-    fn demand_fits_as_resources_fits() {
-        use rand::{RngExt, SeedableRng};
-        let mut rng = crate::sim::rng::SimRng::seed_from_u64(5);
-        let mut random = |low: i64| {
-            let mut r = Resources::ZERO;
-            for a in r.amounts.iter_mut() {
-                if rng.random_bool(0.6) {
-                    *a = rng.random_range(low..=8);
-                }
-            }
-            r
-        };
-        for _ in 0..2000 {
-            let (want, room, other) = (random(-1), random(-2), random(-2));
-            let demand = Demand::of(&want);
-            assert_eq!(
-                demand.fits(&room.as_room()),
-                want.fits(&room),
-                "{want:?} in {room:?}"
-            );
-            let max = room.as_room().max(&other.as_room());
-            if want.fits(&room) || want.fits(&other) {
-                assert!(demand.fits(&max), "{want:?} in max {max:?}");
-            }
-        }
-    }
 
     #[test]
     fn parse_list_uses_kubernetes_units() {

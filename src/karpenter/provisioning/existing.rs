@@ -21,7 +21,7 @@ use super::topology::{PodTopology, anti_affinity_pods};
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::Requirements;
-use crate::kube::resources::{Demand, Resources};
+use crate::kube::resources::Resources;
 use crate::kube::taints::{Taint, first_untolerated, taints_for_uninitialized_node, tolerates_all};
 use crate::scheduler::{Cluster, Node, NodeId, PodId};
 
@@ -180,7 +180,7 @@ pub struct Closure {
     /// `leaves`; padding and closed leaves fit nothing). A pod whose
     /// requests do not fit a subtree's maximum fits none of its nodes, so a
     /// search skips it.
-    room_tree: Vec<Resources>,
+    room_tree: Vec<TreeRoom>,
     leaves: usize,
     /// Per NodePool name: capacity and count of its nodes neither marked
     /// for deletion nor closed (what the pool's limits are charged with).
@@ -206,12 +206,57 @@ impl Closure {
     }
 }
 
+/// A room as the search tree keeps it: the cpu, memory and pod amounts
+/// (what nearly every request asks for), all −1 when nothing fits (some
+/// amount negative). A request that fits a room fits its tree room, so
+/// checking the tree room is a necessary condition; the node's own check
+/// decides the rest. Small entries keep the tree in cache and cheap to copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TreeRoom([i64; 3]);
+
+impl TreeRoom {
+    const NOTHING_FITS: TreeRoom = TreeRoom([-1; 3]);
+
+    fn of(room: &Resources) -> TreeRoom {
+        let room = room.as_room();
+        TreeRoom([room.cpu_millis(), room.memory_bytes(), room.pods()])
+    }
+
+    /// What a request asks of a tree room.
+    fn wanted(requests: &Resources) -> TreeRoom {
+        TreeRoom([
+            requests.cpu_millis(),
+            requests.memory_bytes(),
+            requests.pods(),
+        ])
+    }
+
+    /// Whether `wanted` (from [`TreeRoom::wanted`]) may fit under this
+    /// room: false whenever `requests.fits` is false for every room below.
+    fn may_fit(&self, wanted: &TreeRoom) -> bool {
+        self.0[0] >= 0
+            && wanted
+                .0
+                .iter()
+                .zip(&self.0)
+                .all(|(want, have)| want <= have)
+    }
+
+    fn max(&self, other: &TreeRoom) -> TreeRoom {
+        TreeRoom([
+            self.0[0].max(other.0[0]),
+            self.0[1].max(other.0[1]),
+            self.0[2].max(other.0[2]),
+        ])
+    }
+}
+
 /// The segment tree of `rooms` (see [`Closure::room_tree`]).
-fn room_tree(rooms: impl ExactSizeIterator<Item = Resources>) -> (Vec<Resources>, usize) {
+fn room_tree(rooms: impl ExactSizeIterator<Item = Resources>) -> (Vec<TreeRoom>, usize) {
     let leaves = rooms.len().next_power_of_two();
-    let mut tree = vec![Resources::NOTHING_FITS; 2 * leaves];
+    let mut tree = vec![TreeRoom::NOTHING_FITS; 2 * leaves];
     for (i, room) in rooms.enumerate() {
-        tree[leaves + i] = room.as_room();
+        tree[leaves + i] = TreeRoom::of(&room);
     }
     for i in (1..leaves).rev() {
         tree[i] = tree[2 * i].max(&tree[2 * i + 1]);
@@ -368,18 +413,19 @@ pub(super) struct ExistingSet<'b> {
     /// placed pods on, once it has changed more than [`OWN_TREE_AFTER`]
     /// nodes; before that the closure's tree (a few stale leaves cost less
     /// than a copy).
-    own_tree: Option<Vec<Resources>>,
+    own_tree: Option<Vec<TreeRoom>>,
 }
 
 /// How many nodes a solve changes before it keeps its own room tree: past
-/// that, searches would keep walking to nodes it has already filled.
-const OWN_TREE_AFTER: usize = 32;
+/// that, searches would keep walking to nodes it has already filled (a
+/// copy of the compact tree costs less than a few such walks).
+const OWN_TREE_AFTER: usize = 8;
 
 /// Sets leaf `index` of a room tree with `leaves` leaves and updates its
 /// ancestors.
-fn set_leaf(tree: &mut [Resources], leaves: usize, index: usize, room: Resources) {
+fn set_leaf(tree: &mut [TreeRoom], leaves: usize, index: usize, room: Resources) {
     let mut at = leaves + index;
-    tree[at] = room.as_room();
+    tree[at] = TreeRoom::of(&room);
     while at > 1 {
         at /= 2;
         tree[at] = tree[2 * at].max(&tree[2 * at + 1]);
@@ -450,17 +496,17 @@ impl<'b> ExistingSet<'b> {
         mut accept: impl FnMut(&ExistingNode) -> Option<R>,
     ) -> Option<(usize, R)> {
         let tree = self.own_tree.as_deref().unwrap_or(&self.closure.room_tree);
-        self.search(tree, 1, &Demand::of(requests), &mut accept)
+        self.search(tree, 1, &TreeRoom::wanted(requests), &mut accept)
     }
 
     fn search<R>(
         &self,
-        tree: &[Resources],
+        tree: &[TreeRoom],
         at: usize,
-        demand: &Demand,
+        wanted: &TreeRoom,
         accept: &mut impl FnMut(&ExistingNode) -> Option<R>,
     ) -> Option<(usize, R)> {
-        if !demand.fits(&tree[at]) {
+        if !tree[at].may_fit(wanted) {
             return None;
         }
         if at >= self.closure.leaves {
@@ -470,8 +516,8 @@ impl<'b> ExistingSet<'b> {
             }
             return accept(self.get(index)).map(|r| (index, r));
         }
-        self.search(tree, 2 * at, demand, accept)
-            .or_else(|| self.search(tree, 2 * at + 1, demand, accept))
+        self.search(tree, 2 * at, wanted, accept)
+            .or_else(|| self.search(tree, 2 * at + 1, wanted, accept))
     }
 
     /// The hostname domain of every usable node in try order, as the
@@ -531,7 +577,7 @@ mod tests {
 
     use rand::{RngExt, SeedableRng};
 
-    use super::{ExistingNodes, ExistingSet, OWN_TREE_AFTER};
+    use super::{ExistingNodes, ExistingSet, OWN_TREE_AFTER, TreeRoom};
     use crate::karpenter::provisioning::pod::PodWork;
     use crate::karpenter::provisioning::tests::{World, default_pool, pod};
     use crate::kube::labels::LABEL_NODEPOOL;
@@ -650,6 +696,42 @@ mod tests {
         }
         assert!(set.changed.len() > OWN_TREE_AFTER && set.own_tree.is_some());
         assert!(placed > 100, "{placed} pods placed");
+    }
+
+    /// A tree room never rejects a request that fits the room it was made
+    /// from, nor the maximum of rooms one of which the request fits; and a
+    /// room with a negative amount takes nothing.
+    #[test]
+    fn tree_rooms_are_a_necessary_condition_of_fitting() {
+        let mut rng = SimRng::seed_from_u64(17);
+        let mut random = |low: i64| {
+            let mut r = Resources::ZERO;
+            for kind in [
+                ResourceKind::Cpu,
+                ResourceKind::Memory,
+                ResourceKind::Pods,
+                ResourceKind::NvidiaGpu,
+            ] {
+                if rng.random_bool(0.7) {
+                    r = r.with(kind, rng.random_range(low..=8));
+                }
+            }
+            r
+        };
+        for _ in 0..2000 {
+            let (want, room, other) = (random(0), random(-2), random(-2));
+            let wanted = TreeRoom::wanted(&want);
+            let (a, b) = (TreeRoom::of(&room), TreeRoom::of(&other));
+            if want.fits(&room) {
+                assert!(a.may_fit(&wanted), "{want:?} in {room:?}");
+            }
+            if want.fits(&room) || want.fits(&other) {
+                assert!(a.max(&b).may_fit(&wanted), "{want:?} in max");
+            }
+            if room.as_room() == Resources::NOTHING_FITS {
+                assert!(!a.may_fit(&TreeRoom::wanted(&Resources::ZERO)));
+            }
+        }
     }
 
     /// A second build with the same setup reuses the views of unchanged
