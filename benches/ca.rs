@@ -265,25 +265,27 @@ fn ca_world(nodes: usize) -> CaWorld {
             ));
         }
     }
-    for k in 0..PENDING_BATCH {
-        cluster.add_pod(pod(
-            format!("ingest-{k}"),
-            "default",
-            owner(OwnerKind::Deployment, "ingest"),
+    // Pending replicas of two Deployments: (name, count, requests, labels).
+    let pending = [
+        (
+            "ingest",
+            PENDING_BATCH,
             (2500, 4096),
-            &[("tier", "batch")],
-            None,
-        ));
-    }
-    for k in 0..PENDING_WEB {
-        cluster.add_pod(pod(
-            format!("web-new-{k}"),
-            "default",
-            owner(OwnerKind::Deployment, "web-new"),
-            (250, 768),
-            &[],
-            None,
-        ));
+            &[("tier", "batch")][..],
+        ),
+        ("web-new", PENDING_WEB, (250, 768), &[][..]),
+    ];
+    for (deployment, count, requests, labels) in pending {
+        for k in 0..count {
+            cluster.add_pod(pod(
+                format!("{deployment}-{k}"),
+                "default",
+                owner(OwnerKind::Deployment, deployment),
+                requests,
+                labels,
+                None,
+            ));
+        }
     }
     let mut scales = ControllerScales::default();
     for (app, count) in &replicas {
