@@ -10,8 +10,13 @@
 //! node it cannot fit. Nodes that every solve of a pass closes (deleting
 //! nodes, nodes inside their `consolidateAfter` window) are taken out of
 //! that tree once, in a [`Closure`], so a search never walks past them.
+//! A closure also remembers, per requested room, which of its open views
+//! have that room as built ([`FitLists`]): the many small solves of a pass
+//! ask for the same few rooms, and a pod's first fit is then usually the
+//! first entry of its list.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use super::claim::{merged_get, no_undefined};
@@ -185,6 +190,51 @@ pub struct Closure {
     /// Per NodePool name: capacity and count of its nodes neither marked
     /// for deletion nor closed (what the pool's limits are charged with).
     pool_usage: BTreeMap<String, PoolUsage>,
+    /// The open views that may hold each requested room, as built.
+    fits: FitLists,
+}
+
+/// Per requested room ([`TreeRoom::wanted`]): the indices of the open views
+/// whose room as built may hold it, in try order, found as far as a search
+/// needed them. A solve only lowers rooms, so a view missing from a list
+/// cannot hold the room in any solve over the closure.
+#[derive(Default)]
+struct FitLists(RefCell<HashMap<TreeRoom, FitList>>);
+
+impl Clone for FitLists {
+    fn clone(&self) -> Self {
+        FitLists(RefCell::new(self.0.borrow().clone()))
+    }
+}
+
+#[derive(Clone, Default)]
+struct FitList {
+    /// View indices, ascending.
+    views: Vec<u32>,
+    /// Leaves scanned so far (every fitting one below is in `views`).
+    scanned: usize,
+}
+
+impl FitList {
+    /// Finds the next view whose tree room may hold `wanted`; `false` when
+    /// none is left among the first `views` leaves of `tree`.
+    fn extend(
+        &mut self,
+        tree: &[TreeRoom],
+        leaves: usize,
+        views: usize,
+        wanted: &TreeRoom,
+    ) -> bool {
+        while self.scanned < views {
+            let index = self.scanned;
+            self.scanned += 1;
+            if tree[leaves + index].may_fit(wanted) {
+                self.views.push(index as u32);
+                return true;
+            }
+        }
+        false
+    }
 }
 
 impl std::fmt::Debug for Closure {
@@ -211,7 +261,7 @@ impl Closure {
 /// amount negative). A request that fits a room fits its tree room, so
 /// checking the tree room is a necessary condition; the node's own check
 /// decides the rest. Small entries keep the tree in cache and cheap to copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 struct TreeRoom([i64; 3]);
 
 impl TreeRoom {
@@ -328,6 +378,7 @@ impl ExistingNodes {
                 room_tree,
                 leaves,
                 pool_usage,
+                fits: FitLists::default(),
             },
             nodes,
         }
@@ -370,6 +421,7 @@ impl ExistingNodes {
             room_tree,
             leaves,
             pool_usage,
+            fits: FitLists::default(),
         }
     }
 
@@ -495,8 +547,56 @@ impl<'b> ExistingSet<'b> {
         requests: &Resources,
         mut accept: impl FnMut(&ExistingNode) -> Option<R>,
     ) -> Option<(usize, R)> {
-        let tree = self.own_tree.as_deref().unwrap_or(&self.closure.room_tree);
-        self.search(tree, 1, &TreeRoom::wanted(requests), &mut accept)
+        let wanted = TreeRoom::wanted(requests);
+        match self.own_tree.as_deref() {
+            Some(tree) => self.search(tree, 1, &wanted, &mut accept),
+            None => self.search_listed(&wanted, &mut accept),
+        }
+    }
+
+    /// [`ExistingSet::first_fit`] through the closure's list for `wanted`:
+    /// the same first view, since every view that may hold the room now is
+    /// on the list (a solve only lowers rooms) and the list is in try
+    /// order. The few views this solve changed are checked by their
+    /// current room.
+    fn search_listed<R>(
+        &self,
+        wanted: &TreeRoom,
+        accept: &mut impl FnMut(&ExistingNode) -> Option<R>,
+    ) -> Option<(usize, R)> {
+        let closure = self.closure;
+        let mut lists = closure.fits.0.borrow_mut();
+        let list = lists.entry(*wanted).or_default();
+        let mut next = 0;
+        loop {
+            if next == list.views.len()
+                && !list.extend(
+                    &closure.room_tree,
+                    closure.leaves,
+                    self.base.nodes.len(),
+                    wanted,
+                )
+            {
+                return None;
+            }
+            let index = list.views[next] as usize;
+            next += 1;
+            if self
+                .closed
+                .binary_search(&self.base.nodes[index].id)
+                .is_ok()
+            {
+                continue;
+            }
+            let node = match self.changed.get(&index) {
+                Some(node) if !TreeRoom::of(&node.remaining).may_fit(wanted) => continue,
+                Some(node) => node,
+                None => &self.base.nodes[index],
+            };
+            if let Some(r) = accept(node) {
+                return Some((index, r));
+            }
+        }
     }
 
     fn search<R>(
@@ -667,6 +767,56 @@ mod tests {
     /// solve takes its own tree (past [`OWN_TREE_AFTER`] changed nodes):
     /// the first fit is always the first open node in order whose current
     /// view has room.
+    /// The many small solves of a pass share one closure's fit lists:
+    /// each still gets, for every pod, the first node in try order that
+    /// holds it, whatever earlier solves asked and found.
+    #[test]
+    fn fit_lists_shared_by_many_solves_keep_the_in_order_first_fit() {
+        let mut rng = SimRng::seed_from_u64(29);
+        let (world, nodes) = random_world(&mut rng, 90);
+        let prepared = world.prepare();
+        let base = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+        let closure = base.closure(&world.cluster, &[nodes[3], nodes[40]]);
+        // Few distinct requests, so later solves reuse lists built before.
+        let shapes: Vec<(i64, i64)> = (0..6)
+            .map(|_| {
+                (
+                    rng.random_range(1..=12) * 250,
+                    rng.random_range(1..=12) * 512,
+                )
+            })
+            .collect();
+        let mut found = 0;
+        for solve in 0..200u32 {
+            let own = [nodes[rng.random_range(0..nodes.len())]];
+            let mut set = ExistingSet::new(&base, &world.cluster, &closure, &own);
+            for step in 0..OWN_TREE_AFTER as u32 {
+                let (cpu, mem) = shapes[rng.random_range(0..shapes.len())];
+                let work = PodWork::new(
+                    crate::scheduler::PodId(solve * 100 + step),
+                    Arc::new(pod(cpu, mem)),
+                )
+                .unwrap();
+                let listed = set
+                    .first_fit(&work.requests, |n| {
+                        work.requests.fits(&n.remaining).then_some(())
+                    })
+                    .map(|(i, _)| i);
+                let in_order = (0..base.nodes.len())
+                    .find(|&i| set.is_open(i) && work.requests.fits(&set.view(i).remaining));
+                assert_eq!(listed, in_order, "solve {solve}, step {step}");
+                if let Some(i) = listed {
+                    let requirements = set.view(i).requirements.clone();
+                    set.add(i, &work, requirements);
+                    found += 1;
+                }
+            }
+            assert!(set.own_tree.is_none(), "small solves search the lists");
+        }
+        assert!(found > 500, "{found} pods placed");
+        assert!(closure.fits.0.borrow().len() <= shapes.len());
+    }
+
     #[test]
     fn first_fit_sees_the_room_pods_placed_in_this_solve() {
         let mut rng = SimRng::seed_from_u64(13);
