@@ -379,17 +379,18 @@ impl Claim {
 
     /// Smallest DaemonSet overhead over the groups its options still span.
     pub fn min_daemon_overhead(&self, template: &Template<'_>) -> Resources {
-        let groups: BTreeSet<u32> = self
-            .options
-            .iter()
-            .map(|&i| template.group_of[i as usize])
-            .collect();
-        let mut min: Option<Resources> = None;
-        for g in groups {
-            let overhead = template.groups[g as usize].overhead;
-            min = Some(min.map_or(overhead, |m| m.min(&overhead)));
+        let mut spanned = vec![false; template.groups.len()];
+        for &i in &self.options {
+            spanned[template.group_of[i as usize] as usize] = true;
         }
-        min.unwrap_or(Resources::ZERO)
+        template
+            .groups
+            .iter()
+            .zip(&spanned)
+            .filter(|&(_, &spanned)| spanned)
+            .map(|(group, _)| group.overhead)
+            .reduce(|min, overhead| min.min(&overhead))
+            .unwrap_or(Resources::ZERO)
     }
 }
 

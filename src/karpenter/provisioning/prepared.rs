@@ -288,20 +288,23 @@ impl Prepared {
 /// offering requirements, and the types in launch-preference order.
 #[derive(Debug)]
 pub(super) struct PriceTable {
-    /// By catalog index.
-    pub prices: Vec<Price>,
-    /// Every catalog index by (price, name, index).
+    /// The template's options by (price, name, index).
     pub order: Vec<u32>,
 }
 
 impl PriceTable {
-    /// The table of `prices`, ordering indices with `name`.
-    pub fn new<'n>(prices: Vec<Price>, name: impl Fn(u32) -> &'n str) -> PriceTable {
-        let mut order: Vec<u32> = (0..prices.len() as u32).collect();
-        order.sort_by(|&a, &b| {
-            (prices[a as usize], name(a), a).cmp(&(prices[b as usize], name(b), b))
-        });
-        PriceTable { prices, order }
+    /// The table of a template's `options` at `price`, ordering ties with
+    /// `name`.
+    pub fn new<'n>(
+        options: &[u32],
+        price: impl Fn(u32) -> Price,
+        name: impl Fn(u32) -> &'n str,
+    ) -> PriceTable {
+        let mut priced: Vec<(Price, u32)> = options.iter().map(|&i| (price(i), i)).collect();
+        priced.sort_by(|&(pa, a), &(pb, b)| (pa, name(a), a).cmp(&(pb, name(b), b)));
+        PriceTable {
+            order: priced.into_iter().map(|(_, i)| i).collect(),
+        }
     }
 }
 

@@ -461,26 +461,27 @@ impl<'a> Scheduler<'a> {
                 .prepared
                 .price_table((template.pool_index, offering_keys), || {
                     let offerings = OfferingFilter::new(&requirements);
-                    let prices = (0..template.catalog.len() as u32)
-                        .map(|i| {
+                    PriceTable::new(
+                        &template.options,
+                        |i| {
                             template
                                 .cheapest_price(i, &offerings)
                                 .unwrap_or(Price::from_micros(i64::MAX))
-                        })
-                        .collect();
-                    PriceTable::new(prices, |i| template.instance_type(i).name())
+                        },
+                        |i| template.instance_type(i).name(),
+                    )
                 });
             // The options by (price, name, index): the table's order, kept
-            // to the options.
-            let mut is_option = vec![false; prices.prices.len()];
+            // to the claim's options (a subset of the template's).
+            let mut is_option = vec![0u64; template.catalog.len().div_ceil(64)];
             for &i in &claim.options {
-                is_option[i as usize] = true;
+                is_option[i as usize / 64] |= 1 << (i % 64);
             }
             let instance_types: Vec<u32> = prices
                 .order
                 .iter()
                 .copied()
-                .filter(|&i| is_option[i as usize])
+                .filter(|&i| is_option[i as usize / 64] & (1 << (i % 64)) != 0)
                 .take(MAX_INSTANCE_TYPES)
                 .collect();
             debug_assert_eq!(
