@@ -109,7 +109,7 @@ pub fn approve(
 ) -> Result<(), String> {
     let mut by_pool: BTreeMap<&str, Vec<&Candidate>> = BTreeMap::new();
     for c in candidates {
-        by_pool.entry(c.nodepool.as_str()).or_default().push(c);
+        by_pool.entry(&*c.nodepool).or_default().push(c);
     }
     let total_cost: f64 = candidates.iter().map(|c| c.price.dollars()).sum();
     let pool_count = by_pool.len();
@@ -153,7 +153,7 @@ pub fn can_pass_threshold(
     if pool.disruption.consolidation_policy != ConsolidationPolicy::Balanced {
         return true;
     }
-    let Some(totals) = totals.get(&candidate.nodepool) else {
+    let Some(totals) = totals.get(&*candidate.nodepool) else {
         return true;
     };
     if totals.total_cost <= 0.0 {

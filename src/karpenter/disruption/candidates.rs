@@ -122,9 +122,9 @@ pub struct Candidate {
     /// The node.
     pub node: NodeId,
     /// Node name.
-    pub name: String,
+    pub name: Arc<str>,
     /// Owning NodePool.
-    pub nodepool: String,
+    pub nodepool: Arc<str>,
     /// Price of its offering.
     pub price: Price,
     /// How many pods are bound to it (finished ones included).
@@ -133,7 +133,7 @@ pub struct Candidate {
     /// (consolidation needs both).
     pub missing_label: Option<&'static str>,
     /// The pods that need a new home if it goes.
-    pub reschedulable_pods: Vec<PodId>,
+    pub reschedulable_pods: Arc<[PodId]>,
     /// `1 + Σ max(0, EvictionCost)` over the reschedulable pods.
     pub reschedule_disruption_cost: f64,
     /// Pre-v1.14 `DisruptionCost`: `Σ EvictionCost(all pods) × LifetimeRemaining`.
@@ -180,13 +180,17 @@ pub struct CandidateInputs<'a> {
 pub struct NodeFacts {
     /// The `karpenter.sh/nodepool` label.
     nodepool_label: Option<String>,
+    /// The NodePool named by that label, else by the NodeClaim.
+    nodepool: Arc<str>,
     /// The first of the capacity-type and zone labels the node lacks.
     missing_label: Option<&'static str>,
     /// Active pods in node order: the only pods that can block a
     /// disruption (do-not-disrupt and PDBs apply to active pods only).
     active: Vec<PodId>,
     /// The pods that need a new home if the node goes, in node order.
-    reschedulable: Vec<PodId>,
+    reschedulable: Arc<[PodId]>,
+    /// The node's name.
+    name: Arc<str>,
     /// `Σ max(0, EvictionCost)` over `reschedulable`, in order.
     reschedule_cost: f64,
     /// `Σ EvictionCost` over every bound pod, in order.
@@ -206,7 +210,7 @@ impl NodeFacts {
             .filter(|(_, p)| is_active(p))
             .map(|(id, _)| id)
             .collect();
-        let reschedulable: Vec<PodId> = pods()
+        let reschedulable: Arc<[PodId]> = pods()
             .filter(|(_, p)| is_reschedulable(p))
             .map(|(id, _)| id)
             .collect();
@@ -216,8 +220,15 @@ impl NodeFacts {
             .map(|p| eviction_cost(p).max(0.0))
             .sum::<f64>();
         let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
+        let nodepool_label = node.labels.get(LABEL_NODEPOOL).map(str::to_string);
+        let nodepool = nodepool_label
+            .as_deref()
+            .or(node.claim.as_ref().map(|c| c.nodepool.as_str()))
+            .unwrap_or_default();
         NodeFacts {
-            nodepool_label: node.labels.get(LABEL_NODEPOOL).map(str::to_string),
+            nodepool: Arc::from(nodepool),
+            name: Arc::from(node.name.as_str()),
+            nodepool_label,
             missing_label: [LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE]
                 .into_iter()
                 .find(|label| !node.labels.contains_key(label)),
@@ -329,7 +340,11 @@ fn validate_node<'a>(
     if claim.lifecycle.do_not_disrupt {
         return Err(Rejection::NodeDoNotDisrupt);
     }
-    let pool_name = facts.nodepool_label.as_deref().unwrap_or(&claim.nodepool);
+    let pool_name = &*facts.nodepool;
+    debug_assert_eq!(
+        pool_name,
+        facts.nodepool_label.as_deref().unwrap_or(&claim.nodepool)
+    );
     if pool_name.is_empty() {
         return Err(Rejection::MissingNodePoolLabel);
     }
@@ -390,8 +405,8 @@ fn candidate_with<F: Borrow<NodeFacts>>(
     }
     Ok(Candidate {
         node: id,
-        name: node.name.clone(),
-        nodepool: pool.name.clone(),
+        name: facts.name.clone(),
+        nodepool: facts.nodepool.clone(),
         price: claim.price,
         pod_count: facts.pod_count,
         missing_label: facts.missing_label,

@@ -124,7 +124,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
     ) -> Vec<Candidate> {
         let mut kept = Vec::new();
         for c in candidates {
-            let Some(pool) = self.pools.get(&c.nodepool) else {
+            let Some(pool) = self.pools.get(&*c.nodepool) else {
                 continue;
             };
             match accept(c, pool) {
@@ -227,7 +227,7 @@ fn drift(ctx: &mut PassContext<'_, '_>) -> Option<Command> {
     });
     let budgets = ctx.budgets(DisruptionReason::Drifted);
     for candidate in &drifted {
-        if budgets.get(&candidate.nodepool).copied().unwrap_or(0) == 0 {
+        if budgets.get(&*candidate.nodepool).copied().unwrap_or(0) == 0 {
             continue;
         }
         let simulation = ctx.simulate(&[candidate], false);
@@ -288,7 +288,7 @@ fn multi_node(
     let mut budgets = ctx.budgets(DisruptionReason::Underutilized);
     let mut disruptable: Vec<&Candidate> = Vec::new();
     for c in &sorted {
-        if let Some(left) = budgets.get_mut(&c.nodepool).filter(|l| **l > 0) {
+        if let Some(left) = budgets.get_mut(&*c.nodepool).filter(|l| **l > 0) {
             *left -= 1;
             disruptable.push(c);
         }
@@ -344,10 +344,10 @@ fn single_node(
     let input = ctx.input;
     let mut evaluated = 0usize;
     for candidate in &order {
-        if budgets.get(&candidate.nodepool).copied().unwrap_or(0) == 0 {
+        if budgets.get(&*candidate.nodepool).copied().unwrap_or(0) == 0 {
             continue;
         }
-        let Some(pool) = ctx.pools.get(&candidate.nodepool) else {
+        let Some(pool) = ctx.pools.get(&*candidate.nodepool) else {
             continue;
         };
         if !balanced::can_pass_threshold(candidate, pool, totals) {

@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::candidates::Candidate;
 use crate::scheduler::cluster::Cluster;
@@ -36,19 +37,18 @@ pub fn interleave_by_nodepool(
     previously_unseen: &[String],
 ) -> Vec<Candidate> {
     sort_by_savings_ratio(&mut candidates);
-    let mut by_pool: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
+    let mut by_pool: BTreeMap<Arc<str>, Vec<Candidate>> = BTreeMap::new();
     for c in candidates {
         by_pool.entry(c.nodepool.clone()).or_default().push(c);
     }
-    let mut pool_order: Vec<String> = previously_unseen
+    let mut pool_order: Vec<Arc<str>> = previously_unseen
         .iter()
-        .filter(|p| by_pool.contains_key(*p))
-        .cloned()
+        .filter_map(|p| by_pool.get_key_value(p.as_str()).map(|(k, _)| k.clone()))
         .collect();
     pool_order.extend(
         by_pool
             .keys()
-            .filter(|p| !previously_unseen.contains(p))
+            .filter(|p| !previously_unseen.iter().any(|u| u.as_str() == &***p))
             .cloned(),
     );
     let mut queues: Vec<std::vec::IntoIter<Candidate>> = pool_order
@@ -101,7 +101,7 @@ mod tests {
             price: Price::from_micros(price_micros),
             pod_count: 0,
             missing_label: None,
-            reschedulable_pods: Vec::new(),
+            reschedulable_pods: std::sync::Arc::from([]),
             reschedule_disruption_cost: cost,
             disruption_cost: cost - 1.0,
             consolidatable: true,
@@ -110,7 +110,7 @@ mod tests {
     }
 
     fn names(c: &[Candidate]) -> Vec<&str> {
-        c.iter().map(|c| c.name.as_str()).collect()
+        c.iter().map(|c| &*c.name).collect()
     }
 
     /// core: disruption/singlenodeconsolidation_test.go "should sort

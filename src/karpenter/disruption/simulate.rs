@@ -177,7 +177,7 @@ impl SimulationView {
         let mut pods: Vec<PodId> = self.pending.iter().copied().collect();
         let mut seen: BTreeSet<PodId> = self.pending.clone();
         for candidate in candidates {
-            for &pod in &candidate.reschedulable_pods {
+            for &pod in candidate.reschedulable_pods.iter() {
                 if currently_reschedulable(input.cluster, pdbs, pod, input.now) && seen.insert(pod)
                 {
                     pods.push(pod);

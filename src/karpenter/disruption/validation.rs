@@ -54,7 +54,7 @@ fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, 
     let mut budgets = ctx.budgets(DisruptionReason::Empty);
     let mut valid: Vec<Candidate> = Vec::new();
     for candidate in still {
-        if let Some(left) = budgets.get_mut(&candidate.nodepool).filter(|l| **l > 0) {
+        if let Some(left) = budgets.get_mut(&*candidate.nodepool).filter(|l| **l > 0) {
             *left -= 1;
             valid.push(candidate.clone());
         }
@@ -95,7 +95,7 @@ fn consolidation(input: &DisruptionInput<'_>, command: &Command) -> Result<Comma
     }
     let mut budgets = ctx.budgets(DisruptionReason::Underutilized);
     for candidate in &still {
-        match budgets.get_mut(&candidate.nodepool).filter(|l| **l > 0) {
+        match budgets.get_mut(&*candidate.nodepool).filter(|l| **l > 0) {
             Some(left) => *left -= 1,
             None => {
                 return Err(

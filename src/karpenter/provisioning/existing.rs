@@ -34,7 +34,8 @@ use crate::scheduler::{Cluster, Node, NodeId, PodId};
 #[derive(Clone)]
 pub(super) struct ExistingNode {
     pub id: NodeId,
-    pub name: String,
+    /// Shared, as a solve copies the view of every node it places a pod on.
+    pub name: Arc<str>,
     pub initialized: bool,
     /// Taints that count: uninitialized managed nodes ignore known
     /// ephemeral and startup taints.
@@ -92,7 +93,7 @@ impl ExistingNode {
         let daemons_to_come = daemons.saturating_sub(&bound_daemons);
         ExistingNode {
             id,
-            name: node.name.clone(),
+            name: Arc::from(node.name.as_str()),
             initialized: node.initialized,
             taints,
             requirements,
@@ -106,7 +107,7 @@ impl ExistingNode {
         self.requirements
             .get(LABEL_HOSTNAME)
             .and_then(|r| r.values().first())
-            .map_or(self.name.as_str(), String::as_str)
+            .map_or(&*self.name, String::as_str)
     }
 
     /// The node's requirements with the pod, if it could join (the solve

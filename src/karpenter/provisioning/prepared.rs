@@ -47,7 +47,9 @@ pub struct Prepared {
     /// Cheapest allowed price per catalog type, by NodePool index and the
     /// requirements offerings read (zone, zone id, capacity type): new
     /// NodeClaims of every solve share a handful of these.
-    price_tables: Mutex<HashMap<PriceKey, Arc<PriceTable>>>,
+    /// Per NodePool index: the tables by offering requirements (a few
+    /// zone and capacity-type combinations each, compared in place).
+    price_tables: Mutex<HashMap<usize, PoolPriceTables>>,
     /// Node labels as requirements, by node, with the labels they were
     /// made from (a node whose labels differ is made again).
     node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
@@ -72,9 +74,11 @@ struct ExistingNodeRequirements {
     with_hostname: Arc<Requirements>,
 }
 
-/// A NodePool index and its NodeClaim's zone, zone-id and capacity-type
-/// requirements.
-pub(super) type PriceKey = (usize, [Option<Requirement>; 3]);
+/// A NodeClaim's zone, zone-id and capacity-type requirements.
+pub(super) type OfferingKeys = [Option<Requirement>; 3];
+
+/// One NodePool's price tables with the offering requirements of each.
+type PoolPriceTables = Vec<(OfferingKeys, Arc<PriceTable>)>;
 
 struct PreparedPool {
     /// The NodePool it was built from.
@@ -186,20 +190,29 @@ impl Prepared {
         self.tolerate_prefer_no_schedule
     }
 
-    /// The price table of `key`, computed by `build` the first time.
+    /// The price table of NodePool `pool` under the offering requirements
+    /// `keys` (zone, zone-id, capacity type), computed by `build` the first
+    /// time.
     pub(super) fn price_table(
         &self,
-        key: PriceKey,
+        pool: usize,
+        keys: [Option<&Requirement>; 3],
         build: impl FnOnce() -> PriceTable,
     ) -> Arc<PriceTable> {
         let mut tables = self
             .price_tables
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        tables
-            .entry(key)
-            .or_insert_with(|| Arc::new(build()))
-            .clone()
+        let tables = tables.entry(pool).or_default();
+        let found = tables
+            .iter()
+            .find(|(seen, _)| seen.iter().zip(&keys).all(|(a, b)| a.as_ref() == *b));
+        if let Some((_, table)) = found {
+            return table.clone();
+        }
+        let table = Arc::new(build());
+        tables.push((keys.map(|k| k.cloned()), table.clone()));
+        table
     }
 
     /// Each DaemonSet's strict node requirements, in input order.

@@ -456,10 +456,10 @@ impl<'a> Scheduler<'a> {
                 LABEL_TOPOLOGY_ZONE_ID,
                 LABEL_CAPACITY_TYPE,
             ]
-            .map(|key| requirements.get(key).cloned());
+            .map(|key| requirements.get(key));
             let prices = self
                 .prepared
-                .price_table((template.pool_index, offering_keys), || {
+                .price_table(template.pool_index, offering_keys, || {
                     let offerings = OfferingFilter::new(&requirements);
                     PriceTable::new(
                         &template.options,

@@ -60,7 +60,7 @@ fn empty_candidates(input: &DisruptionInput<'_>) -> Vec<crate::karpenter::disrup
     let pools = pools_by_name(input);
     candidate_list(input, &pools, DisruptionClass::Graceful)
         .into_iter()
-        .filter(|c| emptiness_filter(c, &pools[&c.nodepool]).is_ok())
+        .filter(|c| emptiness_filter(c, &pools[&*c.nodepool]).is_ok())
         .collect()
 }
 
@@ -121,19 +121,19 @@ pub(super) fn drift(input: &DisruptionInput<'_>) -> PassOutcome {
                 .node(c.node)
                 .is_some_and(|n| drift_filter(n).is_ok())
         })
-        .find(|c| budgets.get_mut(&c.nodepool).is_some_and(|b| *b > 0));
+        .find(|c| budgets.get_mut(&*c.nodepool).is_some_and(|b| *b > 0));
     let Some(candidate) = found else {
         return PassOutcome::default();
     };
     let pool_index = input
         .nodepools
         .iter()
-        .position(|c| c.pool.name == candidate.nodepool)
+        .position(|c| *c.pool.name == *candidate.nodepool)
         .expect("pool exists");
     let context = &input.nodepools[pool_index];
     let type_index = filter_instance_types(context.pool, context.catalog).allowed[0];
     let mut requests = Resources::ZERO;
-    for pod in &candidate.reschedulable_pods {
+    for pod in candidate.reschedulable_pods.iter() {
         requests += input.cluster.pod(*pod).unwrap().spec.requests;
     }
     let replacements = if candidate.reschedulable_pods.is_empty() {
@@ -143,7 +143,7 @@ pub(super) fn drift(input: &DisruptionInput<'_>) -> PassOutcome {
             nodepool: pool_index,
             requirements: Requirements::new(),
             instance_types: vec![type_index],
-            pods: candidate.reschedulable_pods.clone(),
+            pods: candidate.reschedulable_pods.to_vec(),
             requests,
         }]
     };
