@@ -192,7 +192,8 @@ pub(super) struct Claim {
 
 /// A successful `can_add`: what the claim becomes with the pod.
 pub(super) struct Accepted {
-    pub requirements: Requirements,
+    /// `None` when the pod adds no requirement.
+    pub requirements: Option<Requirements>,
     pub options: Vec<u32>,
 }
 
@@ -296,21 +297,31 @@ impl Claim {
         } else {
             Requirements::new()
         };
-        let mut merged = self.requirements.clone();
-        merged.add_all(&pod.requirements);
-        if !narrowed.is_empty() {
-            if !merged.is_compatible(&narrowed, allow) {
-                return Err(Rejection::Topology(say(&|| {
-                    let e = merged
-                        .compatible(&narrowed, allow)
-                        .err()
-                        .map(|e| e.to_string())
-                        .unwrap_or_default();
-                    format!("NodePool {pool}: {e}")
-                })));
+        // A pod that adds no requirement leaves the claim's as they are.
+        let merged: Cow<'_, Requirements> = if pod.requirements.is_empty() && narrowed.is_empty() {
+            Cow::Borrowed(&self.requirements)
+        } else {
+            let mut merged = self.requirements.clone();
+            merged.add_all(&pod.requirements);
+            if !narrowed.is_empty() {
+                if !merged.is_compatible(&narrowed, allow) {
+                    return Err(Rejection::Topology(say(&|| {
+                        let e = merged
+                            .compatible(&narrowed, allow)
+                            .err()
+                            .map(|e| e.to_string())
+                            .unwrap_or_default();
+                        format!("NodePool {pool}: {e}")
+                    })));
+                }
+                merged.add_all(&narrowed);
             }
-            merged.add_all(&narrowed);
-        }
+            Cow::Owned(merged)
+        };
+        let merged_requirements = |merged: Cow<'_, Requirements>| match merged {
+            Cow::Borrowed(_) => None,
+            Cow::Owned(merged) => Some(merged),
+        };
         // The options already meet what they were last filtered under: only
         // what the pod changed needs checking again.
         let filtered_under = if self.pods.is_empty() {
@@ -327,7 +338,7 @@ impl Claim {
             &self.host_ports,
         ) {
             return Ok(Accepted {
-                requirements: merged,
+                requirements: merged_requirements(merged),
                 options,
             });
         }
@@ -343,7 +354,7 @@ impl Claim {
             &self.host_ports,
         ) {
             Ok(options) => Ok(Accepted {
-                requirements: merged,
+                requirements: merged_requirements(merged),
                 options,
             }),
             Err(failure) => {
@@ -354,7 +365,7 @@ impl Claim {
                     }
                 }
                 if shown.is_empty() {
-                    shown = merged.clone();
+                    shown = merged.into_owned();
                 }
                 Err(Rejection::InstanceTypes(format!(
                     "NodePool {}: {}",
@@ -369,7 +380,9 @@ impl Claim {
     pub fn add(&mut self, template: &Template<'_>, pod: &PodWork, accepted: Accepted) {
         self.pods.push(pod.id);
         self.requests += pod.requests;
-        self.requirements = accepted.requirements;
+        if let Some(requirements) = accepted.requirements {
+            self.requirements = requirements;
+        }
         if accepted.options.len() != self.options.len() {
             self.options = accepted.options;
             self.update_headroom(template);

@@ -250,7 +250,8 @@ impl Template<'_> {
         let mut base_iter = base.iter().peekable();
         let mut offerings_changed = false;
         let mut matchers = Vec::new();
-        for requirement in merged.iter() {
+        let same = std::ptr::eq(base, merged);
+        for requirement in merged.iter().filter(|_| !same) {
             let key = requirement.key();
             while base_iter.next_if(|b| b.key() < key).is_some() {}
             if base_iter.peek().is_some_and(|b| *b == requirement) {
