@@ -114,9 +114,9 @@ fn solve_prepared<'a>(
     let remaining = remaining_limits(input, &existing);
 
     // The batch: DaemonSet pods are never provisioned for.
-    let mut batch: Vec<PodWork> = Vec::new();
+    let mut batch: Vec<PodWork> = Vec::with_capacity(input.pods.len());
     let mut errors: BTreeMap<PodId, String> = BTreeMap::new();
-    let mut created = Vec::new();
+    let mut created = Vec::with_capacity(input.pods.len());
     for &id in input.pods {
         let Some(pod) = cluster.pod(id) else { continue };
         if pod.is_daemonset() {
@@ -171,13 +171,12 @@ fn solve_prepared<'a>(
             break;
         }
         queue.pop_front();
-        let mut work = batch[next].clone();
-        match scheduler.try_schedule(&mut work) {
+        match scheduler.try_schedule(&batch[next]) {
             Ok(()) => {
-                errors.remove(&work.id);
+                errors.remove(&batch[next].id);
             }
             Err(reason) => {
-                errors.insert(work.id, reason);
+                errors.insert(batch[next].id, reason);
                 scheduler.topology.update(batch[next].id, &batch[next].spec);
                 queue.push_back(next);
                 last_len[next] = queue.len();
@@ -240,16 +239,22 @@ fn capacity_for_limit(
 }
 
 impl<'a> Scheduler<'a> {
-    fn try_schedule(&mut self, pod: &mut PodWork) -> Result<(), String> {
+    /// Places the pod, relaxing a copy of it one preference at a time
+    /// until it fits or nothing is left to relax.
+    fn try_schedule(&mut self, pod: &PodWork) -> Result<(), String> {
+        let mut reason = match self.add(pod) {
+            Ok(()) => return Ok(()),
+            Err(reason) => reason,
+        };
+        let mut relaxed = pod.clone();
         loop {
-            match self.add(pod) {
+            if !relaxed.relax(self.tolerate_prefer_no_schedule) {
+                return Err(reason);
+            }
+            self.topology.update(relaxed.id, &relaxed.spec);
+            match self.add(&relaxed) {
                 Ok(()) => return Ok(()),
-                Err(reason) => {
-                    if !pod.relax(self.tolerate_prefer_no_schedule) {
-                        return Err(reason);
-                    }
-                    self.topology.update(pod.id, &pod.spec);
-                }
+                Err(again) => reason = again,
             }
         }
     }

@@ -12,7 +12,7 @@
 //! Submodule `view`: one pod's view of the groups while it is tried on
 //! every node, with cheap certain rejections.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::pod::{PodWork, strict_requirements};
 use super::prepared::Prepared;
@@ -382,8 +382,8 @@ pub(super) use view::PodTopology;
 pub(super) struct Topology<'a> {
     cluster: &'a Cluster,
     prepared: &'a Prepared,
-    /// Pods of the batch: not counted from the cluster.
-    excluded: HashSet<PodId>,
+    /// Pods of the batch, sorted: not counted from the cluster.
+    excluded: Vec<PodId>,
     groups: Vec<Group>,
     index: HashMap<GroupKey, usize>,
     inverse: Vec<Group>,
@@ -426,7 +426,11 @@ impl<'a> Topology<'a> {
         let mut topology = Topology {
             cluster,
             prepared,
-            excluded: batch.iter().map(|p| p.id).collect(),
+            excluded: {
+                let mut ids: Vec<PodId> = batch.iter().map(|p| p.id).collect();
+                ids.sort_unstable();
+                ids
+            },
             groups: Vec::new(),
             index: HashMap::new(),
             inverse: Vec::new(),
@@ -439,7 +443,7 @@ impl<'a> Topology<'a> {
             let Some(node) = pod.node.and_then(|n| cluster.node(n)) else {
                 continue;
             };
-            if topology.excluded.contains(&id) {
+            if topology.excluded.binary_search(&id).is_ok() {
                 continue;
             }
             topology.update_inverse(id, &pod.spec, Some(&node.labels));
@@ -500,7 +504,10 @@ impl<'a> Topology<'a> {
         }
         let mut recorded = Vec::new();
         for (id, pod) in self.cluster.pods() {
-            if pod.phase.is_terminal() || self.excluded.contains(&id) || !group.selects(&pod.spec) {
+            if pod.phase.is_terminal()
+                || self.excluded.binary_search(&id).is_ok()
+                || !group.selects(&pod.spec)
+            {
                 continue;
             }
             let Some((node_id, node)) = pod.node.and_then(|n| Some((n, self.cluster.node(n)?)))
@@ -609,7 +616,9 @@ impl<'a> Topology<'a> {
             }
         }
         if owned.is_empty() {
-            self.owned.remove(&id);
+            if !self.owned.is_empty() {
+                self.owned.remove(&id);
+            }
         } else {
             self.owned.insert(id, owned);
         }
