@@ -10,7 +10,9 @@
 mod requirement;
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::str::FromStr;
+use std::sync::Arc;
 
 pub use requirement::{MAX_MIN_VALUES, Requirement};
 
@@ -240,17 +242,50 @@ impl fmt::Display for KeyConflict {
     }
 }
 
-/// A conjunction of requirements, at most one per normalised key.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+/// A conjunction of requirements, at most one per normalised key. Copies
+/// share one list until one of them changes, as solves copy requirement
+/// sets far more often than they change them.
+#[derive(Clone, Default)]
 pub struct Requirements {
-    /// Sorted by key, keys unique.
-    sorted: Vec<Requirement>,
+    /// Sorted by key, keys unique (`None`: nothing required).
+    sorted: Option<Arc<Vec<Requirement>>>,
+}
+
+impl PartialEq for Requirements {
+    fn eq(&self, other: &Requirements) -> bool {
+        self.slice() == other.slice()
+    }
+}
+
+impl Eq for Requirements {}
+
+impl Hash for Requirements {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.slice().hash(state);
+    }
+}
+
+impl fmt::Debug for Requirements {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Requirements")
+            .field("sorted", &self.slice())
+            .finish()
+    }
 }
 
 impl Requirements {
     /// No requirements.
     pub fn new() -> Requirements {
-        Requirements { sorted: Vec::new() }
+        Requirements { sorted: None }
+    }
+
+    fn slice(&self) -> &[Requirement] {
+        self.sorted.as_deref().map_or(&[], Vec::as_slice)
+    }
+
+    /// The list to change, copied first if another set shares it.
+    fn list_mut(&mut self) -> &mut Vec<Requirement> {
+        Arc::make_mut(self.sorted.get_or_insert_with(Default::default))
     }
 
     /// One `key In [value]` per label (keys normalised; a beta key and its
@@ -276,20 +311,23 @@ impl Requirements {
     }
 
     fn position(&self, key: &str) -> Result<usize, usize> {
-        self.sorted.binary_search_by(|probe| probe.key().cmp(key))
+        self.slice().binary_search_by(|probe| probe.key().cmp(key))
     }
 
     /// Adds a requirement, intersecting it with any existing one on its key.
     pub fn add(&mut self, requirement: Requirement) {
         match self.position(requirement.key()) {
-            Ok(i) => self.sorted[i] = requirement.intersection(&self.sorted[i]),
-            Err(i) => self.sorted.insert(i, requirement),
+            Ok(i) => {
+                let list = self.list_mut();
+                list[i] = requirement.intersection(&list[i]);
+            }
+            Err(i) => self.list_mut().insert(i, requirement),
         }
     }
 
     /// Adds every requirement of `other` (intersecting per key).
     pub fn add_all(&mut self, other: &Requirements) {
-        for requirement in &other.sorted {
+        for requirement in other.slice() {
             self.add(requirement.clone());
         }
     }
@@ -297,13 +335,14 @@ impl Requirements {
     /// The requirement on `key` (normalised first), if any.
     pub fn get(&self, key: &str) -> Option<&Requirement> {
         let key = normalize_label_key(key);
-        self.position(key).ok().map(|i| &self.sorted[i])
+        self.position(key).ok().map(|i| &self.slice()[i])
     }
 
     /// Mutable access, e.g. to relax `minValues`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Requirement> {
         let key = normalize_label_key(key);
-        self.position(key).ok().map(|i| &mut self.sorted[i])
+        let i = self.position(key).ok()?;
+        Some(&mut self.list_mut()[i])
     }
 
     /// The requirement on `key`, or `Exists` when undefined (upstream `Get`).
@@ -321,32 +360,33 @@ impl Requirements {
     /// Removes and returns the requirement on `key`.
     pub fn remove(&mut self, key: &str) -> Option<Requirement> {
         let key = normalize_label_key(key);
-        self.position(key).ok().map(|i| self.sorted.remove(i))
+        let i = self.position(key).ok()?;
+        Some(self.list_mut().remove(i))
     }
 
     /// Requirements in key order.
     pub fn iter(&self) -> std::slice::Iter<'_, Requirement> {
-        self.sorted.iter()
+        self.slice().iter()
     }
 
     /// Keys in order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
-        self.sorted.iter().map(Requirement::key)
+        self.slice().iter().map(Requirement::key)
     }
 
     /// Number of keys.
     pub fn len(&self) -> usize {
-        self.sorted.len()
+        self.slice().len()
     }
 
     /// Whether nothing is required.
     pub fn is_empty(&self) -> bool {
-        self.sorted.is_empty()
+        self.slice().is_empty()
     }
 
     /// Whether any requirement carries `minValues`.
     pub fn has_min_values(&self) -> bool {
-        self.sorted.iter().any(|r| r.min_values().is_some())
+        self.slice().iter().any(|r| r.min_values().is_some())
     }
 
     /// Whether `incoming` can loosely be met together with `self` (upstream
@@ -381,8 +421,8 @@ impl Requirements {
         allow_undefined: &LabelKeySet,
     ) -> Option<&'a str> {
         // Both lists are sorted: walk them together.
-        let mut mine = self.sorted.iter().peekable();
-        for requirement in &incoming.sorted {
+        let mut mine = self.slice().iter().peekable();
+        for requirement in incoming.slice() {
             let key = requirement.key();
             while mine.next_if(|r| r.key() < key).is_some() {}
             let defined = mine.peek().is_some_and(|r| r.key() == key);
@@ -447,8 +487,8 @@ impl Requirements {
         mut visit: impl FnMut(&'a Requirement, &'a Requirement) -> bool,
     ) {
         let (mut i, mut j) = (0, 0);
-        while i < self.sorted.len() && j < incoming.sorted.len() {
-            let (existing, other) = (&self.sorted[i], &incoming.sorted[j]);
+        while i < self.slice().len() && j < incoming.slice().len() {
+            let (existing, other) = (&self.slice()[i], &incoming.slice()[j]);
             match existing.key().cmp(other.key()) {
                 std::cmp::Ordering::Less => i += 1,
                 std::cmp::Ordering::Greater => j += 1,
@@ -468,7 +508,7 @@ impl Requirements {
     /// `Requirements::from_labels(labels).is_intersecting(self)` without
     /// building anything. Beta keys in `labels` count for their GA key.
     pub fn intersects_labels(&self, labels: &Labels) -> bool {
-        self.sorted.iter().all(|requirement| {
+        self.slice().iter().all(|requirement| {
             let key = requirement.key();
             let current = labels.get(key);
             let beta = beta_alias(key).and_then(|beta| labels.get(beta));
@@ -492,7 +532,7 @@ impl Requirements {
         labels: &Labels,
         allow_undefined: &LabelKeySet,
     ) -> Result<(), CompatibilityError> {
-        let all_defined = self.sorted.iter().all(|requirement| {
+        let all_defined = self.slice().iter().all(|requirement| {
             requirement.is_negative()
                 || allow_undefined.contains(requirement.key())
                 || labels.get_normalized(requirement.key()).is_some()
@@ -508,7 +548,7 @@ impl Requirements {
     /// exists (upstream `resolveCustomLabelsFromRequirements`, v1.10+;
     /// deterministic choice, see [`Requirement::any`]).
     pub fn custom_labels(&self) -> Labels {
-        self.sorted
+        self.slice()
             .iter()
             .filter(|r| !is_well_known_label(r.key()) && r.key() != LABEL_HOSTNAME)
             .filter_map(|r| r.any().map(|value| (r.key().to_string(), value)))
@@ -518,7 +558,10 @@ impl Requirements {
     /// The requirements as NodePool-style specs, in key order (a key with
     /// both bounds gives a `Gte` and a `Lte` spec).
     pub fn to_specs(&self) -> Vec<RequirementSpec> {
-        self.sorted.iter().flat_map(Requirement::to_specs).collect()
+        self.slice()
+            .iter()
+            .flat_map(Requirement::to_specs)
+            .collect()
     }
 }
 
@@ -531,7 +574,7 @@ fn key_pair_intersects(existing: &Requirement, incoming: &Requirement) -> bool {
 impl fmt::Display for Requirements {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
-        for requirement in self.sorted.iter().filter(|r| r.key() != LABEL_HOSTNAME) {
+        for requirement in self.slice().iter().filter(|r| r.key() != LABEL_HOSTNAME) {
             if !first {
                 f.write_str(", ")?;
             }
@@ -557,7 +600,7 @@ impl<'a> IntoIterator for &'a Requirements {
     type IntoIter = std::slice::Iter<'a, Requirement>;
 
     fn into_iter(self) -> Self::IntoIter {
-        self.sorted.iter()
+        self.slice().iter()
     }
 }
 

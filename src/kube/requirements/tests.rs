@@ -817,3 +817,38 @@ fn full_validation_like_upstream() {
             .is_ok()
     );
 }
+
+/// Copies share one list until one changes: a change through `add`,
+/// `get_mut` or `remove` shows in that copy only, and equality and hashing
+/// look at the requirements, not at how they are stored.
+#[test]
+fn copies_change_alone() {
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+    let hash = |r: &Requirements| {
+        let mut h = DefaultHasher::new();
+        r.hash(&mut h);
+        h.finish()
+    };
+    let mut original = Requirements::new();
+    original.add(req("a", Operator::In, &["1", "2"]));
+    original.add(req("b", Operator::Exists, &[]));
+    let mut added = original.clone();
+    added.add(req("a", Operator::In, &["2", "3"]));
+    added.add(req("c", Operator::In, &["x"]));
+    let mut removed = original.clone();
+    assert!(removed.remove("b").is_some());
+    let mut relaxed = original.clone();
+    *relaxed.get_mut("a").unwrap() = req("a", Operator::In, &["9"]);
+    assert_eq!(original.keys().collect::<Vec<_>>(), ["a", "b"]);
+    assert!(original.get("a").unwrap().has("1"));
+    assert!(!added.get("a").unwrap().has("1") && added.get("a").unwrap().has("2"));
+    assert_eq!(added.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
+    assert_eq!(removed.keys().collect::<Vec<_>>(), ["a"]);
+    assert!(relaxed.get("a").unwrap().has("9") && !original.get("a").unwrap().has("9"));
+    // Emptied by removal equals never filled, in value and hash.
+    assert!(removed.remove("a").is_some());
+    assert_eq!(removed, Requirements::new());
+    assert_eq!(hash(&removed), hash(&Requirements::new()));
+    assert_ne!(added, original);
+}
