@@ -267,31 +267,26 @@ impl SimulationView {
 }
 
 /// Upstream's `NonPendingPodSchedulingErrors` sentence: at most five pods,
-/// `namespace/name => error`, first letter upper-cased.
+/// `namespace/name => error`, first letter upper-cased (`pretty.Sentence`).
 pub fn scheduling_errors_message(cluster: &Cluster, errors: &[(PodId, String)]) -> String {
+    use std::fmt::Write;
     if errors.is_empty() {
         return "No Pod Scheduling Errors".to_string();
     }
     const MAX_ERRORS: usize = 5;
-    let mut message = String::from("not all pods would schedule, ");
+    let mut message = String::from("Not all pods would schedule, ");
     for (i, (pod, error)) in errors.iter().enumerate() {
         if i == MAX_ERRORS {
-            message.push_str(&format!(" and {} other(s)", errors.len() - MAX_ERRORS));
+            let _ = write!(message, " and {} other(s)", errors.len() - MAX_ERRORS);
             break;
         }
-        let key = cluster
-            .pod(*pod)
-            .map_or_else(|| format!("pod {}", pod.0), pod_key);
-        message.push_str(&format!("{key} => {error} "));
+        match cluster.pod(*pod) {
+            Some(p) => message.push_str(&pod_key(p)),
+            None => {
+                let _ = write!(message, "pod {}", pod.0);
+            }
+        }
+        let _ = write!(message, " => {error} ");
     }
-    sentence(&message)
-}
-
-/// Upper-cases the first letter (upstream `pretty.Sentence`).
-pub fn sentence(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
+    message
 }

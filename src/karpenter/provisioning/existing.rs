@@ -343,8 +343,11 @@ impl ExistingNodes {
         }
         let mut nodes: Vec<Arc<ExistingNode>> = views.iter().map(|(_, _, v)| v.clone()).collect();
         prepared.keep_existing_views(views);
-        // The id breaks ties as the stable sort of nodes in id order did.
-        nodes.sort_by(|a, b| (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id)));
+        // The id breaks ties as the stable sort of nodes in id order did
+        // (so the order is total and an unstable sort gives the same).
+        nodes.sort_unstable_by(|a, b| {
+            (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id))
+        });
         let marked: Vec<bool> = nodes
             .iter()
             .map(|n| {
