@@ -431,8 +431,9 @@ impl Cluster {
         if let Some(node) = self.pod(id).and_then(|p| p.node) {
             self.touch(node);
         }
-        // The caller may change its phase.
-        if self.pod(id).is_some() {
+        // The caller may change its phase; a bound pod joins the pending
+        // candidates only when unbound (`unbind` adds it then).
+        if self.pod(id).is_some_and(|p| p.node.is_none()) {
             self.maybe_pending.insert(id);
         }
         self.pods.get_mut(id.0 as usize).and_then(Option::as_mut)
@@ -610,7 +611,8 @@ mod tests {
 
     /// The pending index gives exactly the pods a full scan finds, in id
     /// order, through binds, unbinds, phase changes, finishes and removals,
-    /// and does not collect the finished pods of removed nodes.
+    /// and collects neither the finished pods of removed nodes nor bound
+    /// pods that were changed.
     #[test]
     fn pending_index_matches_a_full_scan() {
         let scan = |cluster: &Cluster| -> Vec<PodId> {
@@ -635,6 +637,9 @@ mod tests {
         cluster.bind(pods[1], n);
         cluster.bind(pods[2], n);
         assert_eq!(indexed(&cluster), scan(&cluster));
+        // Changing a bound pod does not make it a pending candidate.
+        cluster.pod_mut(pods[2]).unwrap().unschedulable = false;
+        assert!(!cluster.maybe_pending.contains(&pods[2]));
         cluster.unbind(pods[1]);
         cluster.pod_mut(pods[1]).unwrap().phase = PodPhase::Pending;
         cluster.finish_pod(pods[3], PodPhase::Failed);
