@@ -481,7 +481,10 @@ impl Engine<'_> {
 
     /// Creates every DaemonSet's pod on a node that just registered.
     pub(super) fn place_daemon_pods(&mut self, node: NodeId) -> Result<(), EngineError> {
-        let daemonsets: Vec<usize> = (0..self.workloads.len())
+        let daemonsets: Vec<usize> = self
+            .daemonset_workloads
+            .iter()
+            .copied()
             .filter(|&w| {
                 !self.workloads[w].deleted && self.workloads[w].target.kind == TargetKind::DaemonSet
             })
