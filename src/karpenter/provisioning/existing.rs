@@ -359,9 +359,13 @@ impl ExistingNodes {
         let mut pool_usage: BTreeMap<String, PoolUsage> = BTreeMap::new();
         for (_, node) in cluster.nodes().filter(|(_, n)| !n.marked_for_deletion) {
             if let Some(pool) = node.nodepool() {
-                let usage = pool_usage.entry(pool.to_string()).or_default();
-                usage.capacity += node.capacity;
-                usage.nodes += 1;
+                if !pool_usage.contains_key(pool) {
+                    pool_usage.insert(pool.to_string(), PoolUsage::default());
+                }
+                if let Some(usage) = pool_usage.get_mut(pool) {
+                    usage.capacity += node.capacity;
+                    usage.nodes += 1;
+                }
             }
         }
         let open: Vec<bool> = marked.iter().map(|m| !m).collect();
