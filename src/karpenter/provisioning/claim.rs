@@ -185,6 +185,9 @@ pub(super) struct Claim {
     /// Sum of the pods' requests.
     pub requests: Resources,
     pub host_ports: Vec<HostPort>,
+    /// Whether a pod added requirements (else they are the template's
+    /// plus the hostname).
+    pub narrowed: bool,
     /// Element-wise max over options of allocatable − DaemonSet overhead: a
     /// pod that does not fit under it cannot fit any option.
     headroom: Resources,
@@ -224,6 +227,7 @@ impl Claim {
             pods: Vec::new(),
             requests: Resources::ZERO,
             host_ports: Vec::new(),
+            narrowed: false,
             headroom: Resources::ZERO,
         };
         claim.update_headroom(template);
@@ -382,6 +386,7 @@ impl Claim {
         self.requests += pod.requests;
         if let Some(requirements) = accepted.requirements {
             self.requirements = requirements;
+            self.narrowed = true;
         }
         if accepted.options.len() != self.options.len() {
             self.options = accepted.options;

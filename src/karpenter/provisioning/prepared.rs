@@ -49,7 +49,7 @@ pub struct Prepared {
     /// NodeClaims of every solve share a handful of these.
     /// Per NodePool index: the tables by offering requirements (a few
     /// zone and capacity-type combinations each, compared in place).
-    price_tables: Mutex<HashMap<usize, PoolPriceTables>>,
+    price_tables: Mutex<Vec<PoolPriceTables>>,
     /// Node labels as requirements, by node, with the labels they were
     /// made from (a node whose labels differ is made again).
     node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
@@ -144,7 +144,7 @@ impl Prepared {
             domains: DomainSources::new(sources),
             daemonsets: daemonsets.to_vec(),
             daemon_requirements: daemonsets.iter().map(|ds| strict_or_empty(ds)).collect(),
-            price_tables: Mutex::new(HashMap::new()),
+            price_tables: Mutex::new(Vec::new()),
             node_requirements: Mutex::new(HashMap::new()),
             existing_node_requirements: Mutex::new(HashMap::new()),
             existing_views: Mutex::new(Vec::new()),
@@ -203,7 +203,10 @@ impl Prepared {
             .price_tables
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let tables = tables.entry(pool).or_default();
+        if tables.len() <= pool {
+            tables.resize_with(pool + 1, Vec::new);
+        }
+        let tables = &mut tables[pool];
         let found = tables
             .iter()
             .find(|(seen, _)| seen.iter().zip(&keys).all(|(a, b)| a.as_ref() == *b));

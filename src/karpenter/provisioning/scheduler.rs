@@ -10,13 +10,12 @@ use super::claim::{Attempt, Claim, Rejection, min_values_shortfall, no_undefined
 use super::existing::{Closure, ExistingNodes, ExistingSet};
 use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
-use super::template::{OfferingFilter, Template};
+use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
 use super::{NewNodeClaim, ProvisioningInput, SchedulingResult};
 use crate::cloud::Price;
 use crate::kube::labels::{
-    LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
-    LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
+    LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::scheduler::{NodeId, PodId};
@@ -448,14 +447,11 @@ impl<'a> Scheduler<'a> {
         let mut new_nodeclaims = Vec::new();
         for claim in &self.claims {
             let template = &self.templates[claim.template];
-            let mut requirements = claim.requirements.clone();
-            for key in [
-                LABEL_HOSTNAME,
-                LABEL_NODE_REGISTERED,
-                LABEL_NODE_INITIALIZED,
-            ] {
-                requirements.remove(key);
-            }
+            let requirements = if claim.narrowed {
+                without_bookkeeping(&claim.requirements)
+            } else {
+                template.launch_requirements.clone()
+            };
             let offering_keys = [
                 LABEL_TOPOLOGY_ZONE,
                 LABEL_TOPOLOGY_ZONE_ID,

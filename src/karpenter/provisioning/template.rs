@@ -17,8 +17,8 @@ use crate::cloud::{Catalog, InstanceType, Offering, Price};
 use crate::karpenter::instance_types::template_requirements;
 use crate::karpenter::nodepool::NodePool;
 use crate::kube::labels::{
-    LABEL_CAPACITY_TYPE, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED, LABEL_TOPOLOGY_ZONE,
-    LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
+    LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
+    LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
@@ -46,6 +46,9 @@ pub(super) struct TemplateCore {
     /// NodePool requirements ∩ labels ∩ nodepool name ∩ the simulation-only
     /// registered/initialized labels.
     pub requirements: Requirements,
+    /// `requirements` without the simulation-only labels: what a NodeClaim
+    /// whose pods added no requirement is launched with.
+    pub launch_requirements: Requirements,
     /// Catalog indices that passed the empty-pod pre-filter.
     pub options: Vec<u32>,
     pub groups: Vec<DaemonGroup>,
@@ -72,10 +75,12 @@ impl TemplateCore {
         let mut requirements = template_requirements(pool);
         requirements.add(Requirement::in_values(LABEL_NODE_REGISTERED, ["true"]));
         requirements.add(Requirement::in_values(LABEL_NODE_INITIALIZED, ["true"]));
+        let launch_requirements = without_bookkeeping(&requirements);
         let mut core = TemplateCore {
             columns: TypeColumns::new(type_requirements.clone()),
             type_requirements,
             requirements,
+            launch_requirements,
             options: (0..catalog.len() as u32).collect(),
             groups: vec![DaemonGroup {
                 overhead: Resources::ZERO,
@@ -155,6 +160,20 @@ impl TemplateCore {
             self.group_of[index as usize] = group;
         }
     }
+}
+
+/// `requirements` without the hostname and the simulation-only registered
+/// and initialized labels (upstream `FinalizeScheduling`).
+pub(super) fn without_bookkeeping(requirements: &Requirements) -> Requirements {
+    let mut launched = requirements.clone();
+    for key in [
+        LABEL_HOSTNAME,
+        LABEL_NODE_REGISTERED,
+        LABEL_NODE_INITIALIZED,
+    ] {
+        launched.remove(key);
+    }
+    launched
 }
 
 /// One NodePool ready to open NodeClaims in a solve: its prepared core with
