@@ -241,13 +241,18 @@ impl SimulationView {
 
     /// A decision must not rest on a node that has not finished
     /// initializing: pods placed there (other than pods of deleting nodes)
-    /// count as unschedulable.
+    /// count as unschedulable. Pending pods placed there are only taken out
+    /// of the placements: errors of pending pods never block, so theirs is
+    /// not written.
     fn reject_uninitialized_destinations(&self, cluster: &Cluster, result: &mut SchedulingResult) {
         let mut kept = Vec::with_capacity(result.existing.len());
         for &(pod, node_id) in &result.existing {
             let node = cluster.node(node_id);
             let uninitialized = node.is_some_and(|n| !n.initialized);
             if uninitialized && !self.deleting_node_pod_set.contains(&pod) {
+                if self.pending.contains(&pod) {
+                    continue;
+                }
                 let node = node.map_or("", |n| n.name.as_str());
                 let mut what = vec![format!("nodeclaim/{node}")];
                 if cluster.node(node_id).is_some_and(|n| n.registered) {
