@@ -174,18 +174,22 @@ impl SimulationView {
         candidates: &[&Candidate],
         consolidation: bool,
     ) -> Simulation {
+        // Pending pods first, then the candidates' (each pod once), then
+        // those of deleting nodes (never pending, each on one node).
         let mut pods: Vec<PodId> = self.pending.iter().copied().collect();
-        let mut seen: BTreeSet<PodId> = self.pending.clone();
+        let mut from_candidates: BTreeSet<PodId> = BTreeSet::new();
         for candidate in candidates {
             for &pod in candidate.reschedulable_pods.iter() {
-                if currently_reschedulable(input.cluster, pdbs, pod, input.now) && seen.insert(pod)
+                if currently_reschedulable(input.cluster, pdbs, pod, input.now)
+                    && !self.pending.contains(&pod)
+                    && from_candidates.insert(pod)
                 {
                     pods.push(pod);
                 }
             }
         }
         for &pod in &self.deleting_node_pods {
-            if seen.insert(pod) {
+            if !from_candidates.contains(&pod) {
                 pods.push(pod);
             }
         }
