@@ -471,8 +471,8 @@ pub(super) struct ExistingSet<'b> {
     changed: BTreeMap<usize, ExistingNode>,
     /// This solve's own room tree, with the room left on the nodes it
     /// placed pods on, once it has changed more than [`OWN_TREE_AFTER`]
-    /// nodes; before that the closure's tree (a few stale leaves cost less
-    /// than a copy).
+    /// nodes; before that searches go through the closure's fit lists (a
+    /// few filled nodes to step over cost less than a copy).
     own_tree: Option<Vec<TreeRoom>>,
 }
 
