@@ -776,6 +776,23 @@ mod tests {
     /// solve takes its own tree (past [`OWN_TREE_AFTER`] changed nodes):
     /// the first fit is always the first open node in order whose current
     /// view has room.
+    /// Places `work` on its first fit, checked against trying every open
+    /// node of the solve in order; whether it found one.
+    fn place_first_fit(set: &mut ExistingSet<'_>, work: &PodWork, context: &str) -> bool {
+        let found = set
+            .first_fit(&work.requests, |n| {
+                work.requests.fits(&n.remaining).then_some(())
+            })
+            .map(|(i, _)| i);
+        let in_order = (0..set.base.nodes.len())
+            .find(|&i| set.is_open(i) && work.requests.fits(&set.view(i).remaining));
+        assert_eq!(found, in_order, "{context}");
+        let Some(i) = found else { return false };
+        let requirements = set.view(i).requirements.clone();
+        set.add(i, work, requirements);
+        true
+    }
+
     /// The many small solves of a pass share one closure's fit lists:
     /// each still gets, for every pod, the first node in try order that
     /// holds it, whatever earlier solves asked and found.
@@ -806,17 +823,7 @@ mod tests {
                     Arc::new(pod(cpu, mem)),
                 )
                 .unwrap();
-                let listed = set
-                    .first_fit(&work.requests, |n| {
-                        work.requests.fits(&n.remaining).then_some(())
-                    })
-                    .map(|(i, _)| i);
-                let in_order = (0..base.nodes.len())
-                    .find(|&i| set.is_open(i) && work.requests.fits(&set.view(i).remaining));
-                assert_eq!(listed, in_order, "solve {solve}, step {step}");
-                if let Some(i) = listed {
-                    let requirements = set.view(i).requirements.clone();
-                    set.add(i, &work, requirements);
+                if place_first_fit(&mut set, &work, &format!("solve {solve}, step {step}")) {
                     found += 1;
                 }
             }
@@ -839,17 +846,7 @@ mod tests {
             let cpu = rng.random_range(1..=8) * 250;
             let spec = Arc::new(pod(cpu, rng.random_range(1..=8) * 256));
             let work = PodWork::new(crate::scheduler::PodId(step), spec).unwrap();
-            let by_tree = set
-                .first_fit(&work.requests, |n| {
-                    work.requests.fits(&n.remaining).then_some(())
-                })
-                .map(|(i, _)| i);
-            let in_order = (0..base.nodes.len())
-                .find(|&i| set.is_open(i) && work.requests.fits(&set.view(i).remaining));
-            assert_eq!(by_tree, in_order, "step {step}");
-            if let Some(i) = by_tree {
-                let requirements = set.view(i).requirements.clone();
-                set.add(i, &work, requirements);
+            if place_first_fit(&mut set, &work, &format!("step {step}")) {
                 placed += 1;
             }
         }
