@@ -359,12 +359,18 @@ impl ExistingNodes {
         let mut pool_usage: BTreeMap<String, PoolUsage> = BTreeMap::new();
         for (_, node) in cluster.nodes().filter(|(_, n)| !n.marked_for_deletion) {
             if let Some(pool) = node.nodepool() {
-                if !pool_usage.contains_key(pool) {
-                    pool_usage.insert(pool.to_string(), PoolUsage::default());
-                }
-                if let Some(usage) = pool_usage.get_mut(pool) {
-                    usage.capacity += node.capacity;
-                    usage.nodes += 1;
+                let usage = PoolUsage {
+                    capacity: node.capacity,
+                    nodes: 1,
+                };
+                match pool_usage.get_mut(pool) {
+                    Some(sum) => {
+                        sum.capacity += usage.capacity;
+                        sum.nodes += usage.nodes;
+                    }
+                    None => {
+                        pool_usage.insert(pool.to_string(), usage);
+                    }
                 }
             }
         }
@@ -590,11 +596,7 @@ impl<'b> ExistingSet<'b> {
             }
             let index = list.views[next] as usize;
             next += 1;
-            if self
-                .closed
-                .binary_search(&self.base.nodes[index].id)
-                .is_ok()
-            {
+            if !self.is_open(index) {
                 continue;
             }
             let node = match self.changed.get(&index) {
@@ -772,10 +774,6 @@ mod tests {
         }
     }
 
-    /// Placing pods lowers the room a search sees, before and after the
-    /// solve takes its own tree (past [`OWN_TREE_AFTER`] changed nodes):
-    /// the first fit is always the first open node in order whose current
-    /// view has room.
     /// Places `work` on its first fit, checked against trying every open
     /// node of the solve in order; whether it found one.
     fn place_first_fit(set: &mut ExistingSet<'_>, work: &PodWork, context: &str) -> bool {
@@ -833,6 +831,10 @@ mod tests {
         assert!(closure.fits.0.borrow().len() <= shapes.len());
     }
 
+    /// Placing pods lowers the room a search sees, before and after the
+    /// solve takes its own tree (past [`OWN_TREE_AFTER`] changed nodes):
+    /// the first fit is always the first open node in order whose current
+    /// view has room.
     #[test]
     fn first_fit_sees_the_room_pods_placed_in_this_solve() {
         let mut rng = SimRng::seed_from_u64(13);

@@ -44,11 +44,9 @@ pub struct Prepared {
     /// Each DaemonSet pod's strict node requirements (none if its terms
     /// are invalid), for existing nodes' overhead.
     daemon_requirements: Vec<Requirements>,
-    /// Cheapest allowed price per catalog type, by NodePool index and the
-    /// requirements offerings read (zone, zone id, capacity type): new
+    /// Per NodePool index, its price tables by the requirements offerings
+    /// read (zone, zone id, capacity type), compared in place: new
     /// NodeClaims of every solve share a handful of these.
-    /// Per NodePool index: the tables by offering requirements (a few
-    /// zone and capacity-type combinations each, compared in place).
     price_tables: Mutex<Vec<PoolPriceTables>>,
     /// Node labels as requirements, by node, with the labels they were
     /// made from (a node whose labels differ is made again).
@@ -300,8 +298,8 @@ impl Prepared {
     }
 }
 
-/// The cheapest compatible price of every type of a catalog under some
-/// offering requirements, and the types in launch-preference order.
+/// A template's types in launch-preference order under some offering
+/// requirements: by cheapest compatible price, then name.
 #[derive(Debug)]
 pub(super) struct PriceTable {
     /// The template's options by (price, name, index).

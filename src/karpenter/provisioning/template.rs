@@ -269,8 +269,13 @@ impl Template<'_> {
         let mut base_iter = base.iter().peekable();
         let mut offerings_changed = false;
         let mut matchers = Vec::new();
-        let same = std::ptr::eq(base, merged);
-        for requirement in merged.iter().filter(|_| !same) {
+        // The same set (a pod that added nothing) changes nothing.
+        let changed = if std::ptr::eq(base, merged) {
+            [].iter()
+        } else {
+            merged.iter()
+        };
+        for requirement in changed {
             let key = requirement.key();
             while base_iter.next_if(|b| b.key() < key).is_some() {}
             if base_iter.peek().is_some_and(|b| *b == requirement) {
