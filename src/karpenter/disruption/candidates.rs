@@ -178,9 +178,8 @@ pub struct CandidateInputs<'a> {
 /// it: a function of the node and its pods alone.
 #[derive(Debug)]
 pub struct NodeFacts {
-    /// The `karpenter.sh/nodepool` label.
-    nodepool_label: Option<String>,
-    /// The NodePool named by that label, else by the NodeClaim.
+    /// The NodePool named by the `karpenter.sh/nodepool` label, else by
+    /// the NodeClaim (empty when neither names one).
     nodepool: Arc<str>,
     /// The first of the capacity-type and zone labels the node lacks.
     missing_label: Option<&'static str>,
@@ -220,15 +219,14 @@ impl NodeFacts {
             .map(|p| eviction_cost(p).max(0.0))
             .sum::<f64>();
         let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
-        let nodepool_label = node.labels.get(LABEL_NODEPOOL).map(str::to_string);
-        let nodepool = nodepool_label
-            .as_deref()
+        let nodepool = node
+            .labels
+            .get(LABEL_NODEPOOL)
             .or(node.claim.as_ref().map(|c| c.nodepool.as_str()))
             .unwrap_or_default();
         NodeFacts {
             nodepool: Arc::from(nodepool),
             name: Arc::from(node.name.as_str()),
-            nodepool_label,
             missing_label: [LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE]
                 .into_iter()
                 .find(|label| !node.labels.contains_key(label)),
@@ -341,10 +339,6 @@ fn validate_node<'a>(
         return Err(Rejection::NodeDoNotDisrupt);
     }
     let pool_name = &*facts.nodepool;
-    debug_assert_eq!(
-        pool_name,
-        facts.nodepool_label.as_deref().unwrap_or(&claim.nodepool)
-    );
     if pool_name.is_empty() {
         return Err(Rejection::MissingNodePoolLabel);
     }

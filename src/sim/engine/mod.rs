@@ -822,13 +822,17 @@ pub fn restrict_zones(catalog: &Catalog, zones: &[String]) -> Catalog {
 }
 
 impl Engine<'_> {
+    /// Indices into `workloads` of the live DaemonSets, in creation order.
+    fn live_daemonsets(&self) -> impl Iterator<Item = usize> + '_ {
+        self.daemonset_workloads.iter().copied().filter(|&w| {
+            !self.workloads[w].deleted && self.workloads[w].target.kind == TargetKind::DaemonSet
+        })
+    }
+
     /// Shared pod template handles of the live DaemonSets (their overhead).
     fn daemonset_templates(&self) -> Vec<Arc<crate::kube::pod::PodSpec>> {
-        self.daemonset_workloads
-            .iter()
-            .map(|&w| &self.workloads[w])
-            .filter(|w| !w.deleted && w.target.kind == TargetKind::DaemonSet)
-            .map(|w| w.workload.template.clone())
+        self.live_daemonsets()
+            .map(|w| self.workloads[w].workload.template.clone())
             .collect()
     }
 }

@@ -481,14 +481,7 @@ impl Engine<'_> {
 
     /// Creates every DaemonSet's pod on a node that just registered.
     pub(super) fn place_daemon_pods(&mut self, node: NodeId) -> Result<(), EngineError> {
-        let daemonsets: Vec<usize> = self
-            .daemonset_workloads
-            .iter()
-            .copied()
-            .filter(|&w| {
-                !self.workloads[w].deleted && self.workloads[w].target.kind == TargetKind::DaemonSet
-            })
-            .collect();
+        let daemonsets: Vec<usize> = self.live_daemonsets().collect();
         for w in daemonsets {
             self.place_daemon_pod(w, node)?;
         }
