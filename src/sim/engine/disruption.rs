@@ -50,6 +50,10 @@ pub const REPLACEMENT_TIMEOUT: SimDuration = SimDuration::from_mins(10);
 /// that found nothing is repeated after it even if nothing changed.
 pub const CONSOLIDATION_STATE_RESET: SimDuration = SimDuration::from_mins(5);
 
+/// How long an `Unconsolidatable` event for a node silences the next ones
+/// (core: disruption/events `Unconsolidatable` `DedupeTimeout`).
+pub const UNCONSOLIDATABLE_DEDUPE: SimDuration = SimDuration::from_mins(15);
+
 /// A command whose replacements are starting.
 #[derive(Debug, Clone)]
 struct Running {
@@ -73,6 +77,8 @@ pub(crate) struct DisruptionState {
     last_noop: Option<(u64, SimTime)>,
     /// Per node: the last reason it was not disrupted, with its time.
     pub notes: BTreeMap<NodeId, (SimTime, String)>,
+    /// Per node: when its last `Unconsolidatable` event was logged.
+    unconsolidatable_logged: BTreeMap<NodeId, SimTime>,
 }
 
 /// Lower-case report spelling of a disruption reason.
@@ -214,7 +220,7 @@ impl Engine<'_> {
                 .is_none_or(|n| n.marked_for_deletion)
                 || self.disruption.in_flight.contains(&node);
             if !deleting {
-                self.note(node, "Unconsolidatable", reason);
+                self.note_unconsolidatable(node, reason);
             }
         }
         match outcome.command {
@@ -248,6 +254,30 @@ impl Engine<'_> {
             self.log(
                 EventType::Normal,
                 event,
+                format!("node/{name}"),
+                reason.clone(),
+            );
+        }
+        self.disruption.notes.insert(node, (now, reason));
+    }
+
+    /// Records why a pass did not disrupt a node (for `disruption.csv`) and
+    /// logs an `Unconsolidatable` event unless one was logged for the node
+    /// in the last [`UNCONSOLIDATABLE_DEDUPE`]: upstream's recorder drops
+    /// events whose key (reason and node) it published within their
+    /// timeout, whatever their message.
+    fn note_unconsolidatable(&mut self, node: NodeId, reason: String) {
+        let now = self.now();
+        let logged = &mut self.disruption.unconsolidatable_logged;
+        let publish = logged
+            .get(&node)
+            .is_none_or(|&at| now > at + UNCONSOLIDATABLE_DEDUPE);
+        if publish {
+            logged.insert(node, now);
+            let name = self.node_name(node);
+            self.log(
+                EventType::Normal,
+                "Unconsolidatable",
                 format!("node/{name}"),
                 reason.clone(),
             );

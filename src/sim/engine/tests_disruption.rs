@@ -442,3 +442,45 @@ fn real_controller_deletes_the_empty_node_at_the_same_time() {
         BTreeMap::from([("emptiness".to_string(), 1)])
     );
 }
+
+/// Notes every node with a message naming the pass time, so every pass's
+/// message differs from the last one.
+fn note_every_node(input: &DisruptionInput<'_>) -> PassOutcome {
+    PassOutcome {
+        command: None,
+        unconsolidatable: input
+            .cluster
+            .nodes()
+            .map(|(id, _)| (id, format!("pass at {}", input.now.as_millis())))
+            .collect(),
+    }
+}
+
+/// core: disruption/events `Unconsolidatable` (DedupeTimeout 15 min, keyed
+/// by the node) with events/recorder.go's cache: a node's next event is
+/// dropped until more than 15 min after the last one was published, even
+/// with a new message; `disruption.csv` still keeps the latest reason.
+/// Passes: 10, 20, 30, 40 s (the pod binds at 31 s), then only every
+/// 5 min (nothing changes): 340, 640, ..., 3340 s. Published: 10; the first
+/// pass after 910 is 940; after 1840 (a pass, not later) 2140; after 3040
+/// 3340.
+#[test]
+fn unconsolidatable_events_are_deduplicated_per_node_for_15_minutes() {
+    let run = input(&deployment("web", 1, "500m"), SimDuration::from_hours(1));
+    let out = checked(
+        &run,
+        Deciders {
+            next_command: note_every_node,
+            ..STAND_INS
+        },
+    );
+    let logged = events(&out, "Unconsolidatable");
+    let times: Vec<u64> = logged.iter().map(|e| e.time.as_millis() / 1000).collect();
+    assert_eq!(times, [10, 940, 2140, 3340]);
+    for event in &logged {
+        assert_eq!(event.message, format!("pass at {}", event.time.as_millis()));
+    }
+    let note = &out.disruption[0];
+    assert_eq!(note.time, SimTime::from_secs(3340));
+    assert_eq!(note.reason, "pass at 3340000");
+}
