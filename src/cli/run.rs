@@ -49,8 +49,9 @@ pub struct SimulationArgs {
     /// provisioning, disruption, ...) and of writing the report on stderr.
     #[arg(long)]
     pub profile: bool,
-    /// Variants simulated at the same time [default: the number of cores].
-    /// The report is the same whatever the number.
+    /// Threads to simulate on [default: the number of cores]: variants run
+    /// side by side, and a variant's consolidation simulations are spread
+    /// over the threads. The report is the same whatever the number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
 }
@@ -263,24 +264,26 @@ fn simulate_variants<W: Write + Send>(
         || std::thread::available_parallelism().map_or(1, usize::from),
         |n| n as usize,
     );
-    if jobs <= 1 || runs.len() <= 1 {
-        return runs
-            .iter()
-            .zip(sinks.iter_mut())
-            .enumerate()
-            .map(|(i, (input, sink))| simulate(i, input, sink))
-            .collect();
-    }
+    // Every thread of the pool serves both levels: variants side by side,
+    // and within a variant its consolidation simulations.
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.min(runs.len()))
+        .num_threads(jobs.max(1))
         .build()
-        .context("cannot start the variant threads")?;
+        .context("cannot start the simulation threads")?;
     pool.install(|| {
-        runs.par_iter()
-            .zip(sinks.par_iter_mut())
-            .enumerate()
-            .map(|(i, (input, sink))| simulate(i, input, sink))
-            .collect()
+        if jobs <= 1 || runs.len() <= 1 {
+            runs.iter()
+                .zip(sinks.iter_mut())
+                .enumerate()
+                .map(|(i, (input, sink))| simulate(i, input, sink))
+                .collect()
+        } else {
+            runs.par_iter()
+                .zip(sinks.par_iter_mut())
+                .enumerate()
+                .map(|(i, (input, sink))| simulate(i, input, sink))
+                .collect()
+        }
     })
 }
 

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::candidates::Candidate;
 use super::controller::DisruptionInput;
 use super::pdb::PdbLimits;
-use super::simulate::{SimulationView, scheduling_errors_message};
+use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::provisioning::NewNodeClaim;
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
@@ -201,9 +201,19 @@ pub fn compute_consolidation(
     view: &mut SimulationView,
     candidates: &[&Candidate],
 ) -> Decision {
+    let simulation = view.simulate(input, pdbs, candidates, true);
+    decide_consolidation(input, candidates, simulation)
+}
+
+/// The consolidation decision for `candidates` given the simulation of
+/// removing them (see [`compute_consolidation`]).
+pub fn decide_consolidation(
+    input: &DisruptionInput<'_>,
+    candidates: &[&Candidate],
+    simulation: Simulation,
+) -> Decision {
     let single = candidates.len() == 1;
     let note = |message: String| Decision::NoOp(single.then_some(message));
-    let simulation = view.simulate(input, pdbs, candidates, true);
     if !simulation.all_non_pending_scheduled() {
         return note(scheduling_errors_message(
             input.cluster,

@@ -19,7 +19,7 @@ use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
     Labels,
 };
-use crate::kube::pod::{DoNotDisrupt, PodSpec};
+use crate::kube::pod::{DoNotDisrupt, HostPort, PodSpec};
 use crate::kube::resources::{MIB, ResourceKind, Resources};
 use crate::kube::workload::IntOrPercent;
 use crate::scheduler::cluster::{
@@ -678,4 +678,56 @@ fn replaces_on_the_real_catalog() {
         cmd.explanation
             .starts_with("replace m5.2xlarge with 1 of [")
     );
+}
+
+/// The pass's single-node simulations may run side by side (one per
+/// thread of the current rayon pool): the outcome, command and notes
+/// alike, is the one a single thread going in candidate order finds. The
+/// pods share a host port, so no two fit one node: multi-node finds
+/// nothing, and each spot node needs a new spot node (noted:
+/// spot-to-spot is off); the on-demand node among them is replaced by a
+/// cheaper spot node, and the candidates after it are not noted (20
+/// candidates on each side: 41 take the side-by-side path).
+#[test]
+fn side_by_side_single_node_simulations_find_what_one_thread_finds() {
+    let mut env = Env::fake();
+    let one_per_node = |spec: &mut PodSpec| {
+        spec.host_ports.push(HostPort {
+            port: 8080,
+            protocol: "TCP".into(),
+            host_ip: String::new(),
+        });
+    };
+    // By savings ratio: the dear spot nodes, the on-demand node, the cheap
+    // spot nodes.
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for i in 0..20 {
+        let dear = env.node(&format!("dear{i:02}"), "fake-it-30", CapacityType::Spot);
+        env.pod_with(dear, 500, one_per_node);
+        before.push(dear);
+        let cheap = env.node(&format!("cheap{i:02}"), "fake-it-2", CapacityType::Spot);
+        env.pod_with(cheap, 500, one_per_node);
+        after.push(cheap);
+    }
+    let od = env.node("od", "fake-it-7", CapacityType::OnDemand);
+    env.pod_with(od, 500, one_per_node);
+    let on_threads = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| env.pass())
+    };
+    let one = on_threads(1);
+    let cmd = command(&one);
+    assert_eq!(cmd.method, Method::SingleNodeConsolidation);
+    assert_eq!(cmd.candidates, vec![od]);
+    for node in before {
+        assert_eq!(note(&one, node), SPOT_TO_SPOT_DISABLED);
+    }
+    for node in after {
+        assert_eq!(note(&one, node), "");
+    }
+    assert_eq!(on_threads(4), one);
 }

@@ -4,6 +4,8 @@
 //! budget mapping for its reason, and returns at most one command.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::balanced::{self, PoolTotals};
 use super::budgets::budget_mapping;
@@ -12,7 +14,8 @@ use super::candidates::{
     emptiness_filter, evaluate_nodes, new_candidate,
 };
 use super::consolidation::{
-    Decision, compute_consolidation, estimated_savings, filter_out_same_instance_type,
+    Decision, compute_consolidation, decide_consolidation, estimated_savings,
+    filter_out_same_instance_type,
 };
 use super::controller::{Command, DisruptionInput, Method, PassOutcome};
 use super::emptiness::empty_command;
@@ -22,6 +25,7 @@ use super::pdb::PdbLimits;
 use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
 use crate::cloud::Price;
 use crate::karpenter::nodepool::{DisruptionReason, NodePool};
+use crate::karpenter::provisioning::Closure;
 use crate::scheduler::NodeId;
 
 /// Upstream's cap on multi-node consolidation's batch (`maxParallel`).
@@ -341,38 +345,146 @@ fn single_node(
     let order = interleave_by_nodepool(candidates, &[]);
     let budgets = ctx.budgets(DisruptionReason::Underutilized);
     let limit = ctx.input.options.single_node_candidate_limit;
-    let input = ctx.input;
-    let mut evaluated = 0usize;
-    for candidate in &order {
-        if budgets.get(&*candidate.nodepool).copied().unwrap_or(0) == 0 {
-            continue;
-        }
-        let Some(pool) = ctx.pools.get(&*candidate.nodepool) else {
-            continue;
-        };
-        if !balanced::can_pass_threshold(candidate, pool, totals) {
-            continue;
-        }
-        if limit.is_some_and(|l| evaluated >= l) {
-            break;
-        }
-        evaluated += 1;
-        let decision = ctx.consolidate(&[candidate]);
-        if let Decision::NoOp(Some(message)) = &decision {
-            ctx.note(candidate.node, message.clone());
-        }
-        let Some(command) = consolidation_command(
-            input,
-            Method::SingleNodeConsolidation,
-            &[candidate],
-            decision,
-        ) else {
-            continue;
-        };
-        match balanced::approve(&[candidate], command.estimated_savings, &ctx.pools, totals) {
-            Ok(()) => return Some(command),
-            Err(message) => ctx.note(candidate.node, message),
+    let evaluated: Vec<&Candidate> = order
+        .iter()
+        .filter(|c| budgets.get(&*c.nodepool).copied().unwrap_or(0) > 0)
+        .filter(|c| {
+            ctx.pools
+                .get(&*c.nodepool)
+                .is_some_and(|pool| balanced::can_pass_threshold(c, pool, totals))
+        })
+        .take(limit.unwrap_or(usize::MAX))
+        .collect();
+    let outcomes = ctx.single_node_outcomes(&evaluated, totals);
+    for (candidate, outcome) in evaluated.iter().zip(outcomes) {
+        match outcome {
+            SingleNodeOutcome::Found(command) => return Some(command),
+            SingleNodeOutcome::Noted(message) => ctx.note(candidate.node, message),
+            SingleNodeOutcome::Silent => {}
         }
     }
     None
+}
+
+/// What single-node consolidation makes of one candidate.
+enum SingleNodeOutcome {
+    /// Its command (the method stops here).
+    Found(Command),
+    /// No command, for this reason.
+    Noted(String),
+    /// No command, nothing to say.
+    Silent,
+}
+
+/// A candidate's single-node outcome given the simulation of removing it.
+fn single_node_outcome(
+    input: &DisruptionInput<'_>,
+    pools: &BTreeMap<String, NodePool>,
+    totals: &BTreeMap<String, PoolTotals>,
+    candidate: &Candidate,
+    simulation: Simulation,
+) -> SingleNodeOutcome {
+    let decision = decide_consolidation(input, &[candidate], simulation);
+    let noted = match &decision {
+        Decision::NoOp(Some(message)) => Some(message.clone()),
+        _ => None,
+    };
+    let command = consolidation_command(
+        input,
+        Method::SingleNodeConsolidation,
+        &[candidate],
+        decision,
+    );
+    match command {
+        None => noted.map_or(SingleNodeOutcome::Silent, SingleNodeOutcome::Noted),
+        Some(command) => {
+            match balanced::approve(&[candidate], command.estimated_savings, pools, totals) {
+                Ok(()) => SingleNodeOutcome::Found(command),
+                Err(message) => SingleNodeOutcome::Noted(message),
+            }
+        }
+    }
+}
+
+/// Below this many candidates per thread, single-node consolidation runs
+/// on one thread (a closure copy per thread costs about one simulation).
+const MIN_CANDIDATES_PER_THREAD: usize = 8;
+
+impl PassContext<'_, '_> {
+    /// The single-node outcomes of `candidates` in order, up to and
+    /// including the first command. Simulations run side by side on the
+    /// current rayon pool's threads, each thread on its own copy of the
+    /// closure; a thread takes the next candidate not yet taken, and none
+    /// is taken past a command already found, so every candidate before
+    /// the first command is evaluated and the outcomes are those of one
+    /// thread going in order.
+    fn single_node_outcomes(
+        &mut self,
+        candidates: &[&Candidate],
+        totals: &BTreeMap<String, PoolTotals>,
+    ) -> Vec<SingleNodeOutcome> {
+        let (input, pdbs, pools) = (self.input, &self.pdbs, &self.pools);
+        let view = self
+            .view
+            .get_or_insert_with(|| SimulationView::new(input, pdbs));
+        view.prepare(input, true);
+        let view = &*view;
+        let evaluate = |candidate: &Candidate, closure: &Closure| {
+            let simulation = view.simulate_on(input, pdbs, &[candidate], closure);
+            single_node_outcome(input, pools, totals, candidate, simulation)
+        };
+        let closure = view.closure(true);
+        let threads = rayon::current_num_threads()
+            .min(candidates.len() / MIN_CANDIDATES_PER_THREAD)
+            .max(1);
+        if threads == 1 {
+            let mut outcomes = Vec::new();
+            for candidate in candidates {
+                let outcome = evaluate(candidate, closure);
+                let found = matches!(outcome, SingleNodeOutcome::Found(_));
+                outcomes.push(outcome);
+                if found {
+                    break;
+                }
+            }
+            return outcomes;
+        }
+        let next = AtomicUsize::new(0);
+        let first_found = AtomicUsize::new(usize::MAX);
+        let slots: Vec<OnceLock<SingleNodeOutcome>> =
+            candidates.iter().map(|_| OnceLock::new()).collect();
+        let work = |closure: &Closure| {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= candidates.len() || i > first_found.load(Ordering::Relaxed) {
+                    break;
+                }
+                let outcome = evaluate(candidates[i], closure);
+                if matches!(outcome, SingleNodeOutcome::Found(_)) {
+                    first_found.fetch_min(i, Ordering::Relaxed);
+                }
+                let _ = slots[i].set(outcome);
+            }
+        };
+        let copies: Vec<Closure> = (1..threads).map(|_| closure.clone()).collect();
+        rayon::in_place_scope(|scope| {
+            for copy in copies {
+                let work = &work;
+                scope.spawn(move |_| work(&copy));
+            }
+            work(closure);
+        });
+        let mut outcomes = Vec::new();
+        for slot in slots {
+            let Some(outcome) = slot.into_inner() else {
+                break;
+            };
+            let found = matches!(outcome, SingleNodeOutcome::Found(_));
+            outcomes.push(outcome);
+            if found {
+                break;
+            }
+        }
+        outcomes
+    }
 }

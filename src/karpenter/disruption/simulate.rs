@@ -174,6 +174,62 @@ impl SimulationView {
         candidates: &[&Candidate],
         consolidation: bool,
     ) -> Simulation {
+        self.prepare(input, consolidation);
+        let closure = self.closure(consolidation);
+        self.simulate_on(input, pdbs, candidates, closure)
+    }
+
+    /// Builds what every simulation of `consolidation`'s kind shares: the
+    /// placement views and the closure (once per pass).
+    pub fn prepare(&mut self, input: &DisruptionInput<'_>, consolidation: bool) {
+        let prepared = input.prepared.or(self.prepared.as_deref());
+        let existing = self.existing.get_or_insert_with(|| match prepared {
+            Some(prepared) => ExistingNodes::new(input.cluster, input.daemonsets, prepared),
+            None => {
+                let prepared = Prepared::new(input.nodepools, input.daemonsets);
+                ExistingNodes::new(input.cluster, input.daemonsets, &prepared)
+            }
+        });
+        let (slot, also_closed) = if consolidation {
+            (
+                &mut self.consolidation_closure,
+                &self.under_consolidate_after[..],
+            )
+        } else {
+            (&mut self.deleting_closure, &[][..])
+        };
+        slot.get_or_insert_with(|| {
+            let mut ids = self.deleting.clone();
+            ids.extend_from_slice(also_closed);
+            existing.closure(input.cluster, &ids)
+        });
+    }
+
+    /// The closure [`Self::prepare`] built for `consolidation`'s kind.
+    ///
+    /// # Panics
+    /// If it was not prepared.
+    pub fn closure(&self, consolidation: bool) -> &Closure {
+        let slot = if consolidation {
+            &self.consolidation_closure
+        } else {
+            &self.deleting_closure
+        };
+        slot.as_ref().expect("simulation view prepared")
+    }
+
+    /// [`Self::simulate`] on a prepared view, with `closure` (the view's
+    /// own or a copy of it: a copy lets simulations run side by side).
+    ///
+    /// # Panics
+    /// If the view was not prepared.
+    pub fn simulate_on(
+        &self,
+        input: &DisruptionInput<'_>,
+        pdbs: &PdbLimits,
+        candidates: &[&Candidate],
+        closure: &Closure,
+    ) -> Simulation {
         // Pending pods first, then the candidates' (each pod once), then
         // those of deleting nodes (never pending, each on one node).
         let mut pods: Vec<PodId> = self.pending.iter().copied().collect();
@@ -195,32 +251,7 @@ impl SimulationView {
         }
         let closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
         let prepared = input.prepared.or(self.prepared.as_deref());
-        let existing = match &self.existing {
-            Some(existing) => existing,
-            None => {
-                let built = match prepared {
-                    Some(prepared) => ExistingNodes::new(input.cluster, input.daemonsets, prepared),
-                    None => {
-                        let prepared = Prepared::new(input.nodepools, input.daemonsets);
-                        ExistingNodes::new(input.cluster, input.daemonsets, &prepared)
-                    }
-                };
-                self.existing.insert(built)
-            }
-        };
-        let (slot, also_closed) = if consolidation {
-            (
-                &mut self.consolidation_closure,
-                &self.under_consolidate_after[..],
-            )
-        } else {
-            (&mut self.deleting_closure, &[][..])
-        };
-        let closure = slot.get_or_insert_with(|| {
-            let mut ids = self.deleting.clone();
-            ids.extend_from_slice(also_closed);
-            existing.closure(input.cluster, &ids)
-        });
+        let existing = self.existing.as_ref().expect("simulation view prepared");
         let provisioning = ProvisioningInput {
             cluster: input.cluster,
             nodepools: input.nodepools,

@@ -15,9 +15,8 @@
 //! ask for the same few rooms, and a pod's first fit is then usually the
 //! first entry of its list.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
@@ -198,13 +197,21 @@ pub struct Closure {
 /// Per requested room ([`TreeRoom::wanted`]): the indices of the open views
 /// whose room as built may hold it, in try order, found as far as a search
 /// needed them. A solve only lowers rooms, so a view missing from a list
-/// cannot hold the room in any solve over the closure.
+/// cannot hold the room in any solve over the closure. Behind a lock so a
+/// closure can be shared, though simulations side by side each take a
+/// copy (the lists are the same whoever extends them).
 #[derive(Default)]
-struct FitLists(RefCell<HashMap<TreeRoom, FitList>>);
+struct FitLists(Mutex<HashMap<TreeRoom, FitList>>);
+
+impl FitLists {
+    fn lock(&self) -> MutexGuard<'_, HashMap<TreeRoom, FitList>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 impl Clone for FitLists {
     fn clone(&self) -> Self {
-        FitLists(RefCell::new(self.0.borrow().clone()))
+        FitLists(Mutex::new(self.lock().clone()))
     }
 }
 
@@ -580,7 +587,7 @@ impl<'b> ExistingSet<'b> {
         accept: &mut impl FnMut(&ExistingNode) -> Option<R>,
     ) -> Option<(usize, R)> {
         let closure = self.closure;
-        let mut lists = closure.fits.0.borrow_mut();
+        let mut lists = closure.fits.lock();
         let list = lists.entry(*wanted).or_default();
         let mut next = 0;
         loop {
@@ -828,7 +835,7 @@ mod tests {
             assert!(set.own_tree.is_none(), "small solves search the lists");
         }
         assert!(found > 500, "{found} pods placed");
-        assert!(closure.fits.0.borrow().len() <= shapes.len());
+        assert!(closure.fits.lock().len() <= shapes.len());
     }
 
     /// Placing pods lowers the room a search sees, before and after the
