@@ -21,12 +21,15 @@
 //! a call takes O(P·(N·(1 + T) + A)) time. Allocations are O(P·T) (per-pod
 //! domain count vectors) plus O(M·N) for the M distinct matchers; nothing is
 //! allocated per (pod, node) pair except on nodes that fail (one tally
-//! entry per distinct reason).
+//! entry per distinct reason). A pod's scan over many nodes is split over
+//! the current rayon pool's threads; the decisions do not depend on it.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 
-use super::cluster::{Cluster, NodeId, PodId, PodPhase};
+use rayon::prelude::*;
+
+use super::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use super::filter::{PodFilter, Unfit};
 use super::placement::Placement;
 use super::score::{
@@ -124,34 +127,35 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         let pod_weight = score_requests(&spec.requests);
         feasible.clear();
         failures.clear();
-        for (position, &(id, node)) in nodes.iter().enumerate() {
-            match filter.check(&placement, id, node) {
-                Ok(()) => {
-                    let [cpu, mem] = *score_requested[position].get_or_insert_with(|| {
-                        placement
-                            .pods_on(id, node)
-                            .fold([0, 0], |[cpu, mem], spec| {
-                                let [c, m] = score_requests(&spec.requests);
-                                [cpu + c, mem + m]
-                            })
-                    });
-                    let requested = [cpu + pod_weight[0], mem + pod_weight[1]];
-                    let allocatable = [
-                        node.allocatable.cpu_millis(),
-                        node.allocatable.memory_bytes(),
-                    ];
-                    feasible.push(Candidate {
-                        node: id,
-                        fit: fit_score(config.scoring, requested, allocatable),
-                        affinity: preferred_affinity(spec, &node.labels),
-                        taints: intolerable_prefer_no_schedule(&node.taints, &spec.tolerations),
-                    });
+        let scan = NodeScan {
+            placement: &placement,
+            filter: &filter,
+            scoring: config.scoring,
+            pod_weight,
+        };
+        if nodes.len() >= 2 * NODES_PER_TASK && rayon::current_num_threads() > 1 {
+            // Nodes are filtered on their own: side by side on the current
+            // rayon pool's threads. The outcome does not depend on the
+            // order parts come back in (the best node is chosen by score
+            // and name, failures are tallied), but they are joined in node
+            // order anyway.
+            let parts: Vec<NodeScanPart<'_>> = nodes
+                .par_chunks(NODES_PER_TASK)
+                .zip(score_requested.par_chunks_mut(NODES_PER_TASK))
+                .map(|(nodes, scores)| {
+                    let mut part = NodeScanPart::default();
+                    scan.run(nodes, scores, &mut part.feasible, &mut part.failures);
+                    part
+                })
+                .collect();
+            for part in parts {
+                feasible.extend(part.feasible);
+                for (unfit, count) in part.failures {
+                    tally(&mut failures, unfit, count);
                 }
-                Err(unfit) => match failures.iter_mut().find(|(u, _)| *u == unfit) {
-                    Some((_, count)) => *count += 1,
-                    None => failures.push((unfit, 1)),
-                },
             }
+        } else {
+            scan.run(&nodes, &mut score_requested, &mut feasible, &mut failures);
         }
         drop(filter);
         let Some(best) = best_node(cluster, &feasible) else {
@@ -172,6 +176,73 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         decisions.push(Decision::Bind(pod_id, best));
     }
     decisions
+}
+
+/// Nodes one thread filters at a time when a scan is split.
+const NODES_PER_TASK: usize = 128;
+
+/// What filtering and scoring one pod against nodes reads.
+struct NodeScan<'p, 'c, 's> {
+    placement: &'p Placement<'c>,
+    filter: &'p PodFilter<'s>,
+    scoring: ScoringStrategy,
+    pod_weight: [i64; 2],
+}
+
+/// The feasible nodes and the failure tally of part of a scan.
+#[derive(Default)]
+struct NodeScanPart<'c> {
+    feasible: Vec<Candidate>,
+    failures: Vec<(Unfit<'c>, usize)>,
+}
+
+impl<'c> NodeScan<'_, 'c, '_> {
+    /// Filters `nodes` (with their slots of the per-node score sums, summed
+    /// the first time a node is feasible), adding the feasible ones with
+    /// their raw scores and tallying why the others fail.
+    fn run(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        score_requested: &mut [Option<[i64; 2]>],
+        feasible: &mut Vec<Candidate>,
+        failures: &mut Vec<(Unfit<'c>, usize)>,
+    ) {
+        let spec = self.filter.spec();
+        for (&(id, node), score) in nodes.iter().zip(score_requested) {
+            match self.filter.check(self.placement, id, node) {
+                Ok(()) => {
+                    let [cpu, mem] = *score.get_or_insert_with(|| {
+                        self.placement
+                            .pods_on(id, node)
+                            .fold([0, 0], |[cpu, mem], spec| {
+                                let [c, m] = score_requests(&spec.requests);
+                                [cpu + c, mem + m]
+                            })
+                    });
+                    let requested = [cpu + self.pod_weight[0], mem + self.pod_weight[1]];
+                    let allocatable = [
+                        node.allocatable.cpu_millis(),
+                        node.allocatable.memory_bytes(),
+                    ];
+                    feasible.push(Candidate {
+                        node: id,
+                        fit: fit_score(self.scoring, requested, allocatable),
+                        affinity: preferred_affinity(spec, &node.labels),
+                        taints: intolerable_prefer_no_schedule(&node.taints, &spec.tolerations),
+                    });
+                }
+                Err(unfit) => tally(failures, unfit, 1),
+            }
+        }
+    }
+}
+
+/// Adds `count` nodes failing for `unfit` to the tally.
+fn tally<'c>(failures: &mut Vec<(Unfit<'c>, usize)>, unfit: Unfit<'c>, count: usize) {
+    match failures.iter_mut().find(|(u, _)| *u == unfit) {
+        Some((_, n)) => *n += count,
+        None => failures.push((unfit, count)),
+    }
 }
 
 /// The highest weighted total after normalisation; ties go to the smallest

@@ -326,3 +326,46 @@ fn pods_sharing_a_spec_fail_alike_until_a_bind() {
     let got = placed(&cluster, &decisions);
     assert_eq!(got, [&before[0], &before[0], "a", &after[0]]);
 }
+
+/// A scan over many nodes is split over the current rayon pool's threads:
+/// the decisions, messages included, are those of one thread. 600 nodes of
+/// five kinds (small, tainted, zoned, roomy, unschedulable) in a mixed
+/// order; pods that bind, spread over zones and fail.
+#[test]
+fn split_node_scans_decide_as_one_thread() {
+    let mut cluster = Cluster::new();
+    for i in 0..600 {
+        let name = format!("n{:03}", (i * 7) % 600);
+        let builder = match i % 5 {
+            0 => node(&name).cpu_mem(500, 16 * GIB),
+            1 => node(&name).taint(Taint::new("dedicated", "gpu", TaintEffect::NoSchedule)),
+            2 => node(&name).zone(["a", "b", "c"][i % 3]),
+            3 => node(&name).cpu_mem(4000 + 100 * (i as i64 % 7), 32 * GIB),
+            _ => node(&name).deleting(),
+        };
+        cluster.add_node(builder.build());
+    }
+    let mut pods = add_pods(&mut cluster, 40, cpu_pod(900));
+    pods.extend(add_pods(&mut cluster, 10, |i| {
+        PodBuilder::new(&format!("spread-{i}"))
+            .label("app", "spread")
+            .spread(LABEL_TOPOLOGY_ZONE, 1, &[("app", "spread")])
+    }));
+    pods.extend(add_pods(&mut cluster, 3, |i| {
+        PodBuilder::new(&format!("huge-{i}")).requests(64_000, GIB)
+    }));
+    let on_threads = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| placed(&cluster, &schedule(&cluster, &pods, &LEAST)))
+    };
+    let one = on_threads(1);
+    assert!(
+        one.iter().any(|p| p.starts_with("- 0/600 nodes")),
+        "{one:?}"
+    );
+    assert!(one.iter().filter(|p| !p.starts_with('-')).count() >= 40);
+    assert_eq!(on_threads(4), one);
+}
