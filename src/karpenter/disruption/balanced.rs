@@ -79,7 +79,13 @@ pub fn pool_totals(
     let mut totals: BTreeMap<String, PoolTotals> = BTreeMap::new();
     for (id, node) in cluster.nodes() {
         let Some(claim) = &node.claim else { continue };
-        let entry = totals.entry(claim.nodepool.clone()).or_default();
+        // The pool name is copied only for a pool's first node.
+        if !totals.contains_key(&claim.nodepool) {
+            totals.insert(claim.nodepool.clone(), PoolTotals::default());
+        }
+        let Some(entry) = totals.get_mut(&claim.nodepool) else {
+            continue;
+        };
         entry.total_cost += claim.price.dollars();
         entry.total_disruption += match by_node.get(&id) {
             Some(c) => c.reschedule_disruption_cost,

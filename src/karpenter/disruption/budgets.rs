@@ -104,7 +104,13 @@ pub fn pool_node_counts(cluster: &Cluster) -> BTreeMap<String, PoolNodeCounts> {
         if !node.initialized || claim.lifecycle.instance_terminating {
             continue;
         }
-        let entry = counts.entry(claim.nodepool.clone()).or_default();
+        // The pool name is copied only for a pool's first node.
+        if !counts.contains_key(&claim.nodepool) {
+            counts.insert(claim.nodepool.clone(), PoolNodeCounts::default());
+        }
+        let Some(entry) = counts.get_mut(&claim.nodepool) else {
+            continue;
+        };
         entry.nodes += 1;
         // `registered` is "Node exists and is Ready".
         if !node.registered || node.marked_for_deletion {

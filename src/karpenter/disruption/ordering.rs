@@ -12,11 +12,34 @@ use crate::scheduler::cluster::Cluster;
 /// Highest savings ratio first (v1.14+). Upstream's sort is not stable;
 /// ties here fall back to the node name so results are deterministic.
 pub fn sort_by_savings_ratio(candidates: &mut [Candidate]) {
-    candidates.sort_by(|a, b| {
-        b.savings_ratio()
-            .total_cmp(&a.savings_ratio())
-            .then_with(|| a.name.cmp(&b.name))
+    // Ratios computed once, and candidates moved once, not per comparison.
+    let ratios: Vec<f64> = candidates.iter().map(Candidate::savings_ratio).collect();
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_by(|&a, &b| {
+        ratios[b]
+            .total_cmp(&ratios[a])
+            .then_with(|| candidates[a].name.cmp(&candidates[b].name))
     });
+    permute(candidates, order);
+}
+
+/// Reorders `items` so that position `k` holds what was at `order[k]`
+/// (`order` a permutation), following its cycles with swaps.
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
+    const DONE: usize = usize::MAX;
+    for start in 0..items.len() {
+        let mut at = start;
+        while order[at] != DONE {
+            let from = order[at];
+            order[at] = DONE;
+            if from == start {
+                break;
+            }
+            // `items[at]` holds the element of `start` carried along the cycle.
+            items.swap(at, from);
+            at = from;
+        }
+    }
 }
 
 /// Lowest legacy `DisruptionCost` first (the order before v1.14).
@@ -89,6 +112,33 @@ pub fn sort_for_drift(candidates: &mut [Candidate], cluster: &Cluster) {
 
 #[cfg(test)]
 mod tests {
+
+    /// `permute` puts at each position what `order` names, for every
+    /// permutation of five items (cycles of every length).
+    #[test]
+    fn permute_follows_the_order() {
+        fn permutations(n: usize) -> Vec<Vec<usize>> {
+            if n == 0 {
+                return vec![Vec::new()];
+            }
+            let mut out = Vec::new();
+            for rest in permutations(n - 1) {
+                for at in 0..n {
+                    let mut p = rest.clone();
+                    p.insert(at, n - 1);
+                    out.push(p);
+                }
+            }
+            out
+        }
+        for order in permutations(5) {
+            let mut items: Vec<char> = "abcde".chars().collect();
+            let expected: Vec<char> = order.iter().map(|&i| items[i]).collect();
+            permute(&mut items, order.clone());
+            assert_eq!(items, expected, "{order:?}");
+        }
+    }
+
     use super::*;
     use crate::cloud::Price;
     use crate::scheduler::cluster::NodeId;

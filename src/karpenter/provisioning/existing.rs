@@ -348,13 +348,28 @@ impl ExistingNodes {
             };
             views.push((id, revision, view));
         }
-        let mut nodes: Vec<Arc<ExistingNode>> = views.iter().map(|(_, _, v)| v.clone()).collect();
+        // Try order: initialized first, then by name; the id breaks ties as
+        // the stable sort of nodes in id order did, so the order is total
+        // and any sort gives the same. Starting from the last build's order
+        // (nodes still here, then new ones), the adaptive stable sort finds
+        // it nearly sorted: about one comparison per node.
+        let mut taken = vec![false; views.len()];
+        let mut nodes: Vec<Arc<ExistingNode>> = Vec::with_capacity(views.len());
+        for id in prepared.take_existing_order() {
+            if let Ok(i) = views.binary_search_by_key(&id, |(id, _, _)| *id)
+                && !std::mem::replace(&mut taken[i], true)
+            {
+                nodes.push(views[i].2.clone());
+            }
+        }
+        for ((_, _, view), taken) in views.iter().zip(&taken) {
+            if !taken {
+                nodes.push(view.clone());
+            }
+        }
         prepared.keep_existing_views(views);
-        // The id breaks ties as the stable sort of nodes in id order did
-        // (so the order is total and an unstable sort gives the same).
-        nodes.sort_unstable_by(|a, b| {
-            (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id))
-        });
+        nodes.sort_by(|a, b| (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id)));
+        prepared.keep_existing_order(nodes.iter().map(|n| n.id).collect());
         let marked: Vec<bool> = nodes
             .iter()
             .map(|n| {

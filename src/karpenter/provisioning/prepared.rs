@@ -59,6 +59,9 @@ pub struct Prepared {
     /// this setup, by node id, with the node revisions they were made at
     /// (see [`crate::scheduler::Cluster::node_revision`]).
     existing_views: Mutex<Vec<KeptView>>,
+    /// The node ids of the last build's views in try order (a head start
+    /// for the next build's sort).
+    existing_order: Mutex<Vec<NodeId>>,
 }
 
 /// A node's placement view and the node revision it was made at.
@@ -146,6 +149,7 @@ impl Prepared {
             node_requirements: Mutex::new(HashMap::new()),
             existing_node_requirements: Mutex::new(HashMap::new()),
             existing_views: Mutex::new(Vec::new()),
+            existing_order: Mutex::new(Vec::new()),
         }
     }
 
@@ -290,6 +294,25 @@ impl Prepared {
             .existing_views
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = views;
+    }
+
+    /// The try order of the last build's views (node ids); empty at
+    /// first. Give it back with [`Prepared::keep_existing_order`].
+    pub(super) fn take_existing_order(&self) -> Vec<NodeId> {
+        std::mem::take(
+            &mut *self
+                .existing_order
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Keeps the try order of the last build's views.
+    pub(super) fn keep_existing_order(&self, order: Vec<NodeId>) {
+        *self
+            .existing_order
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = order;
     }
 
     /// Topology domains from what the NodePools could launch.
