@@ -33,18 +33,19 @@ use crate::scheduler::{Cluster, Node, NodeId, PodId};
 #[derive(Clone)]
 pub(super) struct ExistingNode {
     pub id: NodeId,
-    /// Shared, as a solve copies the view of every node it places a pod on.
+    /// Shared (as are the taints and host ports), as a solve copies the
+    /// view of every node it places a pod on.
     pub name: Arc<str>,
     pub initialized: bool,
     /// Taints that count: uninitialized managed nodes ignore known
     /// ephemeral and startup taints.
-    pub taints: Vec<Taint>,
+    pub taints: Arc<[Taint]>,
     /// Node labels plus `hostname In [its hostname]` (shared with the
     /// prepared setup's cache until a pod joins).
     pub requirements: Arc<Requirements>,
     /// Allocatable − bound requests − DaemonSet pods still to come.
     pub remaining: Resources,
-    pub host_ports: Vec<HostPort>,
+    pub host_ports: Arc<Vec<HostPort>>,
 }
 
 impl ExistingNode {
@@ -94,10 +95,10 @@ impl ExistingNode {
             id,
             name: Arc::from(node.name.as_str()),
             initialized: node.initialized,
-            taints,
+            taints: taints.into(),
             requirements,
             remaining: node.available().saturating_sub(&daemons_to_come),
-            host_ports,
+            host_ports: Arc::new(host_ports),
         }
     }
 
@@ -145,7 +146,9 @@ impl ExistingNode {
     pub fn add(&mut self, pod: &PodWork, requirements: Arc<Requirements>) {
         self.remaining -= pod.requests;
         self.requirements = requirements;
-        self.host_ports.extend(pod.host_ports().iter().cloned());
+        if !pod.host_ports().is_empty() {
+            Arc::make_mut(&mut self.host_ports).extend(pod.host_ports().iter().cloned());
+        }
     }
 }
 

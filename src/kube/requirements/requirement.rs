@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 use std::fmt;
+use std::sync::Arc;
 
 use super::{Operator, RequirementError, RequirementSpec};
 use crate::kube::labels::normalize_label_key;
@@ -20,10 +21,12 @@ pub const MAX_MIN_VALUES: u32 = 50;
 /// survive on complement sets; an included set is already concrete.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Requirement {
-    key: String,
+    /// Key and values are shared: requirement sets are copied far more
+    /// often than requirements are made.
+    key: Arc<str>,
     complement: bool,
     /// Sorted, without duplicates (binary search, allocation-free merges).
-    values: Vec<String>,
+    values: Arc<[String]>,
     gte: Option<i64>,
     lte: Option<i64>,
     min_values: Option<u32>,
@@ -143,9 +146,9 @@ impl Requirement {
 
     fn from_parts(key: &str, complement: bool, values: Vec<String>) -> Requirement {
         Requirement {
-            key: normalize_label_key(key).to_string(),
+            key: normalize_label_key(key).into(),
             complement,
-            values,
+            values: values.into(),
             gte: None,
             lte: None,
             min_values: None,
@@ -167,9 +170,9 @@ impl Requirement {
         min_values: Option<u32>,
     ) -> Requirement {
         Requirement {
-            key: key.to_string(),
+            key: key.into(),
             complement,
-            values: sorted_set(values.iter().copied()),
+            values: sorted_set(values.iter().copied()).into(),
             gte,
             lte,
             min_values,
@@ -297,7 +300,7 @@ impl Requirement {
         Requirement {
             key: self.key.clone(),
             complement,
-            values,
+            values: values.into(),
             gte,
             lte,
             min_values,
@@ -343,7 +346,7 @@ impl Requirement {
     /// `NodeSelectorRequirement` / `BoundedNodeSelectorRequirements`).
     pub fn to_specs(&self) -> Vec<RequirementSpec> {
         let spec = |operator: Operator, values: Vec<String>| RequirementSpec {
-            key: self.key.clone(),
+            key: self.key.to_string(),
             operator,
             values,
             min_values: self.min_values,
@@ -358,7 +361,7 @@ impl Requirement {
             (None, None) => {
                 let operator = self.operator();
                 let values = match operator {
-                    Operator::In | Operator::NotIn => self.values.clone(),
+                    Operator::In | Operator::NotIn => self.values.to_vec(),
                     _ => Vec::new(),
                 };
                 vec![spec(operator, values)]
