@@ -498,13 +498,78 @@ pub(super) struct ExistingSet<'b> {
     /// `closure`).
     closed: Vec<NodeId>,
     /// This solve's copies of the views it placed pods on, by index into
-    /// `base` (few in a what-if, so a map instead of a slot per node).
-    changed: BTreeMap<usize, ExistingNode>,
+    /// `base`.
+    changed: ChangedViews,
     /// This solve's own room tree, with the room left on the nodes it
     /// placed pods on, once it has changed more than [`OWN_TREE_AFTER`]
     /// nodes; before that searches go through the closure's fit lists (a
     /// few filled nodes to step over cost less than a copy).
     own_tree: Option<Vec<TreeRoom>>,
+}
+
+/// A solve's copies of node views: a short list while few (most solves
+/// change a handful of nodes), found by slot once there are more.
+#[derive(Default)]
+struct ChangedViews {
+    views: Vec<(usize, ExistingNode)>,
+    /// Per view index, the position in `views` (`u32::MAX`: unchanged);
+    /// made once `views` outgrows [`ChangedViews::LISTED`].
+    slots: Vec<u32>,
+}
+
+impl ChangedViews {
+    const LISTED: usize = 8;
+
+    fn get(&self, index: usize) -> Option<&ExistingNode> {
+        let at = if self.slots.is_empty() {
+            self.views.iter().position(|(i, _)| *i == index)?
+        } else {
+            match self.slots[index] {
+                u32::MAX => return None,
+                at => at as usize,
+            }
+        };
+        Some(&self.views[at].1)
+    }
+
+    /// The copy of view `index` (of `len` views), made by `copy` if none.
+    fn get_or_insert_with(
+        &mut self,
+        index: usize,
+        len: usize,
+        copy: impl FnOnce() -> ExistingNode,
+    ) -> &mut ExistingNode {
+        let found = if self.slots.is_empty() {
+            self.views.iter().position(|(i, _)| *i == index)
+        } else {
+            Some(self.slots[index] as usize).filter(|&at| at != u32::MAX as usize)
+        };
+        let at = match found {
+            Some(at) => at,
+            None => {
+                self.views.push((index, copy()));
+                let at = self.views.len() - 1;
+                if !self.slots.is_empty() {
+                    self.slots[index] = at as u32;
+                } else if self.views.len() > Self::LISTED {
+                    self.slots = vec![u32::MAX; len];
+                    for (position, (i, _)) in self.views.iter().enumerate() {
+                        self.slots[*i] = position as u32;
+                    }
+                }
+                at
+            }
+        };
+        &mut self.views[at].1
+    }
+
+    fn len(&self) -> usize {
+        self.views.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (usize, &ExistingNode)> + '_ {
+        self.views.iter().map(|(i, node)| (*i, node))
+    }
 }
 
 /// How many nodes a solve changes before it keeps its own room tree: past
@@ -556,7 +621,7 @@ impl<'b> ExistingSet<'b> {
                 .copied()
                 .filter(|&id| !closure.contains(id))
                 .collect(),
-            changed: BTreeMap::new(),
+            changed: ChangedViews::default(),
             own_tree: None,
         }
     }
@@ -571,7 +636,7 @@ impl<'b> ExistingSet<'b> {
 
     /// The current view of `base` entry `index`.
     fn get(&self, index: usize) -> &ExistingNode {
-        match self.changed.get(&index) {
+        match self.changed.get(index) {
             Some(node) => node,
             None => &self.base.nodes[index],
         }
@@ -624,7 +689,7 @@ impl<'b> ExistingSet<'b> {
             if !self.is_open(index) {
                 continue;
             }
-            let node = match self.changed.get(&index) {
+            let node = match self.changed.get(index) {
                 Some(node) if !TreeRoom::of(&node.remaining).may_fit(wanted) => continue,
                 Some(node) => node,
                 None => &self.base.nodes[index],
@@ -675,8 +740,7 @@ impl<'b> ExistingSet<'b> {
         let base = &self.base.nodes;
         let node = self
             .changed
-            .entry(index)
-            .or_insert_with(|| ExistingNode::clone(&base[index]));
+            .get_or_insert_with(index, base.len(), || ExistingNode::clone(&base[index]));
         node.add(pod, requirements);
         let room = node.remaining;
         let leaves = self.closure.leaves;
@@ -684,7 +748,7 @@ impl<'b> ExistingSet<'b> {
             Some(tree) => set_leaf(tree, leaves, index, room),
             None if self.changed.len() > OWN_TREE_AFTER => {
                 let mut tree = self.closure.room_tree.clone();
-                for (&i, node) in &self.changed {
+                for (i, node) in self.changed.iter() {
                     set_leaf(&mut tree, leaves, i, node.remaining);
                 }
                 self.own_tree = Some(tree);
