@@ -731,3 +731,31 @@ fn side_by_side_single_node_simulations_find_what_one_thread_finds() {
     }
     assert_eq!(on_threads(4), one);
 }
+
+/// When multi-node finds a command, the single-node simulations running
+/// alongside it are cut short and their outcomes (notes included) dropped,
+/// as if they had never run: 40 on-demand nodes with one small pod each
+/// merge into one, on 1 thread and on 4 alike.
+#[test]
+fn multi_node_command_drops_the_single_node_outcomes_alongside() {
+    let mut env = Env::fake();
+    for i in 0..40 {
+        let node = env.node(&format!("n{i:02}"), "fake-it-7", CapacityType::OnDemand);
+        env.pod(node, 100);
+    }
+    let on_threads = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| env.pass())
+    };
+    let one = on_threads(1);
+    assert_eq!(command(&one).method, Method::MultiNodeConsolidation);
+    assert!(
+        one.unconsolidatable.is_empty(),
+        "{:?}",
+        one.unconsolidatable
+    );
+    assert_eq!(on_threads(4), one);
+}

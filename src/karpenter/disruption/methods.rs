@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::balanced::{self, PoolTotals};
 use super::budgets::budget_mapping;
@@ -14,8 +14,7 @@ use super::candidates::{
     emptiness_filter, evaluate_nodes, new_candidate,
 };
 use super::consolidation::{
-    Decision, compute_consolidation, decide_consolidation, estimated_savings,
-    filter_out_same_instance_type,
+    Decision, decide_consolidation, estimated_savings, filter_out_same_instance_type,
 };
 use super::controller::{Command, DisruptionInput, Method, PassOutcome};
 use super::emptiness::empty_command;
@@ -77,13 +76,20 @@ impl<'i, 'a> PassContext<'i, 'a> {
         view.simulate(input, pdbs, candidates, consolidation)
     }
 
-    /// The consolidation decision for `candidates`.
-    pub fn consolidate(&mut self, candidates: &[&Candidate]) -> Decision {
+    /// What consolidation's simulations share, with the pass's simulation
+    /// view prepared for them.
+    fn consolidation(&mut self) -> Consolidation<'_, 'a> {
         let (input, pdbs) = (self.input, &self.pdbs);
         let view = self
             .view
             .get_or_insert_with(|| SimulationView::new(input, pdbs));
-        compute_consolidation(input, pdbs, view, candidates)
+        view.prepare(input, true);
+        Consolidation {
+            input,
+            pdbs: &self.pdbs,
+            pools: &self.pools,
+            view,
+        }
     }
 
     pub fn note(&mut self, node: NodeId, message: String) {
@@ -159,8 +165,7 @@ pub(super) fn run_pass(input: &DisruptionInput<'_>) -> PassOutcome {
         .or_else(|| {
             let consolidatable = ctx.consolidation_candidates(&graceful);
             let totals = balanced::pool_totals(input.cluster, &graceful);
-            multi_node(&mut ctx, &consolidatable, &totals)
-                .or_else(|| single_node(&mut ctx, consolidatable, &totals))
+            multi_then_single_node(&mut ctx, consolidatable, &totals)
         });
     if let Some(command) = &command {
         for node in &command.candidates {
@@ -283,7 +288,7 @@ pub(super) fn consolidation_command(
 /// 100) of the best candidates that can be deleted or replaced by one
 /// cheaper node of a type none of them already is (or is cheaper than).
 fn multi_node(
-    ctx: &mut PassContext<'_, '_>,
+    ctx: &Consolidation<'_, '_>,
     candidates: &[Candidate],
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
@@ -310,7 +315,7 @@ fn multi_node(
     while low <= high {
         let mid = (low + high) / 2;
         let prefix = &disruptable[..=mid];
-        let decision = ctx.consolidate(prefix);
+        let decision = ctx.consolidate(prefix, ctx.view.closure(true));
         let decision = match decision {
             Decision::Replace(mut claim) => {
                 match filter_out_same_instance_type(input, &mut claim, prefix) {
@@ -322,7 +327,7 @@ fn multi_node(
         };
         let command =
             consolidation_command(input, Method::MultiNodeConsolidation, prefix, decision).filter(
-                |cmd| balanced::approve(prefix, cmd.estimated_savings, &ctx.pools, totals).is_ok(),
+                |cmd| balanced::approve(prefix, cmd.estimated_savings, ctx.pools, totals).is_ok(),
             );
         match command {
             Some(command) => {
@@ -335,31 +340,59 @@ fn multi_node(
     last_valid
 }
 
-/// Single-node: candidates by savings ratio dealt round-robin over pools;
-/// the first with budget whose consolidation is not a no-op.
-fn single_node(
+/// Multi-node, then single-node: candidates by savings ratio dealt
+/// round-robin over pools, the first with budget whose consolidation is
+/// not a no-op. With more than one thread, the single-node simulations run
+/// while multi-node searches (their outcomes are used only if it finds
+/// nothing, and are cut short if it finds something); single-node's
+/// outcomes do not depend on multi-node's, which notes nothing.
+fn multi_then_single_node(
     ctx: &mut PassContext<'_, '_>,
     candidates: Vec<Candidate>,
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
-    let order = interleave_by_nodepool(candidates, &[]);
-    let budgets = ctx.budgets(DisruptionReason::Underutilized);
+    let order = interleave_by_nodepool(candidates.clone(), &[]);
     let limit = ctx.input.options.single_node_candidate_limit;
+    let consolidation = ctx.consolidation();
+    let budgets = consolidation.budgets(DisruptionReason::Underutilized);
     let evaluated: Vec<&Candidate> = order
         .iter()
         .filter(|c| budgets.get(&*c.nodepool).copied().unwrap_or(0) > 0)
         .filter(|c| {
-            ctx.pools
+            consolidation
+                .pools
                 .get(&*c.nodepool)
                 .is_some_and(|pool| balanced::can_pass_threshold(c, pool, totals))
         })
         .take(limit.unwrap_or(usize::MAX))
         .collect();
-    let outcomes = ctx.single_node_outcomes(&evaluated, totals);
-    for (candidate, outcome) in evaluated.iter().zip(outcomes) {
+    let multi_found = AtomicBool::new(false);
+    let multi = || {
+        let found = multi_node(&consolidation, &candidates, totals);
+        multi_found.store(found.is_some(), Ordering::Relaxed);
+        found
+    };
+    let (command, outcomes) = if rayon::current_num_threads() > 1 {
+        rayon::join(multi, || {
+            consolidation.single_node_outcomes(&evaluated, totals, Some(&multi_found))
+        })
+    } else {
+        match multi() {
+            Some(command) => (Some(command), Vec::new()),
+            None => (
+                None,
+                consolidation.single_node_outcomes(&evaluated, totals, None),
+            ),
+        }
+    };
+    if command.is_some() {
+        return command;
+    }
+    let noted: Vec<NodeId> = evaluated.iter().map(|c| c.node).collect();
+    for (node, outcome) in noted.into_iter().zip(outcomes) {
         match outcome {
             SingleNodeOutcome::Found(command) => return Some(command),
-            SingleNodeOutcome::Noted(message) => ctx.note(candidate.node, message),
+            SingleNodeOutcome::Noted(message) => ctx.note(node, message),
             SingleNodeOutcome::Silent => {}
         }
     }
@@ -376,15 +409,14 @@ enum SingleNodeOutcome {
     Silent,
 }
 
-/// A candidate's single-node outcome given the simulation of removing it.
+/// A candidate's single-node outcome given its consolidation decision.
 fn single_node_outcome(
     input: &DisruptionInput<'_>,
     pools: &BTreeMap<String, NodePool>,
     totals: &BTreeMap<String, PoolTotals>,
     candidate: &Candidate,
-    simulation: Simulation,
+    decision: Decision,
 ) -> SingleNodeOutcome {
-    let decision = decide_consolidation(input, &[candidate], simulation);
     let noted = match &decision {
         Decision::NoOp(Some(message)) => Some(message.clone()),
         _ => None,
@@ -410,37 +442,59 @@ fn single_node_outcome(
 /// on one thread (a closure copy per thread costs about one simulation).
 const MIN_CANDIDATES_PER_THREAD: usize = 8;
 
-impl PassContext<'_, '_> {
+/// What consolidation's simulations share once the pass's view is
+/// prepared (see [`PassContext::consolidation`]); shared between threads.
+struct Consolidation<'c, 'a> {
+    input: &'c DisruptionInput<'a>,
+    pdbs: &'c PdbLimits,
+    pools: &'c BTreeMap<String, NodePool>,
+    view: &'c SimulationView,
+}
+
+impl Consolidation<'_, '_> {
+    fn budgets(&self, reason: DisruptionReason) -> BTreeMap<String, u32> {
+        budget_mapping(self.input.cluster, self.pools, reason, self.input.now)
+    }
+
+    /// The consolidation decision for `candidates`, simulated over
+    /// `closure` (the view's, or a copy of it).
+    fn consolidate(&self, candidates: &[&Candidate], closure: &Closure) -> Decision {
+        let simulation = self
+            .view
+            .simulate_on(self.input, self.pdbs, candidates, closure);
+        decide_consolidation(self.input, candidates, simulation)
+    }
+
     /// The single-node outcomes of `candidates` in order, up to and
     /// including the first command. Simulations run side by side on the
     /// current rayon pool's threads, each thread on its own copy of the
     /// closure; a thread takes the next candidate not yet taken, and none
     /// is taken past a command already found, so every candidate before
     /// the first command is evaluated and the outcomes are those of one
-    /// thread going in order.
+    /// thread going in order. With `stop` (a search running alongside on
+    /// the view's own closure), no thread uses that closure, and none takes
+    /// another candidate once `stop` is set (the outcomes are then cut
+    /// short and unused).
     fn single_node_outcomes(
-        &mut self,
+        &self,
         candidates: &[&Candidate],
         totals: &BTreeMap<String, PoolTotals>,
+        stop: Option<&AtomicBool>,
     ) -> Vec<SingleNodeOutcome> {
-        let (input, pdbs, pools) = (self.input, &self.pdbs, &self.pools);
-        let view = self
-            .view
-            .get_or_insert_with(|| SimulationView::new(input, pdbs));
-        view.prepare(input, true);
-        let view = &*view;
+        let (input, pools) = (self.input, self.pools);
         let evaluate = |candidate: &Candidate, closure: &Closure| {
-            let simulation = view.simulate_on(input, pdbs, &[candidate], closure);
-            single_node_outcome(input, pools, totals, candidate, simulation)
+            let decision = self.consolidate(&[candidate], closure);
+            single_node_outcome(input, pools, totals, candidate, decision)
         };
-        let closure = view.closure(true);
+        let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));
+        let own = self.view.closure(true);
         let threads = rayon::current_num_threads()
             .min(candidates.len() / MIN_CANDIDATES_PER_THREAD)
             .max(1);
-        if threads == 1 {
+        if threads == 1 && stop.is_none() {
             let mut outcomes = Vec::new();
             for candidate in candidates {
-                let outcome = evaluate(candidate, closure);
+                let outcome = evaluate(candidate, own);
                 let found = matches!(outcome, SingleNodeOutcome::Found(_));
                 outcomes.push(outcome);
                 if found {
@@ -456,7 +510,7 @@ impl PassContext<'_, '_> {
         let work = |closure: &Closure| {
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= candidates.len() || i > first_found.load(Ordering::Relaxed) {
+                if i >= candidates.len() || i > first_found.load(Ordering::Relaxed) || stopped() {
                     break;
                 }
                 let outcome = evaluate(candidates[i], closure);
@@ -466,13 +520,16 @@ impl PassContext<'_, '_> {
                 let _ = slots[i].set(outcome);
             }
         };
-        let copies: Vec<Closure> = (1..threads).map(|_| closure.clone()).collect();
+        // Alongside a search on the view's closure, this thread takes a
+        // copy too.
+        let this_thread_copy = stop.map(|_| own.clone());
+        let copies: Vec<Closure> = (1..threads).map(|_| own.clone()).collect();
         rayon::in_place_scope(|scope| {
             for copy in copies {
                 let work = &work;
                 scope.spawn(move |_| work(&copy));
             }
-            work(closure);
+            work(this_thread_copy.as_ref().unwrap_or(own));
         });
         let mut outcomes = Vec::new();
         for slot in slots {
