@@ -285,18 +285,17 @@ pub(super) fn consolidation_command(
 }
 
 /// Multi-node: binary search for the longest prefix (≥ 2 nodes, at most
-/// 100) of the best candidates that can be deleted or replaced by one
-/// cheaper node of a type none of them already is (or is cheaper than).
+/// 100) of the best candidates (`sorted` by savings ratio) that can be
+/// deleted or replaced by one cheaper node of a type none of them already
+/// is (or is cheaper than).
 fn multi_node(
     ctx: &Consolidation<'_, '_>,
-    candidates: &[Candidate],
+    sorted: &[Candidate],
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
-    let mut sorted = candidates.to_vec();
-    sort_by_savings_ratio(&mut sorted);
     let mut budgets = ctx.budgets(DisruptionReason::Underutilized);
     let mut disruptable: Vec<&Candidate> = Vec::new();
-    for c in &sorted {
+    for c in sorted {
         if let Some(left) = budgets.get_mut(&*c.nodepool).filter(|l| **l > 0) {
             *left -= 1;
             disruptable.push(c);
@@ -348,9 +347,12 @@ fn multi_node(
 /// outcomes do not depend on multi-node's, which notes nothing.
 fn multi_then_single_node(
     ctx: &mut PassContext<'_, '_>,
-    candidates: Vec<Candidate>,
+    mut candidates: Vec<Candidate>,
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
+    // Both orders start from the savings-ratio sort; sorting sorted
+    // candidates again costs about one comparison each.
+    sort_by_savings_ratio(&mut candidates);
     let order = interleave_by_nodepool(candidates.clone(), &[]);
     let limit = ctx.input.options.single_node_candidate_limit;
     let consolidation = ctx.consolidation();

@@ -763,15 +763,19 @@ impl<'a> Engine<'a> {
                 .as_millis(),
         );
         if dt > 0 {
+            // Summed first, multiplied once: Σ(xᵢ·dt) = (Σxᵢ)·dt exactly.
             let (mut cpu_requested, mut memory_requested) = (0i64, 0i64);
+            let (mut cpu_allocatable, mut memory_allocatable) = (0i128, 0i128);
             for (_, node) in self.cluster.nodes() {
                 cpu_requested += node.requested.cpu_millis();
                 memory_requested += node.requested.memory_bytes();
-                self.cpu_requested_ms += i128::from(node.requested.cpu_millis()) * dt;
-                self.cpu_allocatable_ms += i128::from(node.allocatable.cpu_millis()) * dt;
-                self.memory_requested_ms += i128::from(node.requested.memory_bytes()) * dt;
-                self.memory_allocatable_ms += i128::from(node.allocatable.memory_bytes()) * dt;
+                cpu_allocatable += i128::from(node.allocatable.cpu_millis());
+                memory_allocatable += i128::from(node.allocatable.memory_bytes());
             }
+            self.cpu_requested_ms += i128::from(cpu_requested) * dt;
+            self.cpu_allocatable_ms += cpu_allocatable * dt;
+            self.memory_requested_ms += i128::from(memory_requested) * dt;
+            self.memory_allocatable_ms += memory_allocatable * dt;
             self.bound
                 .integrate(dt as u64, cpu_requested, memory_requested);
         }
