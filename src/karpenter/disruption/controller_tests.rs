@@ -172,6 +172,15 @@ impl Env {
         self.with_input(next_command)
     }
 
+    /// A pass inside a rayon pool of `threads` threads.
+    fn pass_on_threads(&self, threads: usize) -> PassOutcome {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| self.pass())
+    }
+
     fn validate(&self, command: &Command) -> Result<(), String> {
         self.with_input(|input| validate(input, command))
     }
@@ -712,14 +721,7 @@ fn side_by_side_single_node_simulations_find_what_one_thread_finds() {
     }
     let od = env.node("od", "fake-it-7", CapacityType::OnDemand);
     env.pod_with(od, 500, one_per_node);
-    let on_threads = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| env.pass())
-    };
-    let one = on_threads(1);
+    let one = env.pass_on_threads(1);
     let cmd = command(&one);
     assert_eq!(cmd.method, Method::SingleNodeConsolidation);
     assert_eq!(cmd.candidates, vec![od]);
@@ -729,7 +731,7 @@ fn side_by_side_single_node_simulations_find_what_one_thread_finds() {
     for node in after {
         assert_eq!(note(&one, node), "");
     }
-    assert_eq!(on_threads(4), one);
+    assert_eq!(env.pass_on_threads(4), one);
 }
 
 /// When multi-node finds a command, the single-node simulations running
@@ -743,19 +745,12 @@ fn multi_node_command_drops_the_single_node_outcomes_alongside() {
         let node = env.node(&format!("n{i:02}"), "fake-it-7", CapacityType::OnDemand);
         env.pod(node, 100);
     }
-    let on_threads = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap()
-            .install(|| env.pass())
-    };
-    let one = on_threads(1);
+    let one = env.pass_on_threads(1);
     assert_eq!(command(&one).method, Method::MultiNodeConsolidation);
     assert!(
         one.unconsolidatable.is_empty(),
         "{:?}",
         one.unconsolidatable
     );
-    assert_eq!(on_threads(4), one);
+    assert_eq!(env.pass_on_threads(4), one);
 }

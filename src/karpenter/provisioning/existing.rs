@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
-use super::prepared::{KeptView, Prepared};
+use super::prepared::{KeptView, KeptViews, Prepared};
 use super::topology::{PodTopology, anti_affinity_pods};
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
@@ -340,7 +340,7 @@ impl ExistingNodes {
         // A node's view is remade only when the node (or a pod on it)
         // changed since the last build with this setup.
         let kept = prepared.take_existing_views();
-        let mut kept_iter = kept.into_iter().peekable();
+        let mut kept_iter = kept.views.into_iter().peekable();
         let mut views: Vec<KeptView> = Vec::with_capacity(cluster.node_count());
         for (id, node) in cluster.nodes() {
             while kept_iter.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
@@ -358,7 +358,7 @@ impl ExistingNodes {
         // it nearly sorted: about one comparison per node.
         let mut taken = vec![false; views.len()];
         let mut nodes: Vec<Arc<ExistingNode>> = Vec::with_capacity(views.len());
-        for id in prepared.take_existing_order() {
+        for id in kept.order {
             if let Ok(i) = views.binary_search_by_key(&id, |(id, _, _)| *id)
                 && !std::mem::replace(&mut taken[i], true)
             {
@@ -370,9 +370,11 @@ impl ExistingNodes {
                 nodes.push(view.clone());
             }
         }
-        prepared.keep_existing_views(views);
         nodes.sort_by(|a, b| (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id)));
-        prepared.keep_existing_order(nodes.iter().map(|n| n.id).collect());
+        prepared.keep_existing_views(KeptViews {
+            views,
+            order: nodes.iter().map(|n| n.id).collect(),
+        });
         let marked: Vec<bool> = nodes
             .iter()
             .map(|n| {

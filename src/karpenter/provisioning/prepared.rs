@@ -58,14 +58,21 @@ pub struct Prepared {
     /// The placement views of the last [`super::ExistingNodes`] built with
     /// this setup, by node id, with the node revisions they were made at
     /// (see [`crate::scheduler::Cluster::node_revision`]).
-    existing_views: Mutex<Vec<KeptView>>,
-    /// The node ids of the last build's views in try order (a head start
-    /// for the next build's sort).
-    existing_order: Mutex<Vec<NodeId>>,
+    existing_views: Mutex<KeptViews>,
 }
 
 /// A node's placement view and the node revision it was made at.
 pub(super) type KeptView = (NodeId, u64, Arc<ExistingNode>);
+
+/// What a build of node views keeps for the next one.
+#[derive(Default)]
+pub(super) struct KeptViews {
+    /// Every node's view, sorted by node id.
+    pub views: Vec<KeptView>,
+    /// The node ids in the build's try order (a head start for the next
+    /// build's sort).
+    pub order: Vec<NodeId>,
+}
 
 /// A node's labels and hostname, and the requirements made from them.
 struct ExistingNodeRequirements {
@@ -148,8 +155,7 @@ impl Prepared {
             price_tables: Mutex::new(Vec::new()),
             node_requirements: Mutex::new(HashMap::new()),
             existing_node_requirements: Mutex::new(HashMap::new()),
-            existing_views: Mutex::new(Vec::new()),
-            existing_order: Mutex::new(Vec::new()),
+            existing_views: Mutex::new(KeptViews::default()),
         }
     }
 
@@ -277,9 +283,9 @@ impl Prepared {
         (from_labels, with_hostname)
     }
 
-    /// Takes the views kept by the last build (sorted by node id); hand the
-    /// new ones back with [`Prepared::keep_existing_views`].
-    pub(super) fn take_existing_views(&self) -> Vec<KeptView> {
+    /// Takes what the last build of node views kept; hand the new one
+    /// back with [`Prepared::keep_existing_views`].
+    pub(super) fn take_existing_views(&self) -> KeptViews {
         std::mem::take(
             &mut *self
                 .existing_views
@@ -288,31 +294,12 @@ impl Prepared {
         )
     }
 
-    /// Keeps the views of the nodes of the last build (sorted by node id).
-    pub(super) fn keep_existing_views(&self, views: Vec<KeptView>) {
+    /// Keeps what the last build of node views made.
+    pub(super) fn keep_existing_views(&self, kept: KeptViews) {
         *self
             .existing_views
             .lock()
-            .unwrap_or_else(PoisonError::into_inner) = views;
-    }
-
-    /// The try order of the last build's views (node ids); empty at
-    /// first. Give it back with [`Prepared::keep_existing_order`].
-    pub(super) fn take_existing_order(&self) -> Vec<NodeId> {
-        std::mem::take(
-            &mut *self
-                .existing_order
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-        )
-    }
-
-    /// Keeps the try order of the last build's views.
-    pub(super) fn keep_existing_order(&self, order: Vec<NodeId>) {
-        *self
-            .existing_order
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = order;
+            .unwrap_or_else(PoisonError::into_inner) = kept;
     }
 
     /// Topology domains from what the NodePools could launch.
