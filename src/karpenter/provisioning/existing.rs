@@ -18,6 +18,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use rayon::prelude::*;
+
 use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
 use super::prepared::{KeptView, KeptViews, Prepared};
@@ -341,16 +343,29 @@ impl ExistingNodes {
         // changed since the last build with this setup.
         let kept = prepared.take_existing_views();
         let mut kept_iter = kept.views.into_iter().peekable();
-        let mut views: Vec<KeptView> = Vec::with_capacity(cluster.node_count());
+        let mut matched: Vec<(NodeId, &Node, u64, Option<Arc<ExistingNode>>)> =
+            Vec::with_capacity(cluster.node_count());
         for (id, node) in cluster.nodes() {
             while kept_iter.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
             let revision = cluster.node_revision(id);
             let view = match kept_iter.next_if(|(kept_id, _, _)| *kept_id == id) {
-                Some((_, kept_revision, view)) if kept_revision == revision => view,
-                _ => Arc::new(ExistingNode::new(cluster, id, node, daemonsets, prepared)),
+                Some((_, kept_revision, view)) if kept_revision == revision => Some(view),
+                _ => None,
             };
-            views.push((id, revision, view));
+            matched.push((id, node, revision, view));
         }
+        // Views are made on their own: side by side on the current rayon
+        // pool's threads, collected in node order.
+        let views: Vec<KeptView> = matched
+            .into_par_iter()
+            .with_min_len(VIEWS_PER_TASK)
+            .map(|(id, node, revision, view)| {
+                let view = view.unwrap_or_else(|| {
+                    Arc::new(ExistingNode::new(cluster, id, node, daemonsets, prepared))
+                });
+                (id, revision, view)
+            })
+            .collect();
         // Try order: initialized first, then by name; the id breaks ties as
         // the stable sort of nodes in id order did, so the order is total
         // and any sort gives the same. Starting from the last build's order
@@ -573,6 +588,9 @@ impl ChangedViews {
         self.views.iter().map(|(i, node)| (*i, node))
     }
 }
+
+/// Node views one thread checks or makes at a time when views are built.
+const VIEWS_PER_TASK: usize = 64;
 
 /// How many nodes a solve changes before it keeps its own room tree: past
 /// that, searches through the fit lists would keep stepping over nodes it
