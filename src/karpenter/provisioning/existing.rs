@@ -354,17 +354,27 @@ impl ExistingNodes {
             };
             matched.push((id, node, revision, view));
         }
-        // Views are made on their own: side by side on the current rayon
-        // pool's threads, collected in node order.
+        // The missing views are made on their own: side by side on the
+        // current rayon pool's threads when there are many (most builds
+        // remake a few), in node order.
+        let missing: Vec<usize> = (0..matched.len())
+            .filter(|&i| matched[i].3.is_none())
+            .collect();
+        let make = |&i: &usize| {
+            let (id, node, _, _) = matched[i];
+            Arc::new(ExistingNode::new(cluster, id, node, daemonsets, prepared))
+        };
+        let made: Vec<Arc<ExistingNode>> = if missing.len() >= VIEWS_MADE_SIDE_BY_SIDE {
+            missing.par_iter().map(make).collect()
+        } else {
+            missing.iter().map(make).collect()
+        };
+        for (i, view) in missing.into_iter().zip(made) {
+            matched[i].3 = Some(view);
+        }
         let views: Vec<KeptView> = matched
-            .into_par_iter()
-            .with_min_len(VIEWS_PER_TASK)
-            .map(|(id, node, revision, view)| {
-                let view = view.unwrap_or_else(|| {
-                    Arc::new(ExistingNode::new(cluster, id, node, daemonsets, prepared))
-                });
-                (id, revision, view)
-            })
+            .into_iter()
+            .filter_map(|(id, _, revision, view)| view.map(|view| (id, revision, view)))
             .collect();
         // Try order: initialized first, then by name; the id breaks ties as
         // the stable sort of nodes in id order did, so the order is total
@@ -589,8 +599,8 @@ impl ChangedViews {
     }
 }
 
-/// Node views one thread checks or makes at a time when views are built.
-const VIEWS_PER_TASK: usize = 64;
+/// From how many missing views a build makes them side by side.
+const VIEWS_MADE_SIDE_BY_SIDE: usize = 32;
 
 /// How many nodes a solve changes before it keeps its own room tree: past
 /// that, searches through the fit lists would keep stepping over nodes it
