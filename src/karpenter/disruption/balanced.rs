@@ -14,6 +14,7 @@ use super::candidates::{Candidate, PER_NODE_BASE_DISRUPTION_COST};
 use super::pods::eviction_cost;
 use crate::cloud::Price;
 use crate::karpenter::nodepool::{ConsolidationPolicy, NodePool};
+use crate::karpenter::update_pool_entry;
 use crate::scheduler::Cluster;
 
 /// Upstream `BalancedK`.
@@ -79,15 +80,7 @@ pub fn pool_totals(
     let mut totals: BTreeMap<String, PoolTotals> = BTreeMap::new();
     for (id, node) in cluster.nodes() {
         let Some(claim) = &node.claim else { continue };
-        // The pool name is copied only for a pool's first node.
-        if !totals.contains_key(&claim.nodepool) {
-            totals.insert(claim.nodepool.clone(), PoolTotals::default());
-        }
-        let Some(entry) = totals.get_mut(&claim.nodepool) else {
-            continue;
-        };
-        entry.total_cost += claim.price.dollars();
-        entry.total_disruption += match by_node.get(&id) {
+        let disruption = match by_node.get(&id) {
             Some(c) => c.reschedule_disruption_cost,
             None => {
                 PER_NODE_BASE_DISRUPTION_COST
@@ -100,6 +93,10 @@ pub fn pool_totals(
                         .sum::<f64>()
             }
         };
+        update_pool_entry(&mut totals, &claim.nodepool, |entry: &mut PoolTotals| {
+            entry.total_cost += claim.price.dollars();
+            entry.total_disruption += disruption;
+        });
     }
     totals
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use super::cron::{CronError, Schedule};
 use crate::karpenter::nodepool::{Budget, BudgetNodes, DisruptionReason, NodePool};
+use crate::karpenter::update_pool_entry;
 use crate::scheduler::cluster::Cluster;
 use crate::sim::SimTime;
 
@@ -104,18 +105,17 @@ pub fn pool_node_counts(cluster: &Cluster) -> BTreeMap<String, PoolNodeCounts> {
         if !node.initialized || claim.lifecycle.instance_terminating {
             continue;
         }
-        // The pool name is copied only for a pool's first node.
-        if !counts.contains_key(&claim.nodepool) {
-            counts.insert(claim.nodepool.clone(), PoolNodeCounts::default());
-        }
-        let Some(entry) = counts.get_mut(&claim.nodepool) else {
-            continue;
-        };
-        entry.nodes += 1;
-        // `registered` is "Node exists and is Ready".
-        if !node.registered || node.marked_for_deletion {
-            entry.disrupting += 1;
-        }
+        update_pool_entry(
+            &mut counts,
+            &claim.nodepool,
+            |entry: &mut PoolNodeCounts| {
+                entry.nodes += 1;
+                // `registered` is "Node exists and is Ready".
+                if !node.registered || node.marked_for_deletion {
+                    entry.disrupting += 1;
+                }
+            },
+        );
     }
     counts
 }

@@ -24,6 +24,7 @@ use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
 use super::prepared::{KeptView, KeptViews, Prepared};
 use super::topology::{PodTopology, anti_affinity_pods};
+use crate::karpenter::update_pool_entry;
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::Requirements;
@@ -356,21 +357,19 @@ impl ExistingNodes {
         }
         // The missing views are made on their own: side by side on the
         // current rayon pool's threads when there are many (most builds
-        // remake a few), in node order.
-        let missing: Vec<usize> = (0..matched.len())
-            .filter(|&i| matched[i].3.is_none())
-            .collect();
-        let make = |&i: &usize| {
-            let (id, node, _, _) = matched[i];
-            Arc::new(ExistingNode::new(cluster, id, node, daemonsets, prepared))
+        // remake a few).
+        let make_missing = |(id, node, _, view): &mut (NodeId, &Node, u64, Option<_>)| {
+            if view.is_none() {
+                *view = Some(Arc::new(ExistingNode::new(
+                    cluster, *id, node, daemonsets, prepared,
+                )));
+            }
         };
-        let made: Vec<Arc<ExistingNode>> = if missing.len() >= VIEWS_MADE_SIDE_BY_SIDE {
-            missing.par_iter().map(make).collect()
+        let missing = matched.iter().filter(|m| m.3.is_none()).count();
+        if missing >= VIEWS_MADE_SIDE_BY_SIDE {
+            matched.par_iter_mut().for_each(make_missing);
         } else {
-            missing.iter().map(make).collect()
-        };
-        for (i, view) in missing.into_iter().zip(made) {
-            matched[i].3 = Some(view);
+            matched.iter_mut().for_each(make_missing);
         }
         let views: Vec<KeptView> = matched
             .into_iter()
@@ -411,19 +410,10 @@ impl ExistingNodes {
         let mut pool_usage: BTreeMap<String, PoolUsage> = BTreeMap::new();
         for (_, node) in cluster.nodes().filter(|(_, n)| !n.marked_for_deletion) {
             if let Some(pool) = node.nodepool() {
-                let usage = PoolUsage {
-                    capacity: node.capacity,
-                    nodes: 1,
-                };
-                match pool_usage.get_mut(pool) {
-                    Some(sum) => {
-                        sum.capacity += usage.capacity;
-                        sum.nodes += usage.nodes;
-                    }
-                    None => {
-                        pool_usage.insert(pool.to_string(), usage);
-                    }
-                }
+                update_pool_entry(&mut pool_usage, pool, |sum: &mut PoolUsage| {
+                    sum.capacity += node.capacity;
+                    sum.nodes += 1;
+                });
             }
         }
         let open: Vec<bool> = marked.iter().map(|m| !m).collect();
@@ -547,16 +537,17 @@ struct ChangedViews {
 impl ChangedViews {
     const LISTED: usize = 8;
 
-    fn get(&self, index: usize) -> Option<&ExistingNode> {
-        let at = if self.slots.is_empty() {
-            self.views.iter().position(|(i, _)| *i == index)?
+    /// Where view `index`'s copy is in `views`.
+    fn position(&self, index: usize) -> Option<usize> {
+        if self.slots.is_empty() {
+            self.views.iter().position(|(i, _)| *i == index)
         } else {
-            match self.slots[index] {
-                u32::MAX => return None,
-                at => at as usize,
-            }
-        };
-        Some(&self.views[at].1)
+            Some(self.slots[index] as usize).filter(|&at| at != u32::MAX as usize)
+        }
+    }
+
+    fn get(&self, index: usize) -> Option<&ExistingNode> {
+        self.position(index).map(|at| &self.views[at].1)
     }
 
     /// The copy of view `index` (of `len` views), made by `copy` if none.
@@ -566,12 +557,7 @@ impl ChangedViews {
         len: usize,
         copy: impl FnOnce() -> ExistingNode,
     ) -> &mut ExistingNode {
-        let found = if self.slots.is_empty() {
-            self.views.iter().position(|(i, _)| *i == index)
-        } else {
-            Some(self.slots[index] as usize).filter(|&at| at != u32::MAX as usize)
-        };
-        let at = match found {
+        let at = match self.position(index) {
             Some(at) => at,
             None => {
                 self.views.push((index, copy()));
