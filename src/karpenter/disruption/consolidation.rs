@@ -12,8 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::candidates::Candidate;
 use super::controller::DisruptionInput;
-use super::pdb::PdbLimits;
-use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
+use super::simulate::{Simulation, scheduling_errors_message};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::provisioning::NewNodeClaim;
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
@@ -194,19 +193,9 @@ pub fn estimated_savings(
     Price::from_micros(source.micros() - destination.micros())
 }
 
-/// The consolidation decision for `candidates` (one simulation).
-pub fn compute_consolidation(
-    input: &DisruptionInput<'_>,
-    pdbs: &PdbLimits,
-    view: &mut SimulationView,
-    candidates: &[&Candidate],
-) -> Decision {
-    let simulation = view.simulate(input, pdbs, candidates, true);
-    decide_consolidation(input, candidates, simulation)
-}
-
 /// The consolidation decision for `candidates` given the simulation of
-/// removing them (see [`compute_consolidation`]).
+/// removing them (consolidation simulations close the nodes inside their
+/// `consolidateAfter` window).
 pub fn decide_consolidation(
     input: &DisruptionInput<'_>,
     candidates: &[&Candidate],

@@ -19,7 +19,7 @@ use super::consolidation::{
 use super::controller::{Command, DisruptionInput, Method, PassOutcome};
 use super::emptiness::empty_command;
 use super::explain;
-use super::ordering::{interleave_by_nodepool, sort_by_savings_ratio};
+use super::ordering::{deal_by_nodepool, sort_by_savings_ratio};
 use super::pdb::PdbLimits;
 use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
 use crate::cloud::Price;
@@ -350,10 +350,9 @@ fn multi_then_single_node(
     mut candidates: Vec<Candidate>,
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
-    // Both orders start from the savings-ratio sort; sorting sorted
-    // candidates again costs about one comparison each.
+    // Both orders start from one savings-ratio sort.
     sort_by_savings_ratio(&mut candidates);
-    let order = interleave_by_nodepool(candidates.clone(), &[]);
+    let order = deal_by_nodepool(candidates.clone(), &[]);
     let limit = ctx.input.options.single_node_candidate_limit;
     let consolidation = ctx.consolidation();
     let budgets = consolidation.budgets(DisruptionReason::Underutilized);
@@ -494,16 +493,7 @@ impl Consolidation<'_, '_> {
             .min(candidates.len() / MIN_CANDIDATES_PER_THREAD)
             .max(1);
         if threads == 1 && stop.is_none() {
-            let mut outcomes = Vec::new();
-            for candidate in candidates {
-                let outcome = evaluate(candidate, own);
-                let found = matches!(outcome, SingleNodeOutcome::Found(_));
-                outcomes.push(outcome);
-                if found {
-                    break;
-                }
-            }
-            return outcomes;
+            return up_to_first_command(candidates.iter().map(|c| evaluate(c, own)));
         }
         let next = AtomicUsize::new(0);
         let first_found = AtomicUsize::new(usize::MAX);
@@ -533,17 +523,23 @@ impl Consolidation<'_, '_> {
             }
             work(this_thread_copy.as_ref().unwrap_or(own));
         });
-        let mut outcomes = Vec::new();
-        for slot in slots {
-            let Some(outcome) = slot.into_inner() else {
-                break;
-            };
-            let found = matches!(outcome, SingleNodeOutcome::Found(_));
-            outcomes.push(outcome);
-            if found {
-                break;
-            }
-        }
-        outcomes
+        // Every slot before the first command is set.
+        up_to_first_command(slots.into_iter().map_while(OnceLock::into_inner))
     }
+}
+
+/// The outcomes in order, up to and including the first command (the
+/// rest are not asked for).
+fn up_to_first_command(
+    outcomes: impl Iterator<Item = SingleNodeOutcome>,
+) -> Vec<SingleNodeOutcome> {
+    let mut taken = Vec::new();
+    for outcome in outcomes {
+        let found = matches!(outcome, SingleNodeOutcome::Found(_));
+        taken.push(outcome);
+        if found {
+            break;
+        }
+    }
+    taken
 }

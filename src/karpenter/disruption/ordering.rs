@@ -60,6 +60,15 @@ pub fn interleave_by_nodepool(
     previously_unseen: &[String],
 ) -> Vec<Candidate> {
     sort_by_savings_ratio(&mut candidates);
+    deal_by_nodepool(candidates, previously_unseen)
+}
+
+/// [`interleave_by_nodepool`] of candidates already sorted by savings
+/// ratio: the round-robin deal alone.
+pub fn deal_by_nodepool(
+    candidates: Vec<Candidate>,
+    previously_unseen: &[String],
+) -> Vec<Candidate> {
     let mut by_pool: BTreeMap<Arc<str>, Vec<Candidate>> = BTreeMap::new();
     for c in candidates {
         by_pool.entry(c.nodepool.clone()).or_default().push(c);
@@ -112,6 +121,29 @@ pub fn sort_for_drift(candidates: &mut [Candidate], cluster: &Cluster) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::cloud::Price;
+    use crate::scheduler::cluster::NodeId;
+
+    pub(super) fn candidate(name: &str, pool: &str, price_micros: i64, cost: f64) -> Candidate {
+        Candidate {
+            node: NodeId(0),
+            name: name.into(),
+            nodepool: pool.into(),
+            price: Price::from_micros(price_micros),
+            pod_count: 0,
+            missing_label: None,
+            reschedulable_pods: std::sync::Arc::from([]),
+            reschedule_disruption_cost: cost,
+            disruption_cost: cost - 1.0,
+            consolidatable: true,
+            has_termination_grace_period: false,
+        }
+    }
+
+    fn names(c: &[Candidate]) -> Vec<&str> {
+        c.iter().map(|c| &*c.name).collect()
+    }
 
     /// `permute` puts at each position what `order` names, for every
     /// permutation of five items (cycles of every length).
@@ -137,30 +169,6 @@ mod tests {
             permute(&mut items, order.clone());
             assert_eq!(items, expected, "{order:?}");
         }
-    }
-
-    use super::*;
-    use crate::cloud::Price;
-    use crate::scheduler::cluster::NodeId;
-
-    pub(super) fn candidate(name: &str, pool: &str, price_micros: i64, cost: f64) -> Candidate {
-        Candidate {
-            node: NodeId(0),
-            name: name.into(),
-            nodepool: pool.into(),
-            price: Price::from_micros(price_micros),
-            pod_count: 0,
-            missing_label: None,
-            reschedulable_pods: std::sync::Arc::from([]),
-            reschedule_disruption_cost: cost,
-            disruption_cost: cost - 1.0,
-            consolidatable: true,
-            has_termination_grace_period: false,
-        }
-    }
-
-    fn names(c: &[Candidate]) -> Vec<&str> {
-        c.iter().map(|c| &*c.name).collect()
     }
 
     /// core: disruption/singlenodeconsolidation_test.go "should sort
