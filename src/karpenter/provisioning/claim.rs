@@ -15,7 +15,7 @@ use crate::kube::labels::{
 };
 use crate::kube::pod::HostPort;
 use crate::kube::requirements::{Requirement, Requirements};
-use crate::kube::resources::Resources;
+use crate::kube::resources::{ResourceKind, Resources};
 use crate::kube::taints::first_untolerated;
 use crate::scheduler::PodId;
 
@@ -248,6 +248,29 @@ impl Claim {
         self.headroom = headroom;
     }
 
+    /// Lowers the headroom's cpu, memory and pod amounts to the maximum over
+    /// the options left (what nearly every request asks for; a full
+    /// recount costs a comparison per amount per option). The other
+    /// amounts keep their earlier, larger values: once a pod has joined,
+    /// the headroom only serves the quiet rejection of `can_add`, whose
+    /// answer any upper bound leaves the same.
+    fn narrow_headroom(&mut self, template: &Template<'_>) {
+        if self.options.len() == template.options.len() {
+            self.headroom = template.max_room;
+            return;
+        }
+        let (mut cpu, mut memory, mut pods) = (0, 0, 0);
+        for &index in &self.options {
+            let room = &template.room[index as usize];
+            cpu = room.cpu_millis().max(cpu);
+            memory = room.memory_bytes().max(memory);
+            pods = room.pods().max(pods);
+        }
+        self.headroom.set(ResourceKind::Cpu, cpu);
+        self.headroom.set(ResourceKind::Memory, memory);
+        self.headroom.set(ResourceKind::Pods, pods);
+    }
+
     /// Whether the pod could join (core: nodeclaim.go `CanAdd`). Under
     /// [`Attempt::Quiet`] the rejection carries no text and cheap certain
     /// rejections are tried first; the answer is the same either way.
@@ -390,7 +413,7 @@ impl Claim {
         }
         if accepted.options.len() != self.options.len() {
             self.options = accepted.options;
-            self.update_headroom(template);
+            self.narrow_headroom(template);
         }
         self.host_ports.extend(pod.host_ports().iter().cloned());
     }
