@@ -72,15 +72,7 @@ pub(super) fn choose_offering(
         drop_exotic(&mut candidates);
         drop_pricey_spot(&mut candidates, requirements);
     }
-    candidates.sort_by(|a, b| {
-        let key = |c: &Candidate<'_>| {
-            (
-                c.cheapest().map(|o| o.price),
-                c.instance_type.name().to_string(),
-            )
-        };
-        key(a).cmp(&key(b))
-    });
+    candidates.sort_by_cached_key(|c| (c.cheapest().map(|o| o.price), c.instance_type.name()));
     candidates.truncate(MAX_LAUNCH_INSTANCE_TYPES);
     if min_values {
         let type_requirements = catalog.type_requirements();

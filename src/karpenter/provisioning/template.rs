@@ -287,7 +287,7 @@ impl Template<'_> {
             );
             matchers.extend(self.columns.matcher(requirement));
         }
-        let offerings = OfferingFilter::new(merged);
+        let offerings = offerings_changed.then(|| OfferingFilter::new(merged));
         let blocked: Vec<bool> = self
             .groups
             .iter()
@@ -322,7 +322,9 @@ impl Template<'_> {
             {
                 continue;
             }
-            if offerings_changed && !it.offerings.iter().any(|o| offerings.allows(o)) {
+            if let Some(offerings) = &offerings
+                && !it.offerings.iter().any(|o| offerings.allows(o))
+            {
                 continue;
             }
             if matchers.iter().all(|m| m.accepts(index)) {
