@@ -188,6 +188,9 @@ pub struct NodeFacts {
     /// Active pods in node order: the only pods that can block a
     /// disruption (do-not-disrupt and PDBs apply to active pods only).
     active: Vec<PodId>,
+    /// The active pods with a do-not-disrupt annotation, in node order
+    /// (the only ones whose protection can be on).
+    protected: Vec<PodId>,
     /// The pods that need a new home if the node goes, in node order.
     reschedulable: Arc<[PodId]>,
     /// The node's name.
@@ -207,9 +210,18 @@ impl NodeFacts {
                 .iter()
                 .filter_map(|id| cluster.pod(*id).map(|p| (*id, p)))
         };
-        let active = pods()
+        let active: Vec<PodId> = pods()
             .filter(|(_, p)| is_active(p))
             .map(|(id, _)| id)
+            .collect();
+        let protected = active
+            .iter()
+            .copied()
+            .filter(|id| {
+                cluster
+                    .pod(*id)
+                    .is_some_and(|p| p.spec.do_not_disrupt.is_some())
+            })
             .collect();
         let reschedulable: Arc<[PodId]> = pods()
             .filter(|(_, p)| is_reschedulable(p))
@@ -233,6 +245,7 @@ impl NodeFacts {
                 .into_iter()
                 .find(|label| !node.labels.contains_key(label)),
             active,
+            protected,
             reschedulable,
             reschedule_cost,
             all_pods_cost,
@@ -354,12 +367,18 @@ fn validate_node<'a>(
 /// The pod-level checks (`ValidatePodsDisruptable`): do-not-disrupt first
 /// over all pods, then PDBs.
 fn validate_pods(inputs: &CandidateInputs<'_>, facts: &NodeFacts) -> Result<(), Rejection> {
-    let pods = facts.active.iter().filter_map(|id| inputs.cluster.pod(*id));
-    for pod in pods.clone() {
+    let pod = |id: &PodId| inputs.cluster.pod(*id);
+    // Only annotated pods can be protected; the first protected one in
+    // node order is the first of all active pods.
+    for pod in facts.protected.iter().filter_map(pod) {
         if !is_disruptable(pod, inputs.now) {
             return Err(Rejection::PodDoNotDisrupt(pod_key(pod)));
         }
     }
+    if inputs.pdbs.limits.is_empty() {
+        return Ok(());
+    }
+    let pods = facts.active.iter().filter_map(pod);
     inputs
         .pdbs
         .can_evict_all(pods, inputs.now)

@@ -158,6 +158,35 @@ fn do_not_disrupt_pods() {
     );
 }
 
+/// The do-not-disrupt rejection names the first active pod, in node
+/// order, whose protection is on: an expired annotation and a finished
+/// pod are passed over (`ValidatePodsDisruptable` walks every pod).
+#[test]
+fn do_not_disrupt_names_the_first_protected_active_pod() {
+    let mut w = World::new(4);
+    let ids: Vec<PodId> = w.cluster.pods().map(|(id, _)| id).collect();
+    let mut annotate = |i: usize, annotation: DoNotDisrupt| {
+        let p = w.cluster.pod_mut(ids[i]).unwrap();
+        p.spec = p.spec.with(|s| s.do_not_disrupt = Some(annotation));
+    };
+    annotate(0, DoNotDisrupt::For(Duration::from_secs(60)));
+    annotate(1, DoNotDisrupt::Always);
+    annotate(3, DoNotDisrupt::Always);
+    w.cluster.finish_pod(ids[1], PodPhase::Succeeded);
+    let at = |secs| {
+        w.check(DisruptionClass::Graceful, SimTime::from_secs(secs))
+            .err()
+            .map(|r| r.to_string())
+    };
+    let named = |pod: &str| {
+        Some(format!(
+            "pod \"default/{pod}\" has \"karpenter.sh/do-not-disrupt\" annotation"
+        ))
+    };
+    assert_eq!(at(0), named("web-0"), "web-0 still inside its minute");
+    assert_eq!(at(60), named("web-3"), "web-0 expired, web-1 finished");
+}
+
 /// core: disruption/suite_test.go "should not consider candidates that
 /// have fully blocking PDBs", "... that have multiple PDBs on the same pod",
 /// "should consider candidates that have PDB-blocked pods scheduled with a

@@ -225,7 +225,7 @@ impl PdbLimits {
         blocks: impl Fn(&PdbLimit) -> bool,
     ) -> Result<(), EvictionBlock> {
         // Pods the drain will not evict are not subject to PDBs.
-        if !is_evictable(pod, now) {
+        if self.limits.is_empty() || !is_evictable(pod, now) {
             return Ok(());
         }
         let matching = self.matching(pod);
