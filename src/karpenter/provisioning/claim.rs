@@ -278,7 +278,7 @@ impl Claim {
         &self,
         template: &Template<'_>,
         topology: &PodTopology<'_>,
-        pod: &PodWork,
+        pod: &PodWork<'_>,
         attempt: Attempt,
     ) -> Result<Accepted, Rejection> {
         let explain = matches!(attempt, Attempt::Explain);
@@ -404,7 +404,7 @@ impl Claim {
     }
 
     /// Adds the pod with what `can_add` returned.
-    pub fn add(&mut self, template: &Template<'_>, pod: &PodWork, accepted: Accepted) {
+    pub fn add(&mut self, template: &Template<'_>, pod: &PodWork<'_>, accepted: Accepted) {
         self.pods.push(pod.id);
         self.requests += pod.requests;
         if let Some(requirements) = accepted.requirements {

@@ -116,7 +116,11 @@ impl ExistingNode {
     /// The node's requirements with the pod, if it could join (the solve
     /// never reports why an existing node refused a pod). A pod that adds
     /// no requirement shares the node's.
-    pub fn can_add(&self, topology: &PodTopology<'_>, pod: &PodWork) -> Option<Arc<Requirements>> {
+    pub fn can_add(
+        &self,
+        topology: &PodTopology<'_>,
+        pod: &PodWork<'_>,
+    ) -> Option<Arc<Requirements>> {
         if first_untolerated(&self.taints, &pod.spec.tolerations).is_some()
             || any_port_conflict(pod.host_ports(), &self.host_ports)
             || !pod.requests.fits(&self.remaining)
@@ -146,7 +150,7 @@ impl ExistingNode {
         Some(Arc::new(merged))
     }
 
-    pub fn add(&mut self, pod: &PodWork, requirements: Arc<Requirements>) {
+    pub fn add(&mut self, pod: &PodWork<'_>, requirements: Arc<Requirements>) {
         self.remaining -= pod.requests;
         self.requirements = requirements;
         if !pod.host_ports().is_empty() {
@@ -752,7 +756,7 @@ impl<'b> ExistingSet<'b> {
 
     /// Places `pod` on node `index` (this solve's own copy of its view,
     /// made on first use).
-    pub fn add(&mut self, index: usize, pod: &PodWork, requirements: Arc<Requirements>) {
+    pub fn add(&mut self, index: usize, pod: &PodWork<'_>, requirements: Arc<Requirements>) {
         let base = &self.base.nodes;
         let node = self
             .changed

@@ -4,7 +4,7 @@
 //! `NewStrictPodRequirements`), plus the one-step preference relaxation of
 //! core: scheduling/preferences.go.
 
-use std::sync::Arc;
+use std::ops::Deref;
 
 use crate::kube::pod::{HostPort, PodSpec, WhenUnsatisfiable, term_requirements};
 use crate::kube::requirements::{Requirement, Requirements};
@@ -14,11 +14,14 @@ use crate::scheduler::PodId;
 
 /// A pod being placed.
 #[derive(Debug, Clone)]
-pub(super) struct PodWork {
+pub(super) struct PodWork<'s> {
     /// The pod.
     pub id: PodId,
-    /// Its spec; relaxation edits a private copy.
-    pub spec: Arc<PodSpec>,
+    /// Its spec, borrowed from the cluster (not shared through a reference
+    /// count: solves on several threads place the same pending pods, and a
+    /// shared count costs each of them a contended write); relaxation edits
+    /// a private copy.
+    pub spec: SpecRef<'s>,
     /// Effective requests (`pods: 1` included).
     pub requests: Resources,
     /// nodeSelector ∩ first required node-affinity term ∩ heaviest
@@ -28,15 +31,48 @@ pub(super) struct PodWork {
     pub strict: Requirements,
 }
 
-impl PodWork {
+/// A pod spec as a solve holds it: the cluster's, or a relaxed copy (boxed,
+/// so a pod being placed stays small).
+#[derive(Debug, Clone)]
+pub(super) enum SpecRef<'s> {
+    Borrowed(&'s PodSpec),
+    Owned(Box<PodSpec>),
+}
+
+impl SpecRef<'_> {
+    /// The spec to edit, copied first if borrowed.
+    fn make_mut(&mut self) -> &mut PodSpec {
+        match self {
+            SpecRef::Owned(spec) => spec,
+            SpecRef::Borrowed(spec) => {
+                let copy = Box::new((*spec).clone());
+                *self = SpecRef::Owned(copy);
+                self.make_mut()
+            }
+        }
+    }
+}
+
+impl Deref for SpecRef<'_> {
+    type Target = PodSpec;
+
+    fn deref(&self) -> &PodSpec {
+        match self {
+            SpecRef::Borrowed(spec) => spec,
+            SpecRef::Owned(spec) => spec,
+        }
+    }
+}
+
+impl<'s> PodWork<'s> {
     /// Derives the requirements of `spec`; an invalid node-affinity term is
     /// an error naming it.
-    pub fn new(id: PodId, spec: Arc<PodSpec>) -> Result<PodWork, String> {
-        let (requirements, strict) = pod_requirements(&spec)?;
+    pub fn new(id: PodId, spec: &'s PodSpec) -> Result<PodWork<'s>, String> {
+        let (requirements, strict) = pod_requirements(spec)?;
         Ok(PodWork {
             id,
             requests: spec.requests,
-            spec,
+            spec: SpecRef::Borrowed(spec),
             requirements,
             strict,
         })
@@ -50,7 +86,7 @@ impl PodWork {
     /// Applies the next relaxation (reference §1.6); `false` when nothing
     /// is left to relax.
     pub fn relax(&mut self, tolerate_prefer_no_schedule: bool) -> bool {
-        let spec = Arc::make_mut(&mut self.spec);
+        let spec = self.spec.make_mut();
         let relaxed = remove_required_node_term(spec)
             || remove_heaviest(&mut spec.pod_affinity.preferred, |t| t.weight)
             || remove_heaviest(&mut spec.pod_anti_affinity.preferred, |t| t.weight)

@@ -113,7 +113,7 @@ fn solve_prepared<'a>(
     let remaining = remaining_limits(input, &existing);
 
     // The batch: DaemonSet pods are never provisioned for.
-    let mut batch: Vec<PodWork> = Vec::with_capacity(input.pods.len());
+    let mut batch: Vec<PodWork<'_>> = Vec::with_capacity(input.pods.len());
     let mut errors: BTreeMap<PodId, String> = BTreeMap::new();
     let mut created = Vec::with_capacity(input.pods.len());
     for &id in input.pods {
@@ -121,7 +121,7 @@ fn solve_prepared<'a>(
         if pod.is_daemonset() {
             continue;
         }
-        match PodWork::new(id, pod.spec.clone()) {
+        match PodWork::new(id, &pod.spec) {
             Ok(work) => {
                 created.push((pod.created_at, pod.uid));
                 batch.push(work);
@@ -240,7 +240,7 @@ fn capacity_for_limit(
 impl<'a> Scheduler<'a> {
     /// Places the pod, relaxing a copy of it one preference at a time
     /// until it fits or nothing is left to relax.
-    fn try_schedule(&mut self, pod: &PodWork) -> Result<(), String> {
+    fn try_schedule(&mut self, pod: &PodWork<'_>) -> Result<(), String> {
         let mut reason = match self.add(pod) {
             Ok(()) => return Ok(()),
             Err(reason) => reason,
@@ -258,7 +258,7 @@ impl<'a> Scheduler<'a> {
         }
     }
 
-    fn add(&mut self, pod: &PodWork) -> Result<(), String> {
+    fn add(&mut self, pod: &PodWork<'_>) -> Result<(), String> {
         // 1. Existing nodes, initialized first, then by name.
         let on_existing = {
             let topology = self.topology.for_pod(pod);

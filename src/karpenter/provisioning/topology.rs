@@ -420,7 +420,7 @@ impl<'a> Topology<'a> {
     pub fn new(
         cluster: &'a Cluster,
         prepared: &'a Prepared,
-        batch: &[PodWork],
+        batch: &[PodWork<'_>],
         anti_affinity_pods: &[PodId],
     ) -> Self {
         let mut topology = Topology {
@@ -646,7 +646,7 @@ impl<'a> Topology<'a> {
     /// index and hostname of the NodeClaim of this solve it joined, if any.
     pub fn record(
         &mut self,
-        pod: &PodWork,
+        pod: &PodWork<'_>,
         taints: &[Taint],
         node: &Requirements,
         allow: &LabelKeySet,

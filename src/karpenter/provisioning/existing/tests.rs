@@ -92,7 +92,7 @@ fn first_fit_matches_trying_every_node_in_order() {
 
 /// Places `work` on its first fit, checked against trying every open
 /// node of the solve in order; whether it found one.
-fn place_first_fit(set: &mut ExistingSet<'_>, work: &PodWork, context: &str) -> bool {
+fn place_first_fit(set: &mut ExistingSet<'_>, work: &PodWork<'_>, context: &str) -> bool {
     let found = set
         .first_fit(&work.requests, |n| {
             work.requests.fits(&n.remaining).then_some(())
@@ -132,11 +132,8 @@ fn fit_lists_shared_by_many_solves_keep_the_in_order_first_fit() {
         let mut set = ExistingSet::new(&base, &world.cluster, &closure, &own);
         for step in 0..OWN_TREE_AFTER as u32 {
             let (cpu, mem) = shapes[rng.random_range(0..shapes.len())];
-            let work = PodWork::new(
-                crate::scheduler::PodId(solve * 100 + step),
-                Arc::new(pod(cpu, mem)),
-            )
-            .unwrap();
+            let spec = pod(cpu, mem);
+            let work = PodWork::new(crate::scheduler::PodId(solve * 100 + step), &spec).unwrap();
             if place_first_fit(&mut set, &work, &format!("solve {solve}, step {step}")) {
                 found += 1;
             }
@@ -162,8 +159,8 @@ fn first_fit_sees_the_room_pods_placed_in_this_solve() {
     let mut placed = 0;
     for step in 0..400 {
         let cpu = rng.random_range(1..=8) * 250;
-        let spec = Arc::new(pod(cpu, rng.random_range(1..=8) * 256));
-        let work = PodWork::new(crate::scheduler::PodId(step), spec).unwrap();
+        let spec = pod(cpu, rng.random_range(1..=8) * 256);
+        let work = PodWork::new(crate::scheduler::PodId(step), &spec).unwrap();
         if place_first_fit(&mut set, &work, &format!("step {step}")) {
             placed += 1;
         }

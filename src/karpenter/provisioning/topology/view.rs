@@ -15,7 +15,7 @@ use crate::kube::requirements::{Requirement, Requirements};
 impl Topology<'_> {
     /// The groups that constrain `pod`, looked up once for all the nodes
     /// it is tried on.
-    pub fn for_pod(&self, pod: &PodWork) -> PodTopology<'_> {
+    pub fn for_pod(&self, pod: &PodWork<'_>) -> PodTopology<'_> {
         let owned = self.owned.get(&pod.id).map(Vec::as_slice).unwrap_or(&[]);
         // Inverse groups are anti-affinity groups, whose node filter admits
         // every node: selecting the pod is enough.
