@@ -235,6 +235,8 @@ pub struct Cluster {
     /// anything a decision could read about the node (its fields, or a pod
     /// bound to it) last changed.
     node_revisions: Vec<u64>,
+    /// The latest revision given to any node (see [`Cluster::revision`]).
+    revision: u64,
     /// Pods that may be pending, a superset of them in id order (pods
     /// leave it when bound, finished or removed).
     maybe_pending: BTreeSet<PodId>,
@@ -268,7 +270,15 @@ impl Cluster {
         if self.node_revisions.len() <= slot {
             self.node_revisions.resize(slot + 1, 0);
         }
-        self.node_revisions[slot] = REVISION_CLOCK.fetch_add(1, Ordering::Relaxed);
+        self.revision = REVISION_CLOCK.fetch_add(1, Ordering::Relaxed);
+        self.node_revisions[slot] = self.revision;
+    }
+
+    /// The cluster's node revision: it differs between two reads exactly
+    /// when some node, or a pod bound to one, may have changed in between
+    /// (the latest of [`Cluster::node_revision`], removed nodes included).
+    pub fn revision(&self) -> u64 {
+        self.revision
     }
 
     /// The node's revision: it differs between two reads of the same
@@ -554,13 +564,20 @@ mod tests {
         let changed = |cluster: &Cluster, last: &mut u64, what: &str| {
             let now = cluster.node_revision(a);
             assert_ne!(now, *last, "{what} changes the revision");
+            assert_eq!(
+                cluster.revision(),
+                now,
+                "{what}: the cluster's is the latest"
+            );
             *last = now;
         };
         cluster.bind(p, a);
         changed(&cluster, &mut last, "bind");
         let _ = cluster.node(a).unwrap().available();
         let _ = cluster.pending_pods().count();
+        let unbound = cluster.add_pod(pod(250));
         assert_eq!(cluster.node_revision(a), last, "reads keep it");
+        assert_eq!(cluster.revision(), last, "so does a pod on no node");
         cluster.pod_mut(p).unwrap().unschedulable = true;
         changed(&cluster, &mut last, "a bound pod's mutable access");
         cluster.finish_pod(p, PodPhase::Succeeded);
@@ -573,6 +590,14 @@ mod tests {
             cluster.node_revision(b),
             b_before,
             "other nodes keep theirs"
+        );
+
+        let before_removal = cluster.revision();
+        cluster.bind(unbound, b);
+        cluster.remove_node(b);
+        assert!(
+            cluster.revision() > before_removal,
+            "removing a node changes it"
         );
 
         let mut copy = cluster.clone();

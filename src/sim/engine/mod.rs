@@ -551,6 +551,9 @@ struct Engine<'a> {
     samples: Vec<Sample>,
     next_sample: SimTime,
     integrated_until: SimTime,
+    /// The nodes' summed requests and allocatable, with the cluster
+    /// revision they were summed at (most events change no node).
+    usage_sums: Option<(u64, record::UsageSums)>,
     /// ∫ requested / allocatable over time, in (milli-cores | bytes) × ms.
     cpu_requested_ms: i128,
     cpu_allocatable_ms: i128,
@@ -626,6 +629,7 @@ impl<'a> Engine<'a> {
             samples: Vec::new(),
             next_sample: SimTime::ZERO,
             integrated_until: SimTime::ZERO,
+            usage_sums: None,
             cpu_requested_ms: 0,
             cpu_allocatable_ms: 0,
             memory_requested_ms: 0,
@@ -755,31 +759,6 @@ impl<'a> Engine<'a> {
             self.last_progress = to;
             progress(to);
         }
-    }
-
-    fn integrate_until(&mut self, to: SimTime) {
-        let dt = i128::from(
-            to.saturating_duration_since(self.integrated_until)
-                .as_millis(),
-        );
-        if dt > 0 {
-            // Summed first, multiplied once: Σ(xᵢ·dt) = (Σxᵢ)·dt exactly.
-            let (mut cpu_requested, mut memory_requested) = (0i64, 0i64);
-            let (mut cpu_allocatable, mut memory_allocatable) = (0i128, 0i128);
-            for (_, node) in self.cluster.nodes() {
-                cpu_requested += node.requested.cpu_millis();
-                memory_requested += node.requested.memory_bytes();
-                cpu_allocatable += i128::from(node.allocatable.cpu_millis());
-                memory_allocatable += i128::from(node.allocatable.memory_bytes());
-            }
-            self.cpu_requested_ms += i128::from(cpu_requested) * dt;
-            self.cpu_allocatable_ms += cpu_allocatable * dt;
-            self.memory_requested_ms += i128::from(memory_requested) * dt;
-            self.memory_allocatable_ms += memory_allocatable * dt;
-            self.bound
-                .integrate(dt as u64, cpu_requested, memory_requested);
-        }
-        self.integrated_until = self.integrated_until.max(to);
     }
 
     fn sample_at(&mut self, at: SimTime) {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use super::Engine;
 use crate::cloud::{CapacityType, Price};
+use crate::scheduler::Cluster;
 use crate::sim::ledger::MicroUsd;
 use crate::sim::percentile::SortedSamples;
 use crate::sim::time::{SimDuration, SimTime};
@@ -393,5 +394,68 @@ impl Engine<'_> {
             disruption,
             scale_down: self.ca.map(|ca| ca.unremovable),
         }
+    }
+}
+
+impl Engine<'_> {
+    /// Adds the usage integrals (and the cost lower bound's) from the last
+    /// integration up to `to`; the node sums are recounted only when the
+    /// cluster changed since.
+    pub(super) fn integrate_until(&mut self, to: SimTime) {
+        let dt = i128::from(
+            to.saturating_duration_since(self.integrated_until)
+                .as_millis(),
+        );
+        if dt > 0 {
+            // Summed first, multiplied once: Σ(xᵢ·dt) = (Σxᵢ)·dt exactly.
+            let revision = self.cluster.revision();
+            let UsageSums {
+                cpu_requested,
+                memory_requested,
+                cpu_allocatable,
+                memory_allocatable,
+            } = match self.usage_sums {
+                Some((at, sums)) if at == revision => sums,
+                _ => {
+                    let sums = UsageSums::of(&self.cluster);
+                    self.usage_sums = Some((revision, sums));
+                    sums
+                }
+            };
+            self.cpu_requested_ms += i128::from(cpu_requested) * dt;
+            self.cpu_allocatable_ms += cpu_allocatable * dt;
+            self.memory_requested_ms += i128::from(memory_requested) * dt;
+            self.memory_allocatable_ms += memory_allocatable * dt;
+            self.bound
+                .integrate(dt as u64, cpu_requested, memory_requested);
+        }
+        self.integrated_until = self.integrated_until.max(to);
+    }
+}
+
+/// The nodes' requests and allocatable, summed over every live node.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct UsageSums {
+    cpu_requested: i64,
+    memory_requested: i64,
+    cpu_allocatable: i128,
+    memory_allocatable: i128,
+}
+
+impl UsageSums {
+    fn of(cluster: &Cluster) -> UsageSums {
+        let mut sums = UsageSums {
+            cpu_requested: 0,
+            memory_requested: 0,
+            cpu_allocatable: 0,
+            memory_allocatable: 0,
+        };
+        for (_, node) in cluster.nodes() {
+            sums.cpu_requested += node.requested.cpu_millis();
+            sums.memory_requested += node.requested.memory_bytes();
+            sums.cpu_allocatable += i128::from(node.allocatable.cpu_millis());
+            sums.memory_allocatable += i128::from(node.allocatable.memory_bytes());
+        }
+        sums
     }
 }
