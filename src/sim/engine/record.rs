@@ -395,9 +395,7 @@ impl Engine<'_> {
             scale_down: self.ca.map(|ca| ca.unremovable),
         }
     }
-}
 
-impl Engine<'_> {
     /// Adds the usage integrals (and the cost lower bound's) from the last
     /// integration up to `to`; the node sums are recounted only when the
     /// cluster changed since.
