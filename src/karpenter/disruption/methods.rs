@@ -287,13 +287,14 @@ pub(super) fn consolidation_command(
 /// Multi-node: binary search for the longest prefix (≥ 2 nodes, at most
 /// 100) of the best candidates (`sorted` by savings ratio) that can be
 /// deleted or replaced by one cheaper node of a type none of them already
-/// is (or is cheaper than).
+/// is (or is cheaper than), spending `budgets` (the pass's Underutilized
+/// mapping) as it takes candidates.
 fn multi_node(
     ctx: &Consolidation<'_, '_>,
     sorted: &[Candidate],
+    mut budgets: BTreeMap<String, u32>,
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
-    let mut budgets = ctx.budgets(DisruptionReason::Underutilized);
     let mut disruptable: Vec<&Candidate> = Vec::new();
     for c in sorted {
         if let Some(left) = budgets.get_mut(&*c.nodepool).filter(|l| **l > 0) {
@@ -354,8 +355,9 @@ fn multi_then_single_node(
     sort_by_savings_ratio(&mut candidates);
     let order = deal_by_nodepool(candidates.clone(), &[]);
     let limit = ctx.input.options.single_node_candidate_limit;
+    // One budget mapping for both: multi-node spends a copy of it.
+    let budgets = ctx.budgets(DisruptionReason::Underutilized);
     let consolidation = ctx.consolidation();
-    let budgets = consolidation.budgets(DisruptionReason::Underutilized);
     let evaluated: Vec<&Candidate> = order
         .iter()
         .filter(|c| budgets.get(&*c.nodepool).copied().unwrap_or(0) > 0)
@@ -369,7 +371,7 @@ fn multi_then_single_node(
         .collect();
     let multi_found = AtomicBool::new(false);
     let multi = || {
-        let found = multi_node(&consolidation, &candidates, totals);
+        let found = multi_node(&consolidation, &candidates, budgets.clone(), totals);
         multi_found.store(found.is_some(), Ordering::Relaxed);
         found
     };
@@ -453,10 +455,6 @@ struct Consolidation<'c, 'a> {
 }
 
 impl Consolidation<'_, '_> {
-    fn budgets(&self, reason: DisruptionReason) -> BTreeMap<String, u32> {
-        budget_mapping(self.input.cluster, self.pools, reason, self.input.now)
-    }
-
     /// The consolidation decision for `candidates`, simulated over
     /// `closure` (the view's, or a copy of it).
     fn consolidate(&self, candidates: &[&Candidate], closure: &Closure) -> Decision {

@@ -51,20 +51,11 @@ pub fn sort_by_disruption_cost(candidates: &mut [Candidate]) {
     });
 }
 
-/// Single-node consolidation's order: sorted by savings ratio, then dealt
-/// round-robin across NodePools so one large pool cannot starve the others.
-/// Pools a timed-out pass did not reach (`previously_unseen`, in the given
-/// order) deal first; the rest follow in name order (upstream: map order).
-pub fn interleave_by_nodepool(
-    mut candidates: Vec<Candidate>,
-    previously_unseen: &[String],
-) -> Vec<Candidate> {
-    sort_by_savings_ratio(&mut candidates);
-    deal_by_nodepool(candidates, previously_unseen)
-}
-
-/// [`interleave_by_nodepool`] of candidates already sorted by savings
-/// ratio: the round-robin deal alone.
+/// Single-node consolidation's order from candidates already sorted by
+/// savings ratio ([`sort_by_savings_ratio`]): dealt round-robin across
+/// NodePools so one large pool cannot starve the others. Pools a timed-out
+/// pass did not reach (`previously_unseen`, in the given order) deal first;
+/// the rest follow in name order (upstream: map order).
 pub fn deal_by_nodepool(
     candidates: Vec<Candidate>,
     previously_unseen: &[String],
@@ -201,13 +192,17 @@ mod tests {
             candidate("c1", "c", 250_000, 1.0),
             candidate("c2", "c", 10_000, 1.0),
         ];
+        let interleave = |mut c: Vec<Candidate>, unseen: &[String]| {
+            sort_by_savings_ratio(&mut c);
+            deal_by_nodepool(c, unseen)
+        };
         assert_eq!(
-            names(&interleave_by_nodepool(c.clone(), &[])),
+            names(&interleave(c.clone(), &[])),
             ["a1", "b1", "c1", "a2", "c2", "a3"]
         );
         let unseen = ["c".to_string(), "zz".to_string()];
         assert_eq!(
-            names(&interleave_by_nodepool(c, &unseen)),
+            names(&interleave(c, &unseen)),
             ["c1", "a1", "b1", "c2", "a2", "a3"]
         );
     }
