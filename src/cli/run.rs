@@ -270,20 +270,14 @@ fn simulate_variants<W: Write + Send>(
         .num_threads(jobs.max(1))
         .build()
         .context("cannot start the simulation threads")?;
+    // On one thread, or with one variant, the variants simply run in turn
+    // (results are collected in variant order either way).
     pool.install(|| {
-        if jobs <= 1 || runs.len() <= 1 {
-            runs.iter()
-                .zip(sinks.iter_mut())
-                .enumerate()
-                .map(|(i, (input, sink))| simulate(i, input, sink))
-                .collect()
-        } else {
-            runs.par_iter()
-                .zip(sinks.par_iter_mut())
-                .enumerate()
-                .map(|(i, (input, sink))| simulate(i, input, sink))
-                .collect()
-        }
+        runs.par_iter()
+            .zip(sinks.par_iter_mut())
+            .enumerate()
+            .map(|(i, (input, sink))| simulate(i, input, sink))
+            .collect()
     })
 }
 
