@@ -21,8 +21,11 @@
 //! a call takes O(P·(N·(1 + T) + A)) time. Allocations are O(P·T) (per-pod
 //! domain count vectors) plus O(M·N) for the M distinct matchers; nothing is
 //! allocated per (pod, node) pair except on nodes that fail (one tally
-//! entry per distinct reason). A pod's scan over many nodes is split over
-//! the current rayon pool's threads; the decisions do not depend on it.
+//! entry per distinct reason). Nodes without the pod's cpu, memory or pod
+//! slots free (kept per node through the call's binds) fail for sure and
+//! are skipped unless no node fits, when the message needs their reasons.
+//! A pod's scan over many nodes is split over the current rayon pool's
+//! threads; the decisions do not depend on it.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -36,6 +39,7 @@ use super::score::{
     FIT_WEIGHT, NODE_AFFINITY_WEIGHT, TAINT_TOLERATION_WEIGHT, fit_score,
     intolerable_prefer_no_schedule, normalize, preferred_affinity, score_requests,
 };
+use crate::kube::resources::Resources;
 
 /// How feasible nodes are scored (kube-scheduler `NodeResourcesFit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -110,6 +114,12 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
     // fails with the same message (kept only for pods whose filters read
     // nothing but the node they check and the pods bound so far).
     let mut failed_since_bind: Vec<(&crate::kube::pod::PodSpec, String)> = Vec::new();
+    // Free cpu, memory and pod slots per node (by position in `nodes`),
+    // following this call's binds.
+    let mut free: Vec<Room> = nodes
+        .iter()
+        .map(|(_, node)| Room::of(&(node.allocatable - node.requested)))
+        .collect();
     for (pod_id, pod) in queue {
         let spec = pod.spec.as_ref();
         let plain = spec.topology_spread.is_empty()
@@ -127,35 +137,31 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         let pod_weight = score_requests(&spec.requests);
         feasible.clear();
         failures.clear();
-        let scan = NodeScan {
+        let mut scan = NodeScan {
             placement: &placement,
             filter: &filter,
             scoring: config.scoring,
             pod_weight,
+            room_check: RoomCheck::SkipShort(Room::of(&spec.requests)),
         };
-        if nodes.len() >= 2 * NODES_PER_TASK && rayon::current_num_threads() > 1 {
-            // Nodes are filtered on their own: side by side on the current
-            // rayon pool's threads. The outcome does not depend on the
-            // order parts come back in (the best node is chosen by score
-            // and name, failures are tallied), but they are joined in node
-            // order anyway.
-            let parts: Vec<NodeScanPart<'_>> = nodes
-                .par_chunks(NODES_PER_TASK)
-                .zip(score_requested.par_chunks_mut(NODES_PER_TASK))
-                .map(|(nodes, scores)| {
-                    let mut part = NodeScanPart::default();
-                    scan.run(nodes, scores, &mut part.feasible, &mut part.failures);
-                    part
-                })
-                .collect();
-            for part in parts {
-                feasible.extend(part.feasible);
-                for (unfit, count) in part.failures {
-                    tally(&mut failures, unfit, count);
-                }
-            }
-        } else {
-            scan.run(&nodes, &mut score_requested, &mut feasible, &mut failures);
+        let skipped = scan.run_over(
+            &nodes,
+            &free,
+            &mut score_requested,
+            &mut feasible,
+            &mut failures,
+        );
+        if feasible.is_empty() && skipped > 0 {
+            // The message tallies every node by its first failing plugin:
+            // filter the skipped ones too.
+            scan.room_check = RoomCheck::OnlyShort(Room::of(&spec.requests));
+            scan.run_over(
+                &nodes,
+                &free,
+                &mut score_requested,
+                &mut feasible,
+                &mut failures,
+            );
         }
         drop(filter);
         let Some(best) = best_node(cluster, &feasible) else {
@@ -169,6 +175,9 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         failed_since_bind.clear();
         placement.bind(pod_id, best);
         let position = nodes.binary_search_by_key(&best, |(id, _)| *id);
+        if let Ok(p) = position {
+            free[p].take(&spec.requests);
+        }
         if let Some([cpu, mem]) = position.ok().and_then(|p| score_requested[p].as_mut()) {
             *cpu += pod_weight[0];
             *mem += pod_weight[1];
@@ -176,6 +185,89 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         decisions.push(Decision::Bind(pod_id, best));
     }
     decisions
+}
+
+/// Which nodes a scan filters, by whether they have the pod's cpu, memory
+/// and pod requests free. A node without is sure to fail (NodeResourcesFit
+/// or an earlier plugin), so while looking for feasible nodes it is
+/// skipped; only when none is found are the skipped nodes filtered, for
+/// the message's tally.
+#[derive(Debug, Clone, Copy)]
+enum RoomCheck {
+    /// Filter the nodes with room; skip (and count) the others.
+    SkipShort(Room),
+    /// Filter only the nodes without room.
+    OnlyShort(Room),
+}
+
+/// Free cpu, memory and pod slots of a node, or the requests of a pod.
+#[derive(Debug, Clone, Copy)]
+struct Room([i64; 3]);
+
+impl Room {
+    fn of(amounts: &Resources) -> Room {
+        Room([amounts.cpu_millis(), amounts.memory_bytes(), amounts.pods()])
+    }
+
+    /// Whether a pod wanting `self` may fit `free`: false only when it
+    /// requests more of one of these than is free, which fails
+    /// NodeResourcesFit (or an earlier plugin).
+    fn may_fit(&self, free: &Room) -> bool {
+        self.0
+            .iter()
+            .zip(&free.0)
+            .all(|(&want, &have)| want <= 0 || want <= have)
+    }
+
+    fn take(&mut self, requests: &Resources) {
+        let want = Room::of(requests);
+        for (have, want) in self.0.iter_mut().zip(want.0) {
+            *have -= want;
+        }
+    }
+}
+
+impl<'c> NodeScan<'_, 'c, '_> {
+    /// Filters the nodes the room check lets through, on the current rayon
+    /// pool's threads when there are many; returns how many it skipped.
+    fn run_over(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        free: &[Room],
+        score_requested: &mut [Option<[i64; 2]>],
+        feasible: &mut Vec<Candidate>,
+        failures: &mut Vec<(Unfit<'c>, usize)>,
+    ) -> usize {
+        if nodes.len() >= 2 * NODES_PER_TASK && rayon::current_num_threads() > 1 {
+            // Nodes are filtered on their own: side by side on the current
+            // rayon pool's threads. The outcome does not depend on the
+            // order parts come back in (the best node is chosen by score
+            // and name, failures are tallied), but they are joined in node
+            // order anyway.
+            let parts: Vec<NodeScanPart<'_>> = nodes
+                .par_chunks(NODES_PER_TASK)
+                .zip(free.par_chunks(NODES_PER_TASK))
+                .zip(score_requested.par_chunks_mut(NODES_PER_TASK))
+                .map(|((nodes, free), scores)| {
+                    let mut part = NodeScanPart::default();
+                    part.skipped =
+                        self.run(nodes, free, scores, &mut part.feasible, &mut part.failures);
+                    part
+                })
+                .collect();
+            let mut skipped = 0;
+            for part in parts {
+                feasible.extend(part.feasible);
+                skipped += part.skipped;
+                for (unfit, count) in part.failures {
+                    tally(failures, unfit, count);
+                }
+            }
+            skipped
+        } else {
+            self.run(nodes, free, score_requested, feasible, failures)
+        }
+    }
 }
 
 /// Nodes one thread filters at a time when a scan is split.
@@ -187,6 +279,8 @@ struct NodeScan<'p, 'c, 's> {
     filter: &'p PodFilter<'s>,
     scoring: ScoringStrategy,
     pod_weight: [i64; 2],
+    /// Which nodes are filtered, by their free room.
+    room_check: RoomCheck,
 }
 
 /// The feasible nodes and the failure tally of part of a scan.
@@ -194,21 +288,33 @@ struct NodeScan<'p, 'c, 's> {
 struct NodeScanPart<'c> {
     feasible: Vec<Candidate>,
     failures: Vec<(Unfit<'c>, usize)>,
+    skipped: usize,
 }
 
 impl<'c> NodeScan<'_, 'c, '_> {
-    /// Filters `nodes` (with their slots of the per-node score sums, summed
-    /// the first time a node is feasible), adding the feasible ones with
-    /// their raw scores and tallying why the others fail.
+    /// Filters `nodes` that the room check lets through (with their free
+    /// room and their slots of the per-node score sums, summed the first
+    /// time a node is feasible), adding the feasible ones with their raw
+    /// scores and tallying why the others fail; returns how many it skipped.
     fn run(
         &self,
         nodes: &[(NodeId, &'c Node)],
+        free: &[Room],
         score_requested: &mut [Option<[i64; 2]>],
         feasible: &mut Vec<Candidate>,
         failures: &mut Vec<(Unfit<'c>, usize)>,
-    ) {
+    ) -> usize {
         let spec = self.filter.spec();
-        for (&(id, node), score) in nodes.iter().zip(score_requested) {
+        let mut skipped = 0;
+        for ((&(id, node), free), score) in nodes.iter().zip(free).zip(score_requested) {
+            match self.room_check {
+                RoomCheck::SkipShort(want) if !want.may_fit(free) => {
+                    skipped += 1;
+                    continue;
+                }
+                RoomCheck::OnlyShort(want) if want.may_fit(free) => continue,
+                _ => {}
+            }
             match self.filter.check(self.placement, id, node) {
                 Ok(()) => {
                     let [cpu, mem] = *score.get_or_insert_with(|| {
@@ -234,6 +340,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
                 Err(unfit) => tally(failures, unfit, 1),
             }
         }
+        skipped
     }
 }
 

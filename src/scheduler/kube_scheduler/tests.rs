@@ -123,6 +123,47 @@ fn unschedulable_message_counts_reasons() {
     );
 }
 
+/// Nodes without the pod's cpu, memory or pod slots free are skipped while
+/// feasible nodes are sought, but when none is found the message still
+/// counts each under its first failing plugin (here taint, cordon and
+/// node affinity come before NodeResourcesFit), as kube-scheduler's
+/// FitError does; and a node with room for exactly two pods takes both.
+#[test]
+fn nodes_short_of_room_are_counted_by_their_first_failing_plugin() {
+    let mut cluster = Cluster::new();
+    let gpu = Taint::new("dedicated", "gpu", TaintEffect::NoSchedule);
+    cluster.add_node(node("tainted").cpu_mem(500, GIB).taint(gpu).build());
+    cluster.add_node(node("cordoned").cpu_mem(500, GIB).deleting().build());
+    cluster.add_node(node("elsewhere").cpu_mem(500, GIB).zone("b").build());
+    cluster.add_node(node("small").cpu_mem(500, GIB).zone("a").build());
+    let pod = cluster.add_pod(
+        PodBuilder::new("p")
+            .requests(1000, GIB)
+            .node_selector(LABEL_TOPOLOGY_ZONE, "a")
+            .build(),
+    );
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &[pod], &LEAST)),
+        [
+            "- 0/4 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable."
+        ]
+    );
+
+    let mut cluster = Cluster::new();
+    cluster.add_node(node("pair").cpu_mem(1000, 2 * GIB).build());
+    let pods = add_pods(&mut cluster, 3, |i| {
+        PodBuilder::new(&format!("half-{i}")).requests(500, GIB)
+    });
+    assert_eq!(
+        placed(&cluster, &schedule(&cluster, &pods, &MOST)),
+        [
+            "pair",
+            "pair",
+            "- 0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory."
+        ]
+    );
+}
+
 /// Binds within one call count for later pods: resources, host ports,
 /// hostname anti-affinity and zone spread all see earlier decisions.
 #[test]
