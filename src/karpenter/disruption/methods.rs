@@ -315,7 +315,7 @@ fn multi_node(
     while low <= high {
         let mid = (low + high) / 2;
         let prefix = &disruptable[..=mid];
-        let decision = ctx.consolidate(prefix, ctx.view.closure(true));
+        let decision = ctx.consolidate(prefix, ctx.view.closure(true), true);
         let decision = match decision {
             Decision::Replace(mut claim) => {
                 match filter_out_same_instance_type(input, &mut claim, prefix) {
@@ -456,11 +456,14 @@ struct Consolidation<'c, 'a> {
 
 impl Consolidation<'_, '_> {
     /// The consolidation decision for `candidates`, simulated over
-    /// `closure` (the view's, or a copy of it).
-    fn consolidate(&self, candidates: &[&Candidate], closure: &Closure) -> Decision {
+    /// `closure` (the view's, or a copy of it). `quiet` when no message is
+    /// wanted for a no-op: the simulation then stops at a second new
+    /// NodeClaim, which makes it one whatever the rest of the pods do.
+    fn consolidate(&self, candidates: &[&Candidate], closure: &Closure, quiet: bool) -> Decision {
+        let stop_at = quiet.then_some(2);
         let simulation = self
             .view
-            .simulate_on(self.input, self.pdbs, candidates, closure);
+            .simulate_on(self.input, self.pdbs, candidates, closure, stop_at);
         decide_consolidation(self.input, candidates, simulation)
     }
 
@@ -482,7 +485,7 @@ impl Consolidation<'_, '_> {
     ) -> Vec<SingleNodeOutcome> {
         let (input, pools) = (self.input, self.pools);
         let evaluate = |candidate: &Candidate, closure: &Closure| {
-            let decision = self.consolidate(&[candidate], closure);
+            let decision = self.consolidate(&[candidate], closure, false);
             single_node_outcome(input, pools, totals, candidate, decision)
         };
         let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));

@@ -176,7 +176,7 @@ impl SimulationView {
     ) -> Simulation {
         self.prepare(input, consolidation);
         let closure = self.closure(consolidation);
-        self.simulate_on(input, pdbs, candidates, closure)
+        self.simulate_on(input, pdbs, candidates, closure, None)
     }
 
     /// Builds what every simulation of `consolidation`'s kind shares: the
@@ -219,7 +219,8 @@ impl SimulationView {
     }
 
     /// [`Self::simulate`] on a prepared view, with `closure` (the view's
-    /// own or a copy of it: a copy lets simulations run side by side).
+    /// own or a copy of it: a copy lets simulations run side by side),
+    /// stopped early as [`ProvisioningInput::stop_at_new_nodeclaims`] says.
     ///
     /// # Panics
     /// If the view was not prepared.
@@ -229,6 +230,7 @@ impl SimulationView {
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
         closure: &Closure,
+        stop_at_new_nodeclaims: Option<usize>,
     ) -> Simulation {
         // Pending pods first, then the candidates' (each pod once), then
         // those of deleting nodes (never pending, each on one node).
@@ -259,6 +261,7 @@ impl SimulationView {
             pods: &pods,
             node_count_resource: input.node_count_resource,
             prepared,
+            stop_at_new_nodeclaims,
         };
         let mut result = solve_with_closure(&provisioning, existing, closure, &closed);
         self.reject_uninitialized_destinations(input.cluster, &mut result);

@@ -75,6 +75,12 @@ pub struct ProvisioningInput<'a> {
     /// [`Prepared::new`], when the caller keeps one across solves; `None`
     /// builds it for this solve alone. Either way the result is the same.
     pub prepared: Option<&'a Prepared>,
+    /// Stop placing pods once this many new NodeClaims are open, for
+    /// callers that only ask whether fewer would do: the result then has
+    /// that many and is otherwise partial (the rest of the pods neither
+    /// placed nor failed). Ignored when a NodePool has `minValues`, as a
+    /// claim that misses them is dropped at the end.
+    pub stop_at_new_nodeclaims: Option<usize>,
 }
 
 /// A NodeClaim the solve wants created.

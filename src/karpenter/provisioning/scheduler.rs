@@ -108,6 +108,10 @@ fn solve_prepared<'a>(
         }
     }
     let tolerate_prefer_no_schedule = prepared.tolerate_prefer_no_schedule();
+    let has_min_values = templates
+        .iter()
+        .any(|t| t.requirements.iter().any(|r| r.min_values().is_some()));
+    let stop_at = input.stop_at_new_nodeclaims.filter(|_| !has_min_values);
 
     let existing = ExistingSet::new(base, cluster, closure, closed);
     let remaining = remaining_limits(input, &existing);
@@ -173,6 +177,9 @@ fn solve_prepared<'a>(
         match scheduler.try_schedule(&batch[next]) {
             Ok(()) => {
                 errors.remove(&batch[next].id);
+                if stop_at.is_some_and(|n| scheduler.claims.len() >= n) {
+                    break;
+                }
             }
             Err(reason) => {
                 errors.insert(batch[next].id, reason);

@@ -179,6 +179,7 @@ impl Engine<'_> {
             pods: &pods,
             node_count_resource: self.node_count_resource,
             prepared: Some(&prepared),
+            stop_at_new_nodeclaims: None,
         });
         drop(contexts);
         let nominated_until = self.now() + NOMINATION_WINDOW;

@@ -452,6 +452,37 @@ fn min_values_strict() {
     );
 }
 
+/// A solve asked to stop at two new NodeClaims (consolidation asking only
+/// whether fewer would do) stops when the second opens; with `minValues`
+/// on a NodePool it runs on, since a claim short of them would be dropped
+/// at the end and the count could fall back.
+#[test]
+fn solve_stops_at_the_asked_number_of_new_nodeclaims() {
+    let count_claims = |template_extra: &str, stop_at: Option<usize>| {
+        let mut world = World::fake(pool("default", "", template_extra).0, 8);
+        for zone in ["test-zone-1", "test-zone-2", "test-zone-3"] {
+            let mut spec = pod(100, 100);
+            spec.node_selector
+                .insert(LABEL_TOPOLOGY_ZONE.into(), zone.into());
+            world.add_pending(spec);
+        }
+        let result = solve(&ProvisioningInput {
+            cluster: &world.cluster,
+            nodepools: &world.contexts(),
+            daemonsets: &world.daemonsets,
+            pods: &world.pending,
+            node_count_resource: world.node_count_resource,
+            prepared: None,
+            stop_at_new_nodeclaims: stop_at,
+        });
+        result.new_nodeclaims.len()
+    };
+    assert_eq!(count_claims("", None), 3);
+    assert_eq!(count_claims("", Some(2)), 2);
+    let min_values = "      requirements: [{key: node.kubernetes.io/instance-type, operator: Exists, minValues: 2}]\n";
+    assert_eq!(count_claims(min_values, Some(2)), 3);
+}
+
 /// Capacity-type requirement keeps only matching offerings (instance
 /// selection "should schedule on one of the cheapest instances (pod ct =
 /// spot)").
@@ -513,6 +544,7 @@ fn shared_existing_views_match_fresh_solves() {
                 pods: &world.pending,
                 node_count_resource: world.node_count_resource,
                 prepared: Some(&prepared),
+                stop_at_new_nodeclaims: None,
             };
             solve_with_existing(&input, &shared, closed)
         };
