@@ -549,6 +549,39 @@ fn drift_replaces_a_drifted_node() {
     assert_eq!(cmd.explanation, "drifted (NodePoolDrifted): delete");
 }
 
+/// core: drift_test.go "should not drift nodes that have pods with the
+/// karpenter.sh/do-not-disrupt annotation" and its terminationGracePeriod
+/// case (Eventual disruption): a drifted node whose pod blocks eviction
+/// keeps the Graceful rejection as its note and is not drifted; with a
+/// grace period on its NodeClaim it is. A node that is not drifted is not
+/// a drift candidate, whatever its pods.
+#[test]
+fn drift_respects_do_not_disrupt_unless_a_grace_period_bounds_the_drain() {
+    let mut env = Env::fake();
+    env.pool_mut().disruption.consolidate_after = None;
+    let drifted = env.node("drifted", "fake-it-3", CapacityType::OnDemand);
+    env.pod_with(drifted, 1000, |s| {
+        s.do_not_disrupt = Some(DoNotDisrupt::Always)
+    });
+    env.claim_mut(drifted).lifecycle.drifted = Some(DriftedCondition {
+        reason: "NodePoolDrifted".into(),
+        since: SimTime::ZERO,
+    });
+    let steady = env.node("steady", "fake-it-3", CapacityType::OnDemand);
+    env.pod(steady, 1000);
+    let outcome = env.pass();
+    assert_eq!(outcome.command, None);
+    assert!(
+        note(&outcome, drifted).contains("has \"karpenter.sh/do-not-disrupt\" annotation"),
+        "{}",
+        note(&outcome, drifted)
+    );
+    env.claim_mut(drifted).lifecycle.termination_grace_period = Some(SimDuration::from_mins(10));
+    let cmd = env.pass().command.unwrap();
+    assert_eq!(cmd.method, Method::Drift);
+    assert_eq!(cmd.candidates, vec![drifted]);
+}
+
 /// core: consolidation_test.go TTL "should not delete node if pods
 /// schedule with karpenter.sh/do-not-disrupt set to true during the TTL
 /// wait" and validation.go churn: a pod landed on the empty node, and a

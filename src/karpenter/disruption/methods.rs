@@ -210,8 +210,19 @@ pub(super) fn empty_nodes_command(input: &DisruptionInput<'_>, taken: &[Candidat
 /// pool's `Drifted` budget whose pods all fit, replaced by however many
 /// NodeClaims that takes.
 fn drift(ctx: &mut PassContext<'_, '_>) -> Option<Command> {
-    let eventual = ctx.candidates(DisruptionClass::Eventual);
     let cluster = ctx.input.cluster;
+    // Only drifted nodes can pass the filter below. The others are not
+    // judged as Eventual candidates: Eventual only lets through some pods
+    // Graceful rejects, so their rejections were noted already.
+    let drifted_nodes: Vec<NodeId> = cluster
+        .nodes()
+        .filter(|(_, node)| drift_filter(node).is_ok())
+        .map(|(id, _)| id)
+        .collect();
+    if drifted_nodes.is_empty() {
+        return None;
+    }
+    let eventual = ctx.candidates_among(DisruptionClass::Eventual, &drifted_nodes);
     let mut drifted = ctx.filter(&eventual, |c, _| match cluster.node(c.node) {
         Some(node) => drift_filter(node),
         None => Err(None),
