@@ -23,9 +23,11 @@
 //! allocated per (pod, node) pair except on nodes that fail (one tally
 //! entry per distinct reason). Nodes without the pod's cpu, memory or pod
 //! slots free (kept per node through the call's binds) fail for sure and
-//! are skipped unless no node fits, when the message needs their reasons.
-//! A pod's scan over many nodes is split over the current rayon pool's
-//! threads; the decisions do not depend on it.
+//! are skipped unless no node fits, when the message needs their reasons;
+//! a [`FailureMemo`] kept across calls has those of the nodes unchanged
+//! since the template's last failed scan. A pod's scan over many nodes
+//! with room is split over the current rayon pool's threads; the
+//! decisions do not depend on it.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -40,6 +42,7 @@ use super::score::{
     intolerable_prefer_no_schedule, normalize, preferred_affinity, score_requests,
 };
 use crate::kube::resources::Resources;
+pub use memo::FailureMemo;
 
 /// How feasible nodes are scored (kube-scheduler `NodeResourcesFit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -87,6 +90,18 @@ struct Candidate {
 /// finished get no decision; duplicates are decided once. Decisions come
 /// back in queue order.
 pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) -> Vec<Decision> {
+    schedule_remembering(cluster, pending, config, &mut FailureMemo::default())
+}
+
+/// [`schedule`] with `memo` kept across calls on the same evolving
+/// cluster: a template's failed scan filters again only the nodes without
+/// room that changed since its last one (the decisions are the same).
+pub fn schedule_remembering(
+    cluster: &Cluster,
+    pending: &[PodId],
+    config: &SchedulerConfig,
+    memo: &mut FailureMemo,
+) -> Vec<Decision> {
     let mut queue: Vec<_> = pending
         .iter()
         .filter_map(|&id| cluster.pod(id).map(|pod| (id, pod)))
@@ -137,12 +152,12 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         let pod_weight = score_requests(&spec.requests);
         feasible.clear();
         failures.clear();
-        let mut scan = NodeScan {
+        let scan = NodeScan {
             placement: &placement,
             filter: &filter,
             scoring: config.scoring,
             pod_weight,
-            room_check: RoomCheck::SkipShort(Room::of(&spec.requests)),
+            want: Room::of(&spec.requests),
         };
         let skipped = scan.run_over(
             &nodes,
@@ -153,15 +168,32 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         );
         if feasible.is_empty() && skipped > 0 {
             // The message tallies every node by its first failing plugin:
-            // filter the skipped ones too.
-            scan.room_check = RoomCheck::OnlyShort(Room::of(&spec.requests));
-            scan.run_over(
-                &nodes,
-                &free,
-                &mut score_requested,
-                &mut feasible,
-                &mut failures,
-            );
+            // the skipped ones too, as the memo has them while unchanged.
+            let want = Room::of(&spec.requests);
+            let mut remembered = memo.take(&pod.spec);
+            let mut kept = Vec::with_capacity(skipped);
+            for (position, &(id, node)) in nodes.iter().enumerate() {
+                if want.may_fit(&free[position]) {
+                    continue;
+                }
+                let revision = cluster.node_revision(id);
+                let as_in_cluster = !placement.has_binds_on(id);
+                if as_in_cluster && let Some(unfit) = remembered.reason(id, revision) {
+                    tally(&mut failures, unfit, 1);
+                    kept.push((id, revision, unfit));
+                    continue;
+                }
+                match scan.judge(id, node, &mut score_requested[position]) {
+                    Ok(candidate) => feasible.push(candidate),
+                    Err(unfit) => {
+                        tally(&mut failures, unfit, 1);
+                        if let Some(unfit) = unfit.without_taint().filter(|_| as_in_cluster) {
+                            kept.push((id, revision, unfit));
+                        }
+                    }
+                }
+            }
+            memo.keep(&pod.spec, kept);
         }
         drop(filter);
         let Some(best) = best_node(cluster, &feasible) else {
@@ -184,20 +216,8 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         }
         decisions.push(Decision::Bind(pod_id, best));
     }
+    memo.end_call();
     decisions
-}
-
-/// Which nodes a scan filters, by whether they have the pod's cpu, memory
-/// and pod requests free. A node without is sure to fail (NodeResourcesFit
-/// or an earlier plugin), so while looking for feasible nodes it is
-/// skipped; only when none is found are the skipped nodes filtered, for
-/// the message's tally.
-#[derive(Debug, Clone, Copy)]
-enum RoomCheck {
-    /// Filter the nodes with room; skip (and count) the others.
-    SkipShort(Room),
-    /// Filter only the nodes without room.
-    OnlyShort(Room),
 }
 
 /// Free cpu, memory and pod slots of a node, or the requests of a pod.
@@ -238,7 +258,9 @@ impl<'c> NodeScan<'_, 'c, '_> {
         feasible: &mut Vec<Candidate>,
         failures: &mut Vec<(Unfit<'c>, usize)>,
     ) -> usize {
-        if nodes.len() >= 2 * NODES_PER_TASK && rayon::current_num_threads() > 1 {
+        // Only the nodes with room are filtered: split when they are many.
+        let with_room = free.iter().filter(|free| self.want.may_fit(free)).count();
+        if with_room >= 2 * NODES_PER_TASK && rayon::current_num_threads() > 1 {
             // Nodes are filtered on their own: side by side on the current
             // rayon pool's threads. The outcome does not depend on the
             // order parts come back in (the best node is chosen by score
@@ -279,8 +301,11 @@ struct NodeScan<'p, 'c, 's> {
     filter: &'p PodFilter<'s>,
     scoring: ScoringStrategy,
     pod_weight: [i64; 2],
-    /// Which nodes are filtered, by their free room.
-    room_check: RoomCheck,
+    /// The pod's cpu, memory and pod requests: a node without that much
+    /// free is sure to fail (NodeResourcesFit or an earlier plugin), so
+    /// while feasible nodes are sought it is skipped; only when none is
+    /// found are the skipped nodes filtered, for the message's tally.
+    want: Room,
 }
 
 /// The feasible nodes and the failure tally of part of a scan.
@@ -304,43 +329,51 @@ impl<'c> NodeScan<'_, 'c, '_> {
         feasible: &mut Vec<Candidate>,
         failures: &mut Vec<(Unfit<'c>, usize)>,
     ) -> usize {
-        let spec = self.filter.spec();
         let mut skipped = 0;
         for ((&(id, node), free), score) in nodes.iter().zip(free).zip(score_requested) {
-            match self.room_check {
-                RoomCheck::SkipShort(want) if !want.may_fit(free) => {
-                    skipped += 1;
-                    continue;
-                }
-                RoomCheck::OnlyShort(want) if want.may_fit(free) => continue,
-                _ => {}
+            if !self.want.may_fit(free) {
+                skipped += 1;
+                continue;
             }
-            match self.filter.check(self.placement, id, node) {
-                Ok(()) => {
-                    let [cpu, mem] = *score.get_or_insert_with(|| {
-                        self.placement
-                            .pods_on(id, node)
-                            .fold([0, 0], |[cpu, mem], spec| {
-                                let [c, m] = score_requests(&spec.requests);
-                                [cpu + c, mem + m]
-                            })
-                    });
-                    let requested = [cpu + self.pod_weight[0], mem + self.pod_weight[1]];
-                    let allocatable = [
-                        node.allocatable.cpu_millis(),
-                        node.allocatable.memory_bytes(),
-                    ];
-                    feasible.push(Candidate {
-                        node: id,
-                        fit: fit_score(self.scoring, requested, allocatable),
-                        affinity: preferred_affinity(spec, &node.labels),
-                        taints: intolerable_prefer_no_schedule(&node.taints, &spec.tolerations),
-                    });
-                }
+            match self.judge(id, node, score) {
+                Ok(candidate) => feasible.push(candidate),
                 Err(unfit) => tally(failures, unfit, 1),
             }
         }
         skipped
+    }
+}
+
+impl<'c> NodeScan<'_, 'c, '_> {
+    /// Filters one node (with its slot of the per-node score sums, summed
+    /// the first time it is feasible): its raw scores, or why it fails.
+    fn judge(
+        &self,
+        id: NodeId,
+        node: &'c Node,
+        score: &mut Option<[i64; 2]>,
+    ) -> Result<Candidate, Unfit<'c>> {
+        self.filter.check(self.placement, id, node)?;
+        let spec = self.filter.spec();
+        let [cpu, mem] = *score.get_or_insert_with(|| {
+            self.placement
+                .pods_on(id, node)
+                .fold([0, 0], |[cpu, mem], spec| {
+                    let [c, m] = score_requests(&spec.requests);
+                    [cpu + c, mem + m]
+                })
+        });
+        let requested = [cpu + self.pod_weight[0], mem + self.pod_weight[1]];
+        let allocatable = [
+            node.allocatable.cpu_millis(),
+            node.allocatable.memory_bytes(),
+        ];
+        Ok(Candidate {
+            node: id,
+            fit: fit_score(self.scoring, requested, allocatable),
+            affinity: preferred_affinity(spec, &node.labels),
+            taints: intolerable_prefer_no_schedule(&node.taints, &spec.tolerations),
+        })
     }
 }
 
@@ -398,5 +431,6 @@ pub fn unschedulable_message(
     )
 }
 
+mod memo;
 #[cfg(test)]
 mod tests;

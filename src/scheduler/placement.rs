@@ -133,6 +133,11 @@ impl<'c> Placement<'c> {
         self.added.get(at as usize)
     }
 
+    /// Whether this pass bound anything to `node`.
+    pub fn has_binds_on(&self, node: NodeId) -> bool {
+        self.added_on(node).is_some()
+    }
+
     /// Requests of everything bound to `node` (cluster plus this pass).
     pub fn requested(&self, node: NodeId, base: &Node) -> Resources {
         base.requested

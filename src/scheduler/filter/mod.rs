@@ -99,6 +99,24 @@ pub enum Unfit<'n> {
 }
 
 impl Unfit<'_> {
+    /// The same reason without its borrow of the node: `None` for an
+    /// untolerated taint (which names one).
+    pub fn without_taint(self) -> Option<Unfit<'static>> {
+        Some(match self {
+            Unfit::UntoleratedTaint(_) => return None,
+            Unfit::NotRegistered => Unfit::NotRegistered,
+            Unfit::Unschedulable => Unfit::Unschedulable,
+            Unfit::NodeAffinity => Unfit::NodeAffinity,
+            Unfit::HostPorts => Unfit::HostPorts,
+            Unfit::Resources(short) => Unfit::Resources(short),
+            Unfit::SpreadMissingLabel => Unfit::SpreadMissingLabel,
+            Unfit::Spread => Unfit::Spread,
+            Unfit::PodAffinity => Unfit::PodAffinity,
+            Unfit::PodAntiAffinity => Unfit::PodAntiAffinity,
+            Unfit::ExistingPodsAntiAffinity => Unfit::ExistingPodsAntiAffinity,
+        })
+    }
+
     /// The message fragments kube-scheduler reports for this reason (one per
     /// short resource for NodeResourcesFit), using `names` for extended
     /// resources.

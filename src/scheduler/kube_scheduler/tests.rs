@@ -410,3 +410,72 @@ fn split_node_scans_decide_as_one_thread() {
     assert!(one.iter().filter(|p| !p.starts_with('-')).count() >= 40);
     assert_eq!(on_threads(4), one);
 }
+
+/// A memo kept across calls changes no decision: after each change to the
+/// cluster (a node cordoned, tainted, added, removed), a pod that still
+/// finds no node gets the message a fresh call gives, counted from every
+/// node; a node that took a pod earlier in the same call is judged as it
+/// is now (here a host port the earlier pod took, which NodePorts reports
+/// before NodeResourcesFit); and a template whose pod binds is forgotten.
+#[test]
+fn remembered_failures_follow_every_change() {
+    let mut cluster = Cluster::new();
+    let small: Vec<NodeId> = (0..4)
+        .map(|i| cluster.add_node(node(&format!("small-{i}")).cpu_mem(800, 4 * GIB).build()))
+        .collect();
+    let wide = PodBuilder::new("wide").requests(1000, GIB).host_port(8080);
+    let pod = cluster.add_pod(wide.build());
+    let mut memo = FailureMemo::default();
+    let mut same_as_fresh = |cluster: &Cluster, pending: &[PodId]| {
+        let remembered = schedule_remembering(cluster, pending, &LEAST, &mut memo);
+        assert_eq!(remembered, schedule(cluster, pending, &LEAST));
+        (placed(cluster, &remembered), memo.len())
+    };
+    let (first, _) = same_as_fresh(&cluster, &[pod]);
+    assert_eq!(first, ["- 0/4 nodes are available: 4 Insufficient cpu."]);
+
+    cluster.node_mut(small[0]).unwrap().marked_for_deletion = true;
+    let gpu = Taint::new("dedicated", "gpu", TaintEffect::NoSchedule);
+    cluster.node_mut(small[1]).unwrap().taints.push(gpu);
+    let (changed, kept) = same_as_fresh(&cluster, &[pod]);
+    assert_eq!(
+        changed,
+        [
+            "- 0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable, 2 Insufficient cpu."
+        ]
+    );
+    assert_eq!(kept, 1);
+
+    cluster.remove_node(small[3]);
+    let busy = cluster.add_node(node("busy").cpu_mem(800, 4 * GIB).build());
+    let (changed, _) = same_as_fresh(&cluster, &[pod]);
+    assert_eq!(
+        changed,
+        [
+            "- 0/4 nodes are available: 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable, 2 Insufficient cpu."
+        ]
+    );
+
+    // A pod that goes first takes the port on a node the memo has unchanged.
+    let first_in_queue = cluster.add_pod(
+        PodBuilder::new("port")
+            .requests(100, GIB)
+            .host_port(8080)
+            .priority(10)
+            .build(),
+    );
+    let (decided, _) = same_as_fresh(&cluster, &[first_in_queue, pod]);
+    assert_eq!(decided[0], "busy");
+    assert!(
+        decided[1].contains("1 node(s) didn't have free ports for the requested pod ports"),
+        "{decided:?}"
+    );
+    cluster.bind(first_in_queue, busy);
+
+    // Room at last: the template's pod binds and is forgotten.
+    cluster.node_mut(small[2]).unwrap().allocatable =
+        Resources::cpu_mem(4000, 16 * GIB).with(crate::kube::resources::ResourceKind::Pods, 110);
+    let (bound, kept) = same_as_fresh(&cluster, &[pod]);
+    assert_eq!(bound, ["small-2"]);
+    assert_eq!(kept, 0);
+}

@@ -34,7 +34,12 @@ impl Engine<'_> {
         if pending.is_empty() {
             return Ok(());
         }
-        let decisions = (self.deciders.schedule)(&self.cluster, &pending, &self.input.scheduler);
+        let decisions = (self.deciders.schedule)(
+            &self.cluster,
+            &pending,
+            &self.input.scheduler,
+            &mut self.scheduler_memo,
+        );
         let mut newly_unschedulable = Vec::new();
         let mut bound_any = false;
         for decision in decisions {

@@ -87,7 +87,7 @@ use crate::karpenter::provisioning::{
 };
 use crate::kube::resources::ResourceKind;
 use crate::kube::workload::{PodDisruptionBudget, Workload};
-use crate::scheduler::kube_scheduler::{self, Decision, SchedulerConfig};
+use crate::scheduler::kube_scheduler::{self, Decision, FailureMemo, SchedulerConfig};
 use crate::scheduler::{Cluster, NodeId, PodId};
 
 use super::latency::LaunchLatency;
@@ -305,7 +305,7 @@ pub enum EngineError {
 #[derive(Debug, Clone, Copy)]
 pub struct Deciders {
     /// kube-scheduler.
-    pub schedule: fn(&Cluster, &[PodId], &SchedulerConfig) -> Vec<Decision>,
+    pub schedule: fn(&Cluster, &[PodId], &SchedulerConfig, &mut FailureMemo) -> Vec<Decision>,
     /// Karpenter's solve.
     pub solve: fn(&ProvisioningInput<'_>) -> SchedulingResult,
     /// Karpenter's launch decision.
@@ -319,7 +319,7 @@ pub struct Deciders {
 impl Default for Deciders {
     fn default() -> Self {
         Deciders {
-            schedule: kube_scheduler::schedule,
+            schedule: kube_scheduler::schedule_remembering,
             solve: provisioning::solve,
             choose_offering: provisioning::choose_offering,
             next_command: controller::next_command,
@@ -540,6 +540,8 @@ struct Engine<'a> {
     /// NodeClaims named so far per NodePool name (names are never reused).
     nodes_per_pool: BTreeMap<String, u64>,
     scheduler_queued: bool,
+    /// What kube-scheduler's failed scans found, for its next calls.
+    scheduler_memo: FailureMemo,
     batch: Option<Batch>,
     /// Bumped on every cluster change; compared by the requeue.
     version: u64,
@@ -619,6 +621,7 @@ impl<'a> Engine<'a> {
             node_meta: Vec::new(),
             nodes_per_pool: BTreeMap::new(),
             scheduler_queued: false,
+            scheduler_memo: FailureMemo::default(),
             batch: None,
             version: 0,
             last_solve_version: None,

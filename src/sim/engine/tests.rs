@@ -24,7 +24,7 @@ use crate::karpenter::provisioning::{LaunchDecision, LaunchError, NewNodeClaim};
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 use crate::kube::taints::tolerates_all;
-use crate::scheduler::kube_scheduler::Decision;
+use crate::scheduler::kube_scheduler::{Decision, FailureMemo};
 use crate::sim::ledger::MicroUsd;
 
 thread_local! {
@@ -40,6 +40,7 @@ pub(super) fn first_fit_schedule(
     cluster: &Cluster,
     pending: &[PodId],
     _config: &SchedulerConfig,
+    _memo: &mut FailureMemo,
 ) -> Vec<Decision> {
     let mut used: BTreeMap<NodeId, Resources> = BTreeMap::new();
     pending

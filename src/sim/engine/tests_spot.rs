@@ -19,7 +19,7 @@ use crate::karpenter::manifests::load_str;
 use crate::sim::ledger::MicroUsd;
 
 const REAL: Deciders = Deciders {
-    schedule: kube_scheduler::schedule,
+    schedule: kube_scheduler::schedule_remembering,
     solve: provisioning::solve,
     choose_offering: provisioning::choose_offering,
     next_command: no_disruption,
