@@ -96,10 +96,30 @@ impl<'i, 'a> PassContext<'i, 'a> {
         self.notes.entry(node).or_insert(message);
     }
 
-    /// Every candidate of `class`, noting why the other managed nodes are
-    /// not candidates.
-    pub fn candidates(&mut self, class: DisruptionClass) -> Vec<Candidate> {
-        let evaluated = evaluate_nodes(&self.candidate_inputs(), class);
+    /// Every Graceful candidate, noting why the other managed nodes are
+    /// not candidates; with the simulation
+    /// view prepared for consolidation alongside on the current rayon
+    /// pool: consolidation needs it unless emptiness or drift acts first,
+    /// and nothing they do changes it.
+    fn graceful_candidates_and_view(&mut self) -> Vec<Candidate> {
+        let (input, pdbs) = (self.input, &self.pdbs);
+        let (evaluated, view) = rayon::join(
+            || evaluate_nodes(&self.candidate_inputs(), DisruptionClass::Graceful),
+            || {
+                let mut view = SimulationView::new(input, pdbs);
+                view.prepare(input, true);
+                view
+            },
+        );
+        self.view = Some(view);
+        self.keep_candidates(evaluated)
+    }
+
+    /// The candidates among `evaluated`, noting the rejections.
+    fn keep_candidates(
+        &mut self,
+        evaluated: Vec<(NodeId, Result<Candidate, Rejection>)>,
+    ) -> Vec<Candidate> {
         let mut out = Vec::new();
         for (id, verdict) in evaluated {
             match verdict {
@@ -159,7 +179,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
 /// One pass of every method in upstream's order.
 pub(super) fn run_pass(input: &DisruptionInput<'_>) -> PassOutcome {
     let mut ctx = PassContext::new(input);
-    let graceful = ctx.candidates(DisruptionClass::Graceful);
+    let graceful = ctx.graceful_candidates_and_view();
     let command = emptiness(&mut ctx, &graceful)
         .or_else(|| drift(&mut ctx))
         .or_else(|| {
