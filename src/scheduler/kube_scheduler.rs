@@ -31,6 +31,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -41,6 +42,7 @@ use super::score::{
     FIT_WEIGHT, NODE_AFFINITY_WEIGHT, TAINT_TOLERATION_WEIGHT, fit_score,
     intolerable_prefer_no_schedule, normalize, preferred_affinity, score_requests,
 };
+use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
 pub use memo::FailureMemo;
 
@@ -128,7 +130,7 @@ pub fn schedule_remembering(
     // with the same spec meets the same nodes in the same state, so it
     // fails with the same message (kept only for pods whose filters read
     // nothing but the node they check and the pods bound so far).
-    let mut failed_since_bind: Vec<(&crate::kube::pod::PodSpec, String)> = Vec::new();
+    let mut failed_since_bind: Vec<(&PodSpec, String)> = Vec::new();
     // Free cpu, memory and pod slots per node (by position in `nodes`),
     // following this call's binds.
     let mut free: Vec<Room> = nodes
@@ -167,33 +169,15 @@ pub fn schedule_remembering(
             &mut failures,
         );
         if feasible.is_empty() && skipped > 0 {
-            // The message tallies every node by its first failing plugin:
-            // the skipped ones too, as the memo has them while unchanged.
-            let want = Room::of(&spec.requests);
-            let mut remembered = memo.take(&pod.spec);
-            let mut kept = Vec::with_capacity(skipped);
-            for (position, &(id, node)) in nodes.iter().enumerate() {
-                if want.may_fit(&free[position]) {
-                    continue;
-                }
-                let revision = cluster.node_revision(id);
-                let as_in_cluster = !placement.has_binds_on(id);
-                if as_in_cluster && let Some(unfit) = remembered.reason(id, revision) {
-                    tally(&mut failures, unfit, 1);
-                    kept.push((id, revision, unfit));
-                    continue;
-                }
-                match scan.judge(id, node, &mut score_requested[position]) {
-                    Ok(candidate) => feasible.push(candidate),
-                    Err(unfit) => {
-                        tally(&mut failures, unfit, 1);
-                        if let Some(unfit) = unfit.without_taint().filter(|_| as_in_cluster) {
-                            kept.push((id, revision, unfit));
-                        }
-                    }
-                }
-            }
-            memo.keep(&pod.spec, kept);
+            // The message tallies every node by its first failing plugin.
+            scan.run_short(
+                &nodes,
+                &free,
+                &mut score_requested,
+                (memo, &pod.spec),
+                &mut feasible,
+                &mut failures,
+            );
         }
         drop(filter);
         let Some(best) = best_node(cluster, &feasible) else {
@@ -247,6 +231,30 @@ impl Room {
     }
 }
 
+/// Nodes one thread filters at a time when a scan is split.
+const NODES_PER_TASK: usize = 128;
+
+/// What filtering and scoring one pod against nodes reads.
+struct NodeScan<'p, 'c, 's> {
+    placement: &'p Placement<'c>,
+    filter: &'p PodFilter<'s>,
+    scoring: ScoringStrategy,
+    pod_weight: [i64; 2],
+    /// The pod's cpu, memory and pod requests: a node without that much
+    /// free is sure to fail (NodeResourcesFit or an earlier plugin), so
+    /// while feasible nodes are sought it is skipped; only when none is
+    /// found are the skipped nodes filtered, for the message's tally.
+    want: Room,
+}
+
+/// The feasible nodes and the failure tally of part of a scan.
+#[derive(Default)]
+struct NodeScanPart<'c> {
+    feasible: Vec<Candidate>,
+    failures: Vec<(Unfit<'c>, usize)>,
+    skipped: usize,
+}
+
 impl<'c> NodeScan<'_, 'c, '_> {
     /// Filters the nodes the room check lets through, on the current rayon
     /// pool's threads when there are many; returns how many it skipped.
@@ -290,33 +298,47 @@ impl<'c> NodeScan<'_, 'c, '_> {
             self.run(nodes, free, score_requested, feasible, failures)
         }
     }
-}
 
-/// Nodes one thread filters at a time when a scan is split.
-const NODES_PER_TASK: usize = 128;
+    /// Filters the nodes [`Self::run_over`] skipped, for the message's
+    /// tally: by the reasons `memo` has for `spec`'s template on the nodes
+    /// unchanged since, the others in full (their reasons are kept for
+    /// next time unless the node took a pod in this call).
+    fn run_short(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        free: &[Room],
+        score_requested: &mut [Option<[i64; 2]>],
+        (memo, spec): (&mut FailureMemo, &Arc<PodSpec>),
+        feasible: &mut Vec<Candidate>,
+        failures: &mut Vec<(Unfit<'c>, usize)>,
+    ) {
+        let cluster = self.placement.cluster();
+        let mut remembered = memo.take(spec);
+        let mut kept = Vec::new();
+        for (position, &(id, node)) in nodes.iter().enumerate() {
+            if self.want.may_fit(&free[position]) {
+                continue;
+            }
+            let revision = cluster.node_revision(id);
+            let as_in_cluster = !self.placement.has_binds_on(id);
+            if as_in_cluster && let Some(unfit) = remembered.reason(id, revision) {
+                tally(failures, unfit, 1);
+                kept.push((id, revision, unfit));
+                continue;
+            }
+            match self.judge(id, node, &mut score_requested[position]) {
+                Ok(candidate) => feasible.push(candidate),
+                Err(unfit) => {
+                    tally(failures, unfit, 1);
+                    if let Some(unfit) = unfit.without_taint().filter(|_| as_in_cluster) {
+                        kept.push((id, revision, unfit));
+                    }
+                }
+            }
+        }
+        memo.keep(spec, kept);
+    }
 
-/// What filtering and scoring one pod against nodes reads.
-struct NodeScan<'p, 'c, 's> {
-    placement: &'p Placement<'c>,
-    filter: &'p PodFilter<'s>,
-    scoring: ScoringStrategy,
-    pod_weight: [i64; 2],
-    /// The pod's cpu, memory and pod requests: a node without that much
-    /// free is sure to fail (NodeResourcesFit or an earlier plugin), so
-    /// while feasible nodes are sought it is skipped; only when none is
-    /// found are the skipped nodes filtered, for the message's tally.
-    want: Room,
-}
-
-/// The feasible nodes and the failure tally of part of a scan.
-#[derive(Default)]
-struct NodeScanPart<'c> {
-    feasible: Vec<Candidate>,
-    failures: Vec<(Unfit<'c>, usize)>,
-    skipped: usize,
-}
-
-impl<'c> NodeScan<'_, 'c, '_> {
     /// Filters `nodes` that the room check lets through (with their free
     /// room and their slots of the per-node score sums, summed the first
     /// time a node is feasible), adding the feasible ones with their raw
@@ -342,9 +364,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         }
         skipped
     }
-}
 
-impl<'c> NodeScan<'_, 'c, '_> {
     /// Filters one node (with its slot of the per-node score sums, summed
     /// the first time it is feasible): its raw scores, or why it fails.
     fn judge(
