@@ -97,10 +97,9 @@ impl<'i, 'a> PassContext<'i, 'a> {
     }
 
     /// Every Graceful candidate, noting why the other managed nodes are
-    /// not candidates; with the simulation
-    /// view prepared for consolidation alongside on the current rayon
-    /// pool: consolidation needs it unless emptiness or drift acts first,
-    /// and nothing they do changes it.
+    /// not candidates. The simulation view is prepared for consolidation
+    /// alongside, on the current rayon pool: consolidation needs it unless
+    /// emptiness or drift acts first, and nothing they do changes it.
     fn graceful_candidates_and_view(&mut self) -> Vec<Candidate> {
         let (input, pdbs) = (self.input, &self.pdbs);
         let (evaluated, view) = rayon::join(
