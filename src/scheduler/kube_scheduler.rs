@@ -313,8 +313,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         failures: &mut Vec<(Unfit<'c>, usize)>,
     ) {
         let cluster = self.placement.cluster();
-        let mut remembered = memo.take(spec);
-        let mut kept = Vec::new();
+        let (mut remembered, mut kept) = memo.take(spec);
         for (position, &(id, node)) in nodes.iter().enumerate() {
             if self.want.may_fit(&free[position]) {
                 continue;
@@ -336,7 +335,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
                 }
             }
         }
-        memo.keep(spec, kept);
+        memo.keep(spec, kept, remembered);
     }
 
     /// Filters `nodes` that the room check lets through (with their free

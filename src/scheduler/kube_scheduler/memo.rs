@@ -23,38 +23,44 @@ pub struct FailureMemo {
     templates: HashMap<usize, TemplateFailures>,
 }
 
+/// Node, its revision, and why it failed, in node id order.
+pub(super) type Reasons = Vec<(NodeId, u64, Unfit<'static>)>;
+
 #[derive(Debug)]
 struct TemplateFailures {
     _spec: Arc<PodSpec>,
-    /// Node, its revision, and why it failed, in node id order.
-    reasons: Vec<(NodeId, u64, Unfit<'static>)>,
+    reasons: Reasons,
+    /// The list before, emptied: the next scan writes into it (a scan's
+    /// list has an entry per node without room, written anew every time).
+    spare: Reasons,
     used: bool,
 }
 
 impl FailureMemo {
-    /// The reasons kept for `spec`'s template (marked as used in this call).
-    pub(super) fn take(&mut self, spec: &Arc<PodSpec>) -> Remembered {
+    /// The reasons kept for `spec`'s template, and an empty list to write
+    /// the new ones into.
+    pub(super) fn take(&mut self, spec: &Arc<PodSpec>) -> (Remembered, Reasons) {
         let key = Arc::as_ptr(spec) as usize;
-        let reasons = self
+        let (reasons, spare) = self
             .templates
             .get_mut(&key)
-            .map(|t| std::mem::take(&mut t.reasons))
+            .map(|t| (std::mem::take(&mut t.reasons), std::mem::take(&mut t.spare)))
             .unwrap_or_default();
-        Remembered { reasons, next: 0 }
+        (Remembered { reasons, next: 0 }, spare)
     }
 
-    /// Keeps `reasons` (made from a [`Remembered`] walk) for `spec`.
-    pub(super) fn keep(
-        &mut self,
-        spec: &Arc<PodSpec>,
-        reasons: Vec<(NodeId, u64, Unfit<'static>)>,
-    ) {
+    /// Keeps `reasons` (made from a walk of `walked`) for `spec`, marked as
+    /// used in this call, and `walked`'s list for the next scan to write.
+    pub(super) fn keep(&mut self, spec: &Arc<PodSpec>, reasons: Reasons, walked: Remembered) {
         let key = Arc::as_ptr(spec) as usize;
+        let mut spare = walked.reasons;
+        spare.clear();
         self.templates.insert(
             key,
             TemplateFailures {
                 _spec: spec.clone(),
                 reasons,
+                spare,
                 used: true,
             },
         );
@@ -75,7 +81,7 @@ impl FailureMemo {
 
 /// A template's kept reasons, looked up in node id order.
 pub(super) struct Remembered {
-    reasons: Vec<(NodeId, u64, Unfit<'static>)>,
+    reasons: Reasons,
     next: usize,
 }
 
