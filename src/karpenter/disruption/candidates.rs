@@ -375,9 +375,6 @@ fn validate_pods(inputs: &CandidateInputs<'_>, facts: &NodeFacts) -> Result<(), 
             return Err(Rejection::PodDoNotDisrupt(pod_key(pod)));
         }
     }
-    if inputs.pdbs.limits.is_empty() {
-        return Ok(());
-    }
     let pods = facts.active.iter().filter_map(pod);
     inputs
         .pdbs

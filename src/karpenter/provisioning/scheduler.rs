@@ -108,9 +108,7 @@ fn solve_prepared<'a>(
         }
     }
     let tolerate_prefer_no_schedule = prepared.tolerate_prefer_no_schedule();
-    let has_min_values = templates
-        .iter()
-        .any(|t| t.requirements.iter().any(|r| r.min_values().is_some()));
+    let has_min_values = templates.iter().any(|t| t.requirements.has_min_values());
     let stop_at = input.stop_at_new_nodeclaims.filter(|_| !has_min_values);
 
     let existing = ExistingSet::new(base, cluster, closure, closed);
