@@ -124,8 +124,7 @@ pub fn schedule_remembering(
     let mut score_requested: Vec<Option<[i64; 2]>> = vec![None; nodes.len()];
 
     let mut decisions = Vec::with_capacity(queue.len());
-    let mut feasible: Vec<Candidate> = Vec::with_capacity(nodes.len());
-    let mut failures: Vec<(Unfit<'_>, usize)> = Vec::new();
+    let mut outcome = ScanOutcome::default();
     // Pods of one template that found no node since the last bind: a pod
     // with the same spec meets the same nodes in the same state, so it
     // fails with the same message (kept only for pods whose filters read
@@ -152,8 +151,8 @@ pub fn schedule_remembering(
         }
         let filter = PodFilter::new(spec, &mut placement);
         let pod_weight = score_requests(&spec.requests);
-        feasible.clear();
-        failures.clear();
+        outcome.feasible.clear();
+        outcome.failures.clear();
         let scan = NodeScan {
             placement: &placement,
             filter: &filter,
@@ -161,27 +160,15 @@ pub fn schedule_remembering(
             pod_weight,
             want: Room::of(&spec.requests),
         };
-        let skipped = scan.run_over(
-            &nodes,
-            &free,
-            &mut score_requested,
-            &mut feasible,
-            &mut failures,
-        );
-        if feasible.is_empty() && skipped > 0 {
+        let skipped = scan.run_over(&nodes, &free, &mut score_requested, &mut outcome);
+        if outcome.feasible.is_empty() && skipped > 0 {
             // The message tallies every node by its first failing plugin.
-            scan.run_short(
-                &nodes,
-                &free,
-                &mut score_requested,
-                (memo, &pod.spec),
-                &mut feasible,
-                &mut failures,
-            );
+            let template = (&mut *memo, &pod.spec);
+            scan.run_short(&nodes, &free, &mut score_requested, template, &mut outcome);
         }
         drop(filter);
-        let Some(best) = best_node(cluster, &feasible) else {
-            let message = unschedulable_message(cluster, nodes.len(), &failures);
+        let Some(best) = best_node(cluster, &outcome.feasible) else {
+            let message = unschedulable_message(cluster, nodes.len(), &outcome.failures);
             if plain {
                 failed_since_bind.push((spec, message.clone()));
             }
@@ -247,12 +234,11 @@ struct NodeScan<'p, 'c, 's> {
     want: Room,
 }
 
-/// The feasible nodes and the failure tally of part of a scan.
+/// The feasible nodes and the failure tally of a scan (or of part of it).
 #[derive(Default)]
-struct NodeScanPart<'c> {
+struct ScanOutcome<'c> {
     feasible: Vec<Candidate>,
     failures: Vec<(Unfit<'c>, usize)>,
-    skipped: usize,
 }
 
 impl<'c> NodeScan<'_, 'c, '_> {
@@ -263,8 +249,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         nodes: &[(NodeId, &'c Node)],
         free: &[Room],
         score_requested: &mut [Option<[i64; 2]>],
-        feasible: &mut Vec<Candidate>,
-        failures: &mut Vec<(Unfit<'c>, usize)>,
+        outcome: &mut ScanOutcome<'c>,
     ) -> usize {
         // Only the nodes with room are filtered: split when they are many.
         let with_room = free.iter().filter(|free| self.want.may_fit(free)).count();
@@ -274,28 +259,27 @@ impl<'c> NodeScan<'_, 'c, '_> {
             // order parts come back in (the best node is chosen by score
             // and name, failures are tallied), but they are joined in node
             // order anyway.
-            let parts: Vec<NodeScanPart<'_>> = nodes
+            let parts: Vec<(ScanOutcome<'_>, usize)> = nodes
                 .par_chunks(NODES_PER_TASK)
                 .zip(free.par_chunks(NODES_PER_TASK))
                 .zip(score_requested.par_chunks_mut(NODES_PER_TASK))
                 .map(|((nodes, free), scores)| {
-                    let mut part = NodeScanPart::default();
-                    part.skipped =
-                        self.run(nodes, free, scores, &mut part.feasible, &mut part.failures);
-                    part
+                    let mut part = ScanOutcome::default();
+                    let skipped = self.run(nodes, free, scores, &mut part);
+                    (part, skipped)
                 })
                 .collect();
             let mut skipped = 0;
-            for part in parts {
-                feasible.extend(part.feasible);
-                skipped += part.skipped;
+            for (part, part_skipped) in parts {
+                outcome.feasible.extend(part.feasible);
+                skipped += part_skipped;
                 for (unfit, count) in part.failures {
-                    tally(failures, unfit, count);
+                    tally(&mut outcome.failures, unfit, count);
                 }
             }
             skipped
         } else {
-            self.run(nodes, free, score_requested, feasible, failures)
+            self.run(nodes, free, score_requested, outcome)
         }
     }
 
@@ -309,8 +293,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         free: &[Room],
         score_requested: &mut [Option<[i64; 2]>],
         (memo, spec): (&mut FailureMemo, &Arc<PodSpec>),
-        feasible: &mut Vec<Candidate>,
-        failures: &mut Vec<(Unfit<'c>, usize)>,
+        outcome: &mut ScanOutcome<'c>,
     ) {
         let cluster = self.placement.cluster();
         let (mut remembered, mut kept) = memo.take(spec);
@@ -321,14 +304,14 @@ impl<'c> NodeScan<'_, 'c, '_> {
             let revision = cluster.node_revision(id);
             let as_in_cluster = !self.placement.has_binds_on(id);
             if as_in_cluster && let Some(unfit) = remembered.reason(id, revision) {
-                tally(failures, unfit, 1);
+                tally(&mut outcome.failures, unfit, 1);
                 kept.push((id, revision, unfit));
                 continue;
             }
             match self.judge(id, node, &mut score_requested[position]) {
-                Ok(candidate) => feasible.push(candidate),
+                Ok(candidate) => outcome.feasible.push(candidate),
                 Err(unfit) => {
-                    tally(failures, unfit, 1);
+                    tally(&mut outcome.failures, unfit, 1);
                     if let Some(unfit) = unfit.without_taint().filter(|_| as_in_cluster) {
                         kept.push((id, revision, unfit));
                     }
@@ -347,8 +330,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         nodes: &[(NodeId, &'c Node)],
         free: &[Room],
         score_requested: &mut [Option<[i64; 2]>],
-        feasible: &mut Vec<Candidate>,
-        failures: &mut Vec<(Unfit<'c>, usize)>,
+        outcome: &mut ScanOutcome<'c>,
     ) -> usize {
         let mut skipped = 0;
         for ((&(id, node), free), score) in nodes.iter().zip(free).zip(score_requested) {
@@ -357,8 +339,8 @@ impl<'c> NodeScan<'_, 'c, '_> {
                 continue;
             }
             match self.judge(id, node, score) {
-                Ok(candidate) => feasible.push(candidate),
-                Err(unfit) => tally(failures, unfit, 1),
+                Ok(candidate) => outcome.feasible.push(candidate),
+                Err(unfit) => tally(&mut outcome.failures, unfit, 1),
             }
         }
         skipped
