@@ -360,8 +360,9 @@ pub fn write_timeseries_csv(run: &RunOutput, out: &mut impl Write) -> io::Result
     csv.flush()
 }
 
-/// Writes `disruption.csv`: per node, the last reason the disruption
-/// controller did not disrupt it (or dropped its command), with the time.
+/// Writes `disruption.csv`: per node, the last published reason the
+/// disruption controller did not disrupt it (or dropped its command), with
+/// the time.
 pub fn write_disruption_csv(run: &RunOutput, out: &mut impl Write) -> io::Result<()> {
     let mut csv = csv::Writer::from_writer(out);
     csv.write_record(["node", "time_s", "reason"])

@@ -75,7 +75,8 @@ pub(crate) struct DisruptionState {
     pub in_flight: BTreeSet<NodeId>,
     /// (cluster version, time) of the last pass that found nothing.
     last_noop: Option<(u64, SimTime)>,
-    /// Per node: the last reason it was not disrupted, with its time.
+    /// Per node: the last reason it was not disrupted that an event
+    /// published, with its time (what `kubectl describe node` would show).
     pub notes: BTreeMap<NodeId, (SimTime, String)>,
     /// Per node: when its last `Unconsolidatable` event was logged.
     unconsolidatable_logged: BTreeMap<NodeId, SimTime>,
@@ -241,7 +242,8 @@ impl Engine<'_> {
     }
 
     /// Records why a node was not disrupted (for `disruption.csv`) and logs
-    /// an event when the reason changes.
+    /// an event when the reason differs from the last one published for
+    /// the node.
     pub(super) fn note(&mut self, node: NodeId, event: &str, reason: String) {
         let now = self.now();
         let changed = self
@@ -261,27 +263,28 @@ impl Engine<'_> {
         self.disruption.notes.insert(node, (now, reason));
     }
 
-    /// Records why a pass did not disrupt a node (for `disruption.csv`) and
-    /// logs an `Unconsolidatable` event unless one was logged for the node
-    /// in the last [`UNCONSOLIDATABLE_DEDUPE`]: upstream's recorder drops
-    /// events whose key (reason and node) it published within their
-    /// timeout, whatever their message.
+    /// Logs an `Unconsolidatable` event for why a pass did not disrupt a
+    /// node, and keeps it for `disruption.csv`, unless one was logged for
+    /// the node in the last [`UNCONSOLIDATABLE_DEDUPE`]: upstream's recorder
+    /// drops events whose key (reason and node) it published within their
+    /// timeout, whatever their message, so a dropped reason is never seen.
     fn note_unconsolidatable(&mut self, node: NodeId, reason: String) {
         let now = self.now();
         let logged = &mut self.disruption.unconsolidatable_logged;
         let publish = logged
             .get(&node)
             .is_none_or(|&at| now > at + UNCONSOLIDATABLE_DEDUPE);
-        if publish {
-            logged.insert(node, now);
-            let name = self.node_name(node);
-            self.log(
-                EventType::Normal,
-                "Unconsolidatable",
-                format!("node/{name}"),
-                reason.clone(),
-            );
+        if !publish {
+            return;
         }
+        logged.insert(node, now);
+        let name = self.node_name(node);
+        self.log(
+            EventType::Normal,
+            "Unconsolidatable",
+            format!("node/{name}"),
+            reason.clone(),
+        );
         self.disruption.notes.insert(node, (now, reason));
     }
 

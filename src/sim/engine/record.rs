@@ -250,7 +250,7 @@ pub struct RunOutput {
     pub events: Vec<EventRecord>,
     /// One sample per simulated minute, from 0 to the end.
     pub timeseries: Vec<Sample>,
-    /// Per node, the last reason it was not disrupted, in node order.
+    /// Per node, the last published reason it was not disrupted, in node order.
     pub disruption: Vec<DisruptionNote>,
     /// `Some` for a Cluster Autoscaler run: CA's unremovable reasons per
     /// node, a row each time a node's reason changes.
