@@ -170,7 +170,7 @@ fn run(setup: &Setup) -> usize {
         pods: &setup.pending,
         node_count_resource: None,
         prepared: None,
-        stop_at_new_nodeclaims: None,
+        stop_early: Default::default(),
     });
     assert!(
         result.errors.is_empty(),

@@ -118,6 +118,28 @@ pub struct Catalog {
     types: Vec<InstanceType>,
     by_price: Vec<usize>,
     type_requirements: Arc<Vec<Requirements>>,
+    /// Per type, the price of its cheapest available offering of each
+    /// capacity type (see [`Catalog::cheapest_price`]).
+    cheapest: Vec<[Option<Price>; 3]>,
+}
+
+/// The prices of a type's cheapest available offering of each capacity
+/// type, in [`capacity_slot`] order.
+fn cheapest_prices(instance_type: &InstanceType) -> [Option<Price>; 3] {
+    [
+        CapacityType::OnDemand,
+        CapacityType::Spot,
+        CapacityType::Reserved,
+    ]
+    .map(|ct| instance_type.cheapest(ct).map(|o| o.price))
+}
+
+const fn capacity_slot(capacity_type: CapacityType) -> usize {
+    match capacity_type {
+        CapacityType::OnDemand => 0,
+        CapacityType::Spot => 1,
+        CapacityType::Reserved => 2,
+    }
 }
 
 impl Catalog {
@@ -264,13 +286,25 @@ impl Catalog {
                 .cmp(&(types[b].on_demand_price, &types[b].spec.name))
         });
         let type_requirements = Arc::new(types.iter().map(InstanceType::requirements).collect());
+        let cheapest = types.iter().map(cheapest_prices).collect();
         Catalog {
             region,
             zones,
             types,
             by_price,
             type_requirements,
+            cheapest,
         }
+    }
+
+    /// The price of the cheapest available offering of the type at `index`
+    /// (into [`Catalog::instance_types`]) with `capacity_type`, in any
+    /// zone; kept in step with availability and price changes, so a caller
+    /// can bound a type's price without walking its offerings.
+    pub fn cheapest_price(&self, index: usize, capacity_type: CapacityType) -> Option<Price> {
+        self.cheapest
+            .get(index)
+            .and_then(|prices| prices[capacity_slot(capacity_type)])
     }
 
     /// Every type's requirements (`InstanceType::requirements`), in
@@ -342,6 +376,7 @@ impl Catalog {
             }
             if changed {
                 requirements[index] = instance_type.requirements();
+                self.cheapest[index] = cheapest_prices(instance_type);
             }
         }
     }
@@ -382,6 +417,9 @@ impl Catalog {
                 update(offering);
                 found = true;
             }
+        }
+        if found {
+            self.cheapest[index] = cheapest_prices(&self.types[index]);
         }
         found.then_some(index)
     }

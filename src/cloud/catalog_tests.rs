@@ -217,3 +217,46 @@ fn restrict_to_zones_matches_marking_offerings_one_by_one() {
         assert_eq!(o.available, allowed, "{}", o.zone);
     }
 }
+
+/// The kept cheapest prices follow availability and spot price changes:
+/// m5.large spot is cheapest in us-east-1d (0.032329, see above), then in
+/// 1a once 1d is unavailable, then at a new 1a price; on-demand stays 0.096
+/// until every on-demand offering is gone.
+#[test]
+fn cheapest_price_follows_offering_changes() {
+    let mut catalog = load("us-east-1");
+    let index = catalog
+        .instance_types()
+        .iter()
+        .position(|t| t.name() == "m5.large")
+        .unwrap();
+    let spot = |c: &Catalog| c.cheapest_price(index, CapacityType::Spot);
+    let on_demand = |c: &Catalog| c.cheapest_price(index, CapacityType::OnDemand);
+    assert_eq!(spot(&catalog), Some(Price::from_micros(32_329)));
+    assert_eq!(catalog.cheapest_price(index, CapacityType::Reserved), None);
+    assert!(catalog.mark_unavailable("m5.large", "us-east-1d", CapacityType::Spot));
+    assert_eq!(spot(&catalog), Some(Price::from_micros(32_640)));
+    assert!(catalog.set_offering_price(
+        "m5.large",
+        "us-east-1a",
+        CapacityType::Spot,
+        Price::from_micros(30_000)
+    ));
+    assert_eq!(spot(&catalog), Some(Price::from_micros(30_000)));
+    assert_eq!(on_demand(&catalog), Some(Price::from_micros(96_000)));
+    catalog.restrict_to_zones(&[]);
+    assert_eq!(on_demand(&catalog), None);
+    assert_eq!(spot(&catalog), None);
+    // Every type agrees with a walk of its offerings.
+    let fresh = load("us-east-1");
+    for (i, t) in fresh.instance_types().iter().enumerate() {
+        for ct in [CapacityType::OnDemand, CapacityType::Spot] {
+            assert_eq!(
+                fresh.cheapest_price(i, ct),
+                t.cheapest(ct).map(|o| o.price),
+                "{}",
+                t.name()
+            );
+        }
+    }
+}

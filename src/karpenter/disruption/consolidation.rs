@@ -14,7 +14,7 @@ use super::candidates::Candidate;
 use super::controller::DisruptionInput;
 use super::simulate::{Simulation, scheduling_errors_message};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
-use crate::karpenter::provisioning::NewNodeClaim;
+use crate::karpenter::provisioning::{NewNodeClaim, PriceToBeat};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
 use crate::kube::requirements::{Requirement, Requirements};
 
@@ -191,6 +191,33 @@ pub fn estimated_savings(
         sum + price
     });
     Price::from_micros(source.micros() - destination.micros())
+}
+
+fn total_price(candidates: &[&Candidate]) -> Price {
+    candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price)
+}
+
+/// Whether every candidate is a spot node.
+fn all_spot(input: &DisruptionInput<'_>, candidates: &[&Candidate]) -> bool {
+    candidates.iter().all(|c| {
+        input
+            .cluster
+            .node(c.node)
+            .and_then(|n| n.claim.as_ref())
+            .is_some_and(|claim| claim.capacity_type == CapacityType::Spot)
+    })
+}
+
+/// What the one NodeClaim replacing `candidates` must undercut for
+/// [`decide_consolidation`] to replace them: their total price, by an
+/// offering of a capacity type the claim allows; spot ones do not count
+/// when every candidate is spot and spot-to-spot consolidation is off (a
+/// claim that allows spot is then refused). A claim that cannot is a no-op.
+pub fn price_to_beat(input: &DisruptionInput<'_>, candidates: &[&Candidate]) -> PriceToBeat {
+    PriceToBeat {
+        price: total_price(candidates),
+        spot: input.options.spot_to_spot_consolidation || !all_spot(input, candidates),
+    }
 }
 
 /// The consolidation decision for `candidates` given the simulation of

@@ -66,6 +66,18 @@ pub struct DisruptionInput<'a> {
     /// Candidates' node facts kept from earlier passes over this cluster,
     /// when the caller keeps them; `None` makes them every time.
     pub candidate_cache: Option<&'a CandidateCache>,
+    /// Nodes whose `Unconsolidatable` message the caller would drop now
+    /// (its event dedupe), if it says: their single-node simulations stop
+    /// as soon as the outcome is sure to be a no-op, which then carries no
+    /// message. Decisions are the same either way.
+    pub quiet_nodes: Option<&'a BTreeSet<NodeId>>,
+}
+
+impl DisruptionInput<'_> {
+    /// Whether the caller would drop a message about `node`.
+    pub fn is_quiet(&self, node: NodeId) -> bool {
+        self.quiet_nodes.is_some_and(|nodes| nodes.contains(&node))
+    }
 }
 
 /// Which method produced a command.

@@ -14,7 +14,7 @@ use super::candidates::{
     emptiness_filter, evaluate_nodes, new_candidate,
 };
 use super::consolidation::{
-    Decision, decide_consolidation, estimated_savings, filter_out_same_instance_type,
+    Decision, decide_consolidation, estimated_savings, filter_out_same_instance_type, price_to_beat,
 };
 use super::controller::{Command, DisruptionInput, Method, PassOutcome};
 use super::emptiness::empty_command;
@@ -24,7 +24,7 @@ use super::pdb::PdbLimits;
 use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
 use crate::cloud::Price;
 use crate::karpenter::nodepool::{DisruptionReason, NodePool};
-use crate::karpenter::provisioning::Closure;
+use crate::karpenter::provisioning::{Closure, StopEarly};
 use crate::scheduler::NodeId;
 
 /// Upstream's cap on multi-node consolidation's batch (`maxParallel`).
@@ -487,14 +487,26 @@ struct Consolidation<'c, 'a> {
 impl Consolidation<'_, '_> {
     /// The consolidation decision for `candidates`, simulated over
     /// `closure` (the view's, or a copy of it). `quiet` when no message is
-    /// wanted for a no-op: the simulation then stops at a second new
-    /// NodeClaim, which makes it one whatever the rest of the pods do.
+    /// wanted for a no-op: the simulation then stops once the outcome is
+    /// sure to be one whatever the rest of the pods do (a second new
+    /// NodeClaim, or a first that cannot undercut the candidates), and the
+    /// no-op carries no message.
     fn consolidate(&self, candidates: &[&Candidate], closure: &Closure, quiet: bool) -> Decision {
-        let stop_at = quiet.then_some(2);
+        let stop_early = if quiet {
+            StopEarly {
+                at_new_nodeclaims: Some(2),
+                unless_cheaper_than: Some(price_to_beat(self.input, candidates)),
+            }
+        } else {
+            StopEarly::default()
+        };
         let simulation = self
             .view
-            .simulate_on(self.input, self.pdbs, candidates, closure, stop_at);
-        decide_consolidation(self.input, candidates, simulation)
+            .simulate_on(self.input, self.pdbs, candidates, closure, stop_early);
+        match decide_consolidation(self.input, candidates, simulation) {
+            Decision::NoOp(_) if quiet => Decision::NoOp(None),
+            decision => decision,
+        }
     }
 
     /// The single-node outcomes of `candidates` in order, up to and
@@ -515,7 +527,8 @@ impl Consolidation<'_, '_> {
     ) -> Vec<SingleNodeOutcome> {
         let (input, pools) = (self.input, self.pools);
         let evaluate = |candidate: &Candidate, closure: &Closure| {
-            let decision = self.consolidate(&[candidate], closure, false);
+            let quiet = input.is_quiet(candidate.node);
+            let decision = self.consolidate(&[candidate], closure, quiet);
             single_node_outcome(input, pools, totals, candidate, decision)
         };
         let stopped = || stop.is_some_and(|s| s.load(Ordering::Relaxed));

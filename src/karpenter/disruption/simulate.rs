@@ -29,7 +29,8 @@ use super::controller::DisruptionInput;
 use super::pdb::PdbLimits;
 use super::pods::{is_disruptable, is_reschedulable, pod_key};
 use crate::karpenter::provisioning::{
-    Closure, ExistingNodes, Prepared, ProvisioningInput, SchedulingResult, solve_with_closure,
+    Closure, ExistingNodes, Prepared, ProvisioningInput, SchedulingResult, StopEarly,
+    solve_with_closure,
 };
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
@@ -176,7 +177,7 @@ impl SimulationView {
     ) -> Simulation {
         self.prepare(input, consolidation);
         let closure = self.closure(consolidation);
-        self.simulate_on(input, pdbs, candidates, closure, None)
+        self.simulate_on(input, pdbs, candidates, closure, StopEarly::default())
     }
 
     /// Builds what every simulation of `consolidation`'s kind shares: the
@@ -220,7 +221,7 @@ impl SimulationView {
 
     /// [`Self::simulate`] on a prepared view, with `closure` (the view's
     /// own or a copy of it: a copy lets simulations run side by side),
-    /// stopped early as [`ProvisioningInput::stop_at_new_nodeclaims`] says.
+    /// stopped early as `stop_early` says.
     ///
     /// # Panics
     /// If the view was not prepared.
@@ -230,7 +231,7 @@ impl SimulationView {
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
         closure: &Closure,
-        stop_at_new_nodeclaims: Option<usize>,
+        stop_early: StopEarly,
     ) -> Simulation {
         // Pending pods first, then the candidates' (each pod once), then
         // those of deleting nodes (never pending, each on one node).
@@ -261,7 +262,7 @@ impl SimulationView {
             pods: &pods,
             node_count_resource: input.node_count_resource,
             prepared,
-            stop_at_new_nodeclaims,
+            stop_early,
         };
         let mut result = solve_with_closure(&provisioning, existing, closure, &closed);
         self.reject_uninitialized_destinations(input.cluster, &mut result);

@@ -75,12 +75,35 @@ pub struct ProvisioningInput<'a> {
     /// [`Prepared::new`], when the caller keeps one across solves; `None`
     /// builds it for this solve alone. Either way the result is the same.
     pub prepared: Option<&'a Prepared>,
-    /// Stop placing pods once this many new NodeClaims are open, for
-    /// callers that only ask whether fewer would do: the result then has
-    /// that many and is otherwise partial (the rest of the pods neither
-    /// placed nor failed). Ignored when a NodePool has `minValues`, as a
-    /// claim that misses them is dropped at the end.
-    pub stop_at_new_nodeclaims: Option<usize>,
+    /// When to stop before every pod is placed (never by default).
+    pub stop_early: StopEarly,
+}
+
+/// When a solve may stop placing pods, for callers that only ask whether
+/// its new NodeClaims could make a consolidation: the result is then
+/// partial (the rest of the pods neither placed nor failed). Ignored when
+/// a NodePool has `minValues`, as a claim that misses them is dropped at
+/// the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StopEarly {
+    /// Once this many new NodeClaims are open (the result has that many).
+    pub at_new_nodeclaims: Option<usize>,
+    /// Once the first new NodeClaim can no longer undercut this price:
+    /// placing more pods only narrows its options and requirements, so it
+    /// never could again.
+    pub unless_cheaper_than: Option<PriceToBeat>,
+}
+
+/// A price a solve's first new NodeClaim must be able to undercut: some
+/// option of it must have an available offering below `price`, of a
+/// capacity type its requirements allow (and spot only with `spot`), in any
+/// zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PriceToBeat {
+    /// The price to undercut.
+    pub price: Price,
+    /// Whether spot offerings count.
+    pub spot: bool,
 }
 
 /// A NodeClaim the solve wants created.

@@ -12,8 +12,8 @@ use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
-use super::{NewNodeClaim, ProvisioningInput, SchedulingResult};
-use crate::cloud::Price;
+use super::{NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult};
+use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
@@ -109,7 +109,10 @@ fn solve_prepared<'a>(
     }
     let tolerate_prefer_no_schedule = prepared.tolerate_prefer_no_schedule();
     let has_min_values = templates.iter().any(|t| t.requirements.has_min_values());
-    let stop_at = input.stop_at_new_nodeclaims.filter(|_| !has_min_values);
+    let stop = (!has_min_values).then_some(input.stop_early);
+    let mut price_watch = stop
+        .and_then(|s| s.unless_cheaper_than)
+        .map(PriceWatch::new);
 
     let existing = ExistingSet::new(base, cluster, closure, closed);
     let remaining = remaining_limits(input, &existing);
@@ -175,7 +178,13 @@ fn solve_prepared<'a>(
         match scheduler.try_schedule(&batch[next]) {
             Ok(()) => {
                 errors.remove(&batch[next].id);
-                if stop_at.is_some_and(|n| scheduler.claims.len() >= n) {
+                let enough_claims = stop
+                    .and_then(|s| s.at_new_nodeclaims)
+                    .is_some_and(|n| scheduler.claims.len() >= n);
+                let out_of_reach = price_watch
+                    .as_mut()
+                    .is_some_and(|watch| watch.out_of_reach(&scheduler));
+                if enough_claims || out_of_reach {
                     break;
                 }
             }
@@ -188,6 +197,55 @@ fn solve_prepared<'a>(
         }
     }
     scheduler.finish(errors)
+}
+
+/// Watches the first new NodeClaim against a [`PriceToBeat`]
+/// ([`super::StopEarly::unless_cheaper_than`]).
+struct PriceWatch {
+    to_beat: PriceToBeat,
+    /// The claim's option count at the last check that found it could
+    /// still undercut the price (checked again only once it narrowed).
+    checked_options: usize,
+}
+
+impl PriceWatch {
+    fn new(to_beat: PriceToBeat) -> PriceWatch {
+        PriceWatch {
+            to_beat,
+            checked_options: usize::MAX,
+        }
+    }
+
+    /// Whether the first new NodeClaim, if any, can no longer undercut the
+    /// price.
+    fn out_of_reach(&mut self, scheduler: &Scheduler<'_>) -> bool {
+        let Some(claim) = scheduler.claims.first() else {
+            return false;
+        };
+        if claim.options.len() == self.checked_options {
+            return false;
+        }
+        self.checked_options = claim.options.len();
+        let allowed = claim.requirements.get(LABEL_CAPACITY_TYPE);
+        let mut capacity_types = [
+            CapacityType::OnDemand,
+            CapacityType::Spot,
+            CapacityType::Reserved,
+        ]
+        .into_iter()
+        .filter(|&ct| ct != CapacityType::Spot || self.to_beat.spot)
+        .filter(|ct| allowed.is_none_or(|r| r.has(ct.label())));
+        let catalog = scheduler.templates[claim.template].catalog;
+        let price = self.to_beat.price;
+        let undercuts = |ct: CapacityType| {
+            claim.options.iter().any(|&i| {
+                catalog
+                    .cheapest_price(i as usize, ct)
+                    .is_some_and(|p| p < price)
+            })
+        };
+        !capacity_types.any(undercuts)
+    }
 }
 
 /// Remaining limits per NodePool: spec.limits − what its nodes that are

@@ -151,6 +151,7 @@ impl Engine<'_> {
             .filter(|(_, p)| !p.is_daemonset())
             .map(|(id, _)| id)
             .collect();
+        let quiet_nodes = self.quiet_nodes();
         let input = DisruptionInput {
             cluster: &self.cluster,
             nodepools: &contexts,
@@ -163,8 +164,21 @@ impl Engine<'_> {
             now: self.now(),
             prepared: Some(&prepared),
             candidate_cache: Some(&self.candidate_cache),
+            quiet_nodes: Some(&quiet_nodes),
         };
         f(&input)
+    }
+
+    /// Nodes whose next `Unconsolidatable` event the dedupe would drop now
+    /// (see [`Self::note_unconsolidatable`]).
+    fn quiet_nodes(&self) -> BTreeSet<NodeId> {
+        let now = self.now();
+        self.disruption
+            .unconsolidatable_logged
+            .iter()
+            .filter(|&(_, &at)| now <= at + UNCONSOLIDATABLE_DEDUPE)
+            .map(|(&node, _)| node)
+            .collect()
     }
 
     /// Whether a pass would see the same cluster as the last pass that

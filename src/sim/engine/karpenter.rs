@@ -184,7 +184,7 @@ impl Engine<'_> {
             pods: &pods,
             node_count_resource: self.node_count_resource,
             prepared: Some(&prepared),
-            stop_at_new_nodeclaims: None,
+            stop_early: Default::default(),
         });
         drop(contexts);
         let nominated_until = self.now() + NOMINATION_WINDOW;

@@ -230,7 +230,7 @@ impl World {
             pods: &self.pending,
             node_count_resource: self.node_count_resource,
             prepared,
-            stop_at_new_nodeclaims: None,
+            stop_early: Default::default(),
         })
     }
 }

@@ -6,6 +6,8 @@ use std::sync::Arc;
 
 use super::*;
 use crate::cloud::nodeclass::NodeClassSettings;
+use crate::cloud::{CapacityType, Price};
+use crate::karpenter::provisioning::{PriceToBeat, StopEarly};
 use crate::kube::labels::{LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL};
 use crate::kube::pod::WeightedNodeSelectorTerm;
 use crate::kube::resources::GIB;
@@ -473,7 +475,10 @@ fn solve_stops_at_the_asked_number_of_new_nodeclaims() {
             pods: &world.pending,
             node_count_resource: world.node_count_resource,
             prepared: None,
-            stop_at_new_nodeclaims: stop_at,
+            stop_early: StopEarly {
+                at_new_nodeclaims: stop_at,
+                ..StopEarly::default()
+            },
         });
         result.new_nodeclaims.len()
     };
@@ -481,6 +486,69 @@ fn solve_stops_at_the_asked_number_of_new_nodeclaims() {
     assert_eq!(count_claims("", Some(2)), 2);
     let min_values = "      requirements: [{key: node.kubernetes.io/instance-type, operator: Exists, minValues: 2}]\n";
     assert_eq!(count_claims(min_values, Some(2)), 3);
+}
+
+/// A solve asked to stop once its first new NodeClaim cannot undercut a
+/// price (consolidation asking only whether one cheaper NodeClaim would do)
+/// stops right after opening it when none of its options has a cheap
+/// enough offering, and runs on otherwise. Three 6-CPU pods pinned to three
+/// zones open a claim each; only fake-it-6 and -7 fit one, on-demand at
+/// 7 × and 8 × $0.3147 ($2.20, $2.52), spot here at half that ($1.10,
+/// $1.26).
+#[test]
+fn solve_stops_once_the_first_claim_cannot_undercut_a_price() {
+    let count_claims = |template_extra: &str, first_on_demand: bool, price: i64, spot: bool| {
+        let mut catalog = crate::cloud::fake::instance_types(8);
+        let types: Vec<(String, Price)> = catalog
+            .instance_types()
+            .iter()
+            .map(|t| (t.name().to_string(), t.on_demand_price))
+            .collect();
+        for (name, od) in types {
+            for zone in ["test-zone-1", "test-zone-2"] {
+                let half = Price::from_micros(od.micros() / 2);
+                assert!(catalog.set_offering_price(&name, zone, CapacityType::Spot, half));
+            }
+        }
+        let mut world = World::new(vec![(pool("default", "", template_extra).0, catalog)]);
+        for zone in ["test-zone-1", "test-zone-2", "test-zone-3"] {
+            let mut spec = pod(6000, 100);
+            spec.node_selector
+                .insert(LABEL_TOPOLOGY_ZONE.into(), zone.into());
+            if first_on_demand && zone == "test-zone-1" {
+                spec.node_selector
+                    .insert(LABEL_CAPACITY_TYPE.into(), "on-demand".into());
+            }
+            world.add_pending(spec);
+        }
+        let result = solve(&ProvisioningInput {
+            cluster: &world.cluster,
+            nodepools: &world.contexts(),
+            daemonsets: &world.daemonsets,
+            pods: &world.pending,
+            node_count_resource: world.node_count_resource,
+            prepared: None,
+            stop_early: StopEarly {
+                unless_cheaper_than: Some(PriceToBeat {
+                    price: Price::from_micros(price),
+                    spot,
+                }),
+                ..StopEarly::default()
+            },
+        });
+        result.new_nodeclaims.len()
+    };
+    // Some option undercuts: on-demand $2.20 < $3, spot $1.10 < $2.
+    assert_eq!(count_claims("", false, 3_000_000, false), 3);
+    assert_eq!(count_claims("", false, 2_000_000, true), 3);
+    // None does: spot not counted, or not allowed by the first pod, or
+    // nothing below $1.
+    assert_eq!(count_claims("", false, 2_000_000, false), 1);
+    assert_eq!(count_claims("", true, 2_000_000, true), 1);
+    assert_eq!(count_claims("", false, 1_000_000, true), 1);
+    // minValues: the solve runs on.
+    let min_values = "      requirements: [{key: node.kubernetes.io/instance-type, operator: Exists, minValues: 2}]\n";
+    assert_eq!(count_claims(min_values, false, 1_000_000, true), 3);
 }
 
 /// Capacity-type requirement keeps only matching offerings (instance
@@ -544,7 +612,7 @@ fn shared_existing_views_match_fresh_solves() {
                 pods: &world.pending,
                 node_count_resource: world.node_count_resource,
                 prepared: Some(&prepared),
-                stop_at_new_nodeclaims: None,
+                stop_early: Default::default(),
             };
             solve_with_existing(&input, &shared, closed)
         };

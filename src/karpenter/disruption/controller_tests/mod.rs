@@ -28,6 +28,8 @@ use crate::scheduler::cluster::{
 use crate::scheduler::{Cluster, Node, NodeId, Pod, PodId, PodPhase};
 use crate::time::{SimDuration, SimTime};
 
+mod threads;
+
 const NOW: SimTime = SimTime::from_secs(3600);
 
 /// A cluster with one NodePool (budget 100% unless changed) on a catalog.
@@ -39,6 +41,8 @@ struct Env {
     in_flight: BTreeSet<NodeId>,
     options: DisruptionOptions,
     now: SimTime,
+    /// The pass's quiet nodes, if any ([`DisruptionInput::quiet_nodes`]).
+    quiet: Option<BTreeSet<NodeId>>,
 }
 
 impl Env {
@@ -53,6 +57,7 @@ impl Env {
             in_flight: BTreeSet::new(),
             options: DisruptionOptions::default(),
             now: NOW,
+            quiet: None,
         }
     }
 
@@ -165,6 +170,7 @@ impl Env {
             now: self.now,
             prepared: None,
             candidate_cache: None,
+            quiet_nodes: self.quiet.as_ref(),
         })
     }
 
@@ -720,70 +726,4 @@ fn replaces_on_the_real_catalog() {
         cmd.explanation
             .starts_with("replace m5.2xlarge with 1 of [")
     );
-}
-
-/// The pass's single-node simulations may run side by side (one per
-/// thread of the current rayon pool): the outcome, command and notes
-/// alike, is the one a single thread going in candidate order finds. The
-/// pods share a host port, so no two fit one node: multi-node finds
-/// nothing, and each spot node needs a new spot node (noted:
-/// spot-to-spot is off); the on-demand node among them is replaced by a
-/// cheaper spot node, and the candidates after it are not noted (20
-/// candidates on each side: 41 take the side-by-side path).
-#[test]
-fn side_by_side_single_node_simulations_find_what_one_thread_finds() {
-    let mut env = Env::fake();
-    let one_per_node = |spec: &mut PodSpec| {
-        spec.host_ports.push(HostPort {
-            port: 8080,
-            protocol: "TCP".into(),
-            host_ip: String::new(),
-        });
-    };
-    // By savings ratio: the dear spot nodes, the on-demand node, the cheap
-    // spot nodes.
-    let mut before = Vec::new();
-    let mut after = Vec::new();
-    for i in 0..20 {
-        let dear = env.node(&format!("dear{i:02}"), "fake-it-30", CapacityType::Spot);
-        env.pod_with(dear, 500, one_per_node);
-        before.push(dear);
-        let cheap = env.node(&format!("cheap{i:02}"), "fake-it-2", CapacityType::Spot);
-        env.pod_with(cheap, 500, one_per_node);
-        after.push(cheap);
-    }
-    let od = env.node("od", "fake-it-7", CapacityType::OnDemand);
-    env.pod_with(od, 500, one_per_node);
-    let one = env.pass_on_threads(1);
-    let cmd = command(&one);
-    assert_eq!(cmd.method, Method::SingleNodeConsolidation);
-    assert_eq!(cmd.candidates, vec![od]);
-    for node in before {
-        assert_eq!(note(&one, node), SPOT_TO_SPOT_DISABLED);
-    }
-    for node in after {
-        assert_eq!(note(&one, node), "");
-    }
-    assert_eq!(env.pass_on_threads(4), one);
-}
-
-/// When multi-node finds a command, the single-node simulations running
-/// alongside it are cut short and their outcomes (notes included) dropped,
-/// as if they had never run: 40 on-demand nodes with one small pod each
-/// merge into one, on 1 thread and on 4 alike.
-#[test]
-fn multi_node_command_drops_the_single_node_outcomes_alongside() {
-    let mut env = Env::fake();
-    for i in 0..40 {
-        let node = env.node(&format!("n{i:02}"), "fake-it-7", CapacityType::OnDemand);
-        env.pod(node, 100);
-    }
-    let one = env.pass_on_threads(1);
-    assert_eq!(command(&one).method, Method::MultiNodeConsolidation);
-    assert!(
-        one.unconsolidatable.is_empty(),
-        "{:?}",
-        one.unconsolidatable
-    );
-    assert_eq!(env.pass_on_threads(4), one);
 }
