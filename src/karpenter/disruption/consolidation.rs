@@ -14,7 +14,7 @@ use super::candidates::Candidate;
 use super::controller::DisruptionInput;
 use super::simulate::{Simulation, scheduling_errors_message};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
-use crate::karpenter::provisioning::{NewNodeClaim, PriceToBeat};
+use crate::karpenter::provisioning::{NewNodeClaim, Prepared, PriceToBeat};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
 use crate::kube::requirements::{Requirement, Requirements};
 
@@ -63,6 +63,10 @@ impl<'r> OfferingKeys<'r> {
             zone_id: requirements.get(LABEL_TOPOLOGY_ZONE_ID),
             capacity_type: requirements.get(LABEL_CAPACITY_TYPE),
         }
+    }
+
+    fn as_array(&self) -> [Option<&'r Requirement>; 3] {
+        [self.zone, self.zone_id, self.capacity_type]
     }
 
     /// Same answer as `offering.is_compatible(requirements)`.
@@ -152,20 +156,38 @@ pub fn min_values_needed(
 
 /// Upstream `RemoveInstanceTypeOptionsByPriceAndMinValues`: keeps options
 /// whose worst launch price is below `max_price`, then re-checks minValues
-/// (`Err` with upstream's message when they no longer hold).
+/// (`Err` with upstream's message when they no longer hold). The prices
+/// come from `prepared`'s table when there is one.
 pub fn remove_options_by_price(
     claim: &mut NewNodeClaim,
     catalog: &Catalog,
     max_price: Price,
+    prepared: Option<&Prepared>,
 ) -> Result<(), String> {
     let keys = OfferingKeys::new(&claim.requirements);
-    claim.instance_types.retain(|&i| {
-        catalog
-            .instance_types()
-            .get(i)
-            .and_then(|it| worst_price_under(it, &keys))
-            .is_some_and(|p| p < max_price)
-    });
+    let below = |worst: Option<Price>| worst.is_some_and(|p| p < max_price);
+    match prepared {
+        Some(prepared) => {
+            let table = prepared.worst_launch_prices(claim.nodepool, keys.as_array(), || {
+                let types = catalog.instance_types();
+                types
+                    .iter()
+                    .map(|it| worst_price_under(it, &keys))
+                    .collect()
+            });
+            claim
+                .instance_types
+                .retain(|&i| below(table.get(i).copied().flatten()));
+        }
+        None => claim.instance_types.retain(|&i| {
+            below(
+                catalog
+                    .instance_types()
+                    .get(i)
+                    .and_then(|it| worst_price_under(it, &keys)),
+            )
+        }),
+    }
     min_values_needed(&claim.instance_types, catalog, &claim.requirements)
         .map(|_| ())
         .map_err(|keys| format!("minValues requirement is not met for label(s) {keys:?}"))
@@ -257,7 +279,7 @@ pub fn decide_consolidation(
     if all_spot && allows_capacity_type(&claim.requirements, CapacityType::Spot) {
         return spot_to_spot(input, catalog, claim, candidate_price, single);
     }
-    if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price) {
+    if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price, input.prepared) {
         return note(format!("Filtering by price: {e}"));
     }
     if claim.instance_types.is_empty() {
@@ -305,7 +327,7 @@ fn spot_to_spot(
                     .any(|o| o.available && o.is_compatible(requirements))
         })
     });
-    if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price) {
+    if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price, input.prepared) {
         return note(format!("Filtering by price: {e}"));
     }
     if claim.instance_types.is_empty() {
@@ -385,7 +407,59 @@ pub fn filter_out_same_instance_type(
         .map(|p| p.unwrap_or(Price::ZERO))
         .min();
     match max_price {
-        Some(max_price) => remove_options_by_price(claim, catalog, max_price),
+        Some(max_price) => remove_options_by_price(claim, catalog, max_price, input.prepared),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::nodeclass::NodeClassSettings;
+    use crate::karpenter::disruption::test_support::pool;
+    use crate::karpenter::provisioning::NodePoolContext;
+    use crate::kube::resources::Resources;
+
+    /// Filtering by price reads the same worst launch prices from a kept
+    /// setup's table as from the offerings (us-east-1, spot and on-demand,
+    /// with and without a zone, at $0.10 and $0.50), and asks the table of
+    /// each set of offering requirements once.
+    #[test]
+    fn price_filter_reads_the_kept_table_like_the_offerings() {
+        let catalog = Catalog::load("us-east-1", &NodeClassSettings::default()).unwrap();
+        let pool = pool("default");
+        let contexts = [NodePoolContext {
+            pool: &pool,
+            catalog: &catalog,
+        }];
+        let prepared = Prepared::new(&contexts, &[]);
+        let both = Requirement::in_values(LABEL_CAPACITY_TYPE, ["spot", "on-demand"]);
+        let on_demand = Requirement::in_values(LABEL_CAPACITY_TYPE, ["on-demand"]);
+        let zone = Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["us-east-1b"]);
+        for extra in [vec![both.clone()], vec![on_demand], vec![both, zone]] {
+            let mut requirements = Requirements::new();
+            for r in extra {
+                requirements.add(r);
+            }
+            let claim = NewNodeClaim {
+                nodepool: 0,
+                requirements,
+                instance_types: (0..catalog.len()).collect(),
+                pods: Vec::new(),
+                requests: Resources::ZERO,
+            };
+            for max in [100_000, 500_000] {
+                let max = Price::from_micros(max);
+                let (mut kept, mut walked) = (claim.clone(), claim.clone());
+                remove_options_by_price(&mut kept, &catalog, max, Some(&prepared)).unwrap();
+                remove_options_by_price(&mut walked, &catalog, max, None).unwrap();
+                assert_eq!(kept.instance_types, walked.instance_types);
+                assert!(!kept.instance_types.is_empty());
+                assert!(kept.instance_types.len() < catalog.len());
+            }
+            let keys = OfferingKeys::new(&claim.requirements).as_array();
+            let first = prepared.worst_launch_prices(0, keys, || unreachable!("kept"));
+            assert_eq!(first.len(), catalog.len());
+        }
     }
 }

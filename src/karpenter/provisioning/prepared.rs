@@ -47,7 +47,11 @@ pub struct Prepared {
     /// Per NodePool index, its price tables by the requirements offerings
     /// read (zone, zone id, capacity type), compared in place: new
     /// NodeClaims of every solve share a handful of these.
-    price_tables: Mutex<Vec<PoolPriceTables>>,
+    price_tables: Mutex<Vec<ByOfferingKeys<PriceTable>>>,
+    /// Per NodePool index, each catalog type's worst launch price by the
+    /// requirements offerings read, built by the caller (see
+    /// [`Prepared::worst_launch_prices`]).
+    worst_launch_prices: Mutex<Vec<ByOfferingKeys<Vec<Option<Price>>>>>,
     /// Node labels as requirements, by node, with the labels they were
     /// made from (a node whose labels differ is made again).
     node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
@@ -85,8 +89,33 @@ struct ExistingNodeRequirements {
 /// A NodeClaim's zone, zone-id and capacity-type requirements.
 pub(super) type OfferingKeys = [Option<Requirement>; 3];
 
-/// One NodePool's price tables with the offering requirements of each.
-type PoolPriceTables = Vec<(OfferingKeys, Arc<PriceTable>)>;
+/// One NodePool's tables of something, with the offering requirements of
+/// each.
+type ByOfferingKeys<T> = Vec<(OfferingKeys, Arc<T>)>;
+
+/// The table of NodePool `pool` under the offering requirements `keys`
+/// among `tables`, made by `build` (and kept) the first time.
+fn table_by_keys<T>(
+    tables: &Mutex<Vec<ByOfferingKeys<T>>>,
+    pool: usize,
+    keys: [Option<&Requirement>; 3],
+    build: impl FnOnce() -> T,
+) -> Arc<T> {
+    let mut tables = tables.lock().unwrap_or_else(PoisonError::into_inner);
+    if tables.len() <= pool {
+        tables.resize_with(pool + 1, Vec::new);
+    }
+    let tables = &mut tables[pool];
+    let found = tables
+        .iter()
+        .find(|(seen, _)| seen.iter().zip(&keys).all(|(a, b)| a.as_ref() == *b));
+    if let Some((_, table)) = found {
+        return table.clone();
+    }
+    let table = Arc::new(build());
+    tables.push((keys.map(|k| k.cloned()), table.clone()));
+    table
+}
 
 struct PreparedPool {
     /// The NodePool it was built from.
@@ -153,6 +182,7 @@ impl Prepared {
             daemonsets: daemonsets.to_vec(),
             daemon_requirements: daemonsets.iter().map(|ds| strict_or_empty(ds)).collect(),
             price_tables: Mutex::new(Vec::new()),
+            worst_launch_prices: Mutex::new(Vec::new()),
             node_requirements: Mutex::new(HashMap::new()),
             existing_node_requirements: Mutex::new(HashMap::new()),
             existing_views: Mutex::new(KeptViews::default()),
@@ -207,23 +237,23 @@ impl Prepared {
         keys: [Option<&Requirement>; 3],
         build: impl FnOnce() -> PriceTable,
     ) -> Arc<PriceTable> {
-        let mut tables = self
-            .price_tables
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if tables.len() <= pool {
-            tables.resize_with(pool + 1, Vec::new);
-        }
-        let tables = &mut tables[pool];
-        let found = tables
-            .iter()
-            .find(|(seen, _)| seen.iter().zip(&keys).all(|(a, b)| a.as_ref() == *b));
-        if let Some((_, table)) = found {
-            return table.clone();
-        }
-        let table = Arc::new(build());
-        tables.push((keys.map(|k| k.cloned()), table.clone()));
-        table
+        table_by_keys(&self.price_tables, pool, keys, build)
+    }
+
+    /// Each catalog type's worst launch price (by
+    /// [`crate::cloud::Catalog::instance_types`] index) for NodePool `pool`
+    /// under the offering requirements `keys` (zone, zone-id, capacity
+    /// type), computed by `build` the first time: consolidation asks it of
+    /// nearly every simulated replacement, and it depends only on those
+    /// requirements and the catalog's offerings, which this setup is
+    /// rebuilt for.
+    pub fn worst_launch_prices(
+        &self,
+        pool: usize,
+        keys: [Option<&Requirement>; 3],
+        build: impl FnOnce() -> Vec<Option<Price>>,
+    ) -> Arc<Vec<Option<Price>>> {
+        table_by_keys(&self.worst_launch_prices, pool, keys, build)
     }
 
     /// Each DaemonSet's strict node requirements, in input order.
