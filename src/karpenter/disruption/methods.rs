@@ -489,13 +489,15 @@ impl Consolidation<'_, '_> {
     /// `closure` (the view's, or a copy of it). `quiet` when no message is
     /// wanted for a no-op: the simulation then stops once the outcome is
     /// sure to be one whatever the rest of the pods do (a second new
-    /// NodeClaim, or a first that cannot undercut the candidates), and the
-    /// no-op carries no message.
+    /// NodeClaim, a first that cannot undercut the candidates, or a pod of
+    /// theirs or of a deleting node that could only fail or open one), and
+    /// the no-op carries no message.
     fn consolidate(&self, candidates: &[&Candidate], closure: &Closure, quiet: bool) -> Decision {
         let stop_early = if quiet {
             StopEarly {
                 at_new_nodeclaims: Some(2),
                 unless_cheaper_than: Some(price_to_beat(self.input, candidates)),
+                bound_pods_must_fit: true,
             }
         } else {
             StopEarly::default()

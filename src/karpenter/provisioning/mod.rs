@@ -92,6 +92,14 @@ pub struct StopEarly {
     /// placing more pods only narrows its options and requirements, so it
     /// never could again.
     pub unless_cheaper_than: Option<PriceToBeat>,
+    /// The caller takes an error of a pod already bound to a node (one
+    /// being moved off it) as it takes the stops above. A bound pod that
+    /// finds no existing node or open NodeClaim, and whose chances only
+    /// shrink as pods are placed (nothing to relax, no topology spread or
+    /// required pod affinity), then ends the solve with an error when any
+    /// NodeClaim it could open would reach a stop: the result says the
+    /// same, without the NodeClaim being built.
+    pub bound_pods_must_fit: bool,
 }
 
 /// A price a solve's first new NodeClaim must be able to undercut: some

@@ -12,11 +12,12 @@ use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
-use super::{NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult};
+use super::{NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult, StopEarly};
 use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
+use crate::kube::pod::PodSpec;
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::scheduler::{NodeId, PodId};
 
@@ -40,6 +41,11 @@ struct Scheduler<'a> {
     tolerate_prefer_no_schedule: bool,
     hostnames: u32,
     placed_existing: Vec<(PodId, NodeId)>,
+    /// The stops in force (none with minValues).
+    stop: StopEarly,
+    /// Set when a bound pod settled the outcome
+    /// ([`StopEarly::bound_pods_must_fit`]): the solve ends.
+    settled: bool,
 }
 
 /// Calls `f` with the input's prepared setup, or one built for this solve.
@@ -109,10 +115,12 @@ fn solve_prepared<'a>(
     }
     let tolerate_prefer_no_schedule = prepared.tolerate_prefer_no_schedule();
     let has_min_values = templates.iter().any(|t| t.requirements.has_min_values());
-    let stop = (!has_min_values).then_some(input.stop_early);
-    let mut price_watch = stop
-        .and_then(|s| s.unless_cheaper_than)
-        .map(PriceWatch::new);
+    let stop = if has_min_values {
+        StopEarly::default()
+    } else {
+        input.stop_early
+    };
+    let mut price_watch = stop.unless_cheaper_than.map(PriceWatch::new);
 
     let existing = ExistingSet::new(base, cluster, closure, closed);
     let remaining = remaining_limits(input, &existing);
@@ -157,6 +165,8 @@ fn solve_prepared<'a>(
         tolerate_prefer_no_schedule,
         hostnames: 0,
         placed_existing: Vec::new(),
+        stop,
+        settled: false,
     };
 
     // Queue: cpu desc, memory desc, creation asc, uid asc.
@@ -179,7 +189,7 @@ fn solve_prepared<'a>(
             Ok(()) => {
                 errors.remove(&batch[next].id);
                 let enough_claims = stop
-                    .and_then(|s| s.at_new_nodeclaims)
+                    .at_new_nodeclaims
                     .is_some_and(|n| scheduler.claims.len() >= n);
                 let out_of_reach = price_watch
                     .as_mut()
@@ -190,6 +200,9 @@ fn solve_prepared<'a>(
             }
             Err(reason) => {
                 errors.insert(batch[next].id, reason);
+                if scheduler.settled {
+                    break;
+                }
                 scheduler.topology.update(batch[next].id, &batch[next].spec);
                 queue.push_back(next);
                 last_len[next] = queue.len();
@@ -246,6 +259,44 @@ impl PriceWatch {
         };
         !capacity_types.any(undercuts)
     }
+}
+
+/// Whether some option of `template` with room for `requests` (cpu,
+/// memory, pods) has an offering that undercuts `to_beat`: a claim the
+/// pod opens has no other options.
+fn could_undercut(template: &Template<'_>, requests: &Resources, to_beat: PriceToBeat) -> bool {
+    let capacity_types = [
+        CapacityType::OnDemand,
+        CapacityType::Spot,
+        CapacityType::Reserved,
+    ];
+    template.options.iter().any(|&i| {
+        let room = &template.room[i as usize];
+        room.cpu_millis() >= requests.cpu_millis()
+            && room.memory_bytes() >= requests.memory_bytes()
+            && room.pods() >= requests.pods()
+            && capacity_types
+                .iter()
+                .filter(|&&ct| ct != CapacityType::Spot || to_beat.spot)
+                .any(|&ct| {
+                    template
+                        .catalog
+                        .cheapest_price(i as usize, ct)
+                        .is_some_and(|p| p < to_beat.price)
+                })
+    })
+}
+
+/// Whether a pod's chances of fitting only shrink as other pods are
+/// placed: it has nothing to relax and no topology spread or required pod
+/// affinity (which other pods' placements can satisfy).
+fn is_rigid(spec: &PodSpec) -> bool {
+    spec.node_affinity.required.len() <= 1
+        && spec.node_affinity.preferred.is_empty()
+        && spec.pod_affinity.preferred.is_empty()
+        && spec.pod_affinity.required.is_empty()
+        && spec.pod_anti_affinity.preferred.is_empty()
+        && spec.topology_spread.is_empty()
 }
 
 /// Remaining limits per NodePool: spec.limits − what its nodes that are
@@ -308,6 +359,9 @@ impl<'a> Scheduler<'a> {
             Ok(()) => return Ok(()),
             Err(reason) => reason,
         };
+        if self.settled {
+            return Err(reason);
+        }
         let mut relaxed = pod.clone();
         loop {
             if !relaxed.relax(self.tolerate_prefer_no_schedule) {
@@ -368,6 +422,10 @@ impl<'a> Scheduler<'a> {
             return Ok(());
         }
         // 3. A new NodeClaim from the first template that accepts.
+        if self.settles_before_new_claim(pod) {
+            self.settled = true;
+            return Err("a new NodeClaim would reach a stop".to_string());
+        }
         if self.templates.is_empty() {
             return Err(self
                 .template_errors
@@ -418,6 +476,42 @@ impl<'a> Scheduler<'a> {
         self.claim_order.push(index, claim.pods.len());
         self.claims.push(claim);
         Ok(())
+    }
+
+    /// Whether `pod`, having found no existing node or open claim, settles
+    /// the outcome ([`StopEarly::bound_pods_must_fit`]): it is bound and
+    /// rigid, and any claim it opens reaches a stop (the claim count, or,
+    /// as the first, a price no option with room for it undercuts). If it
+    /// fails instead, its error is final: it can no more fit an existing
+    /// node or claim later, as placing pods only takes room and adds
+    /// anti-affinity.
+    fn settles_before_new_claim(&self, pod: &PodWork<'_>) -> bool {
+        if !self.stop.bound_pods_must_fit
+            || self.tolerate_prefer_no_schedule
+            || !is_rigid(&pod.spec)
+            || self
+                .input
+                .cluster
+                .pod(pod.id)
+                .is_none_or(|p| p.node.is_none())
+        {
+            return false;
+        }
+        if self
+            .stop
+            .at_new_nodeclaims
+            .is_some_and(|n| self.claims.len() + 1 >= n)
+        {
+            return true;
+        }
+        let Some(to_beat) = self.stop.unless_cheaper_than else {
+            return false;
+        };
+        self.claims.is_empty()
+            && !self
+                .templates
+                .iter()
+                .any(|t| could_undercut(t, &pod.requests, to_beat))
     }
 
     /// The template's types that stay within the pool's remaining limits.

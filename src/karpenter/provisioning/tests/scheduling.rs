@@ -498,19 +498,10 @@ fn solve_stops_at_the_asked_number_of_new_nodeclaims() {
 #[test]
 fn solve_stops_once_the_first_claim_cannot_undercut_a_price() {
     let count_claims = |template_extra: &str, first_on_demand: bool, price: i64, spot: bool| {
-        let mut catalog = crate::cloud::fake::instance_types(8);
-        let types: Vec<(String, Price)> = catalog
-            .instance_types()
-            .iter()
-            .map(|t| (t.name().to_string(), t.on_demand_price))
-            .collect();
-        for (name, od) in types {
-            for zone in ["test-zone-1", "test-zone-2"] {
-                let half = Price::from_micros(od.micros() / 2);
-                assert!(catalog.set_offering_price(&name, zone, CapacityType::Spot, half));
-            }
-        }
-        let mut world = World::new(vec![(pool("default", "", template_extra).0, catalog)]);
+        let mut world = World::new(vec![(
+            pool("default", "", template_extra).0,
+            half_price_spot_catalog(),
+        )]);
         for zone in ["test-zone-1", "test-zone-2", "test-zone-3"] {
             let mut spec = pod(6000, 100);
             spec.node_selector
@@ -549,6 +540,98 @@ fn solve_stops_once_the_first_claim_cannot_undercut_a_price() {
     // minValues: the solve runs on.
     let min_values = "      requirements: [{key: node.kubernetes.io/instance-type, operator: Exists, minValues: 2}]\n";
     assert_eq!(count_claims(min_values, false, 1_000_000, true), 3);
+}
+
+/// Eight fake types (fake-it-i: i + 1 CPUs, on-demand at (i + 1) ×
+/// $0.3147) with spot at half the on-demand price in zones 1 and 2.
+fn half_price_spot_catalog() -> Catalog {
+    let mut catalog = crate::cloud::fake::instance_types(8);
+    let types: Vec<(String, Price)> = catalog
+        .instance_types()
+        .iter()
+        .map(|t| (t.name().to_string(), t.on_demand_price))
+        .collect();
+    for (name, od) in types {
+        for zone in ["test-zone-1", "test-zone-2"] {
+            let half = Price::from_micros(od.micros() / 2);
+            assert!(catalog.set_offering_price(&name, zone, CapacityType::Spot, half));
+        }
+    }
+    catalog
+}
+
+/// With `bound_pods_must_fit`, a pod moved off a node (bound) that finds no
+/// existing node or open claim ends the solve with its error, without a
+/// claim being built, when any claim it could open would reach a stop:
+/// a 6-CPU pod (only fake-it-6 and -7 fit it: spot $1.10 and $1.26) under
+/// a $1 price to beat, or the pod that would open the second claim under
+/// `at_new_nodeclaims: 2`. A pod whose chances can grow (here a preferred
+/// node affinity left to relax), an unbound (pending) pod, or a price an
+/// option with room undercuts opens the claim as before.
+#[test]
+fn bound_pods_that_can_only_reach_a_stop_end_the_solve() {
+    // (claims, erroring pods) of a solve placing pods of `specs` moved off
+    // a deleted node (or pending) under the given stops.
+    let solve_moved = |specs: Vec<PodSpec>, bound: bool, stop: StopEarly| {
+        let mut world = World::new(vec![(default_pool(), half_price_spot_catalog())]);
+        let room = Resources::cpu_mem(16_000, 32 * GIB).with(ResourceKind::Pods, 50);
+        let old = world.add_node("old", &[(LABEL_NODEPOOL, "default")], room, true);
+        let pods: Vec<PodId> = specs
+            .into_iter()
+            .map(|spec| {
+                if bound {
+                    world.add_running(spec, old)
+                } else {
+                    world.add_pending(spec)
+                }
+            })
+            .collect();
+        world.cluster.node_mut(old).unwrap().marked_for_deletion = true;
+        let result = solve(&ProvisioningInput {
+            cluster: &world.cluster,
+            nodepools: &world.contexts(),
+            daemonsets: &world.daemonsets,
+            pods: &pods,
+            node_count_resource: world.node_count_resource,
+            prepared: None,
+            stop_early: stop,
+        });
+        (result.new_nodeclaims.len(), result.errors.len())
+    };
+    let under = |price: i64| StopEarly {
+        at_new_nodeclaims: Some(2),
+        unless_cheaper_than: Some(PriceToBeat {
+            price: Price::from_micros(price),
+            spot: true,
+        }),
+        bound_pods_must_fit: true,
+    };
+    let big = || pod(6000, 100);
+    assert_eq!(solve_moved(vec![big()], true, under(1_000_000)), (0, 1));
+    let without = StopEarly {
+        bound_pods_must_fit: false,
+        ..under(1_000_000)
+    };
+    assert_eq!(solve_moved(vec![big()], true, without), (1, 0));
+    assert_eq!(solve_moved(vec![big()], false, under(1_000_000)), (1, 0));
+    assert_eq!(solve_moved(vec![big()], true, under(2_000_000)), (1, 0));
+    let mut relaxable = big();
+    relaxable.node_affinity.preferred = vec![WeightedNodeSelectorTerm {
+        weight: 10,
+        expressions: vec![expr(LABEL_TOPOLOGY_ZONE, Operator::In, &["test-zone-2"])],
+    }];
+    assert_eq!(solve_moved(vec![relaxable], true, under(1_000_000)), (1, 0));
+    // Two pods that cannot share a node: the second would open a second
+    // claim (each undercuts $10).
+    let apart = |zone: &str| {
+        let mut spec = big();
+        spec.node_selector
+            .insert(LABEL_TOPOLOGY_ZONE.into(), zone.into());
+        spec
+    };
+    let two = || vec![apart("test-zone-1"), apart("test-zone-2")];
+    assert_eq!(solve_moved(two(), true, under(10_000_000)), (1, 1));
+    assert_eq!(solve_moved(two(), false, under(10_000_000)), (2, 0));
 }
 
 /// Capacity-type requirement keeps only matching offerings (instance
