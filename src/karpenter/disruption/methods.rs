@@ -24,7 +24,7 @@ use super::pdb::PdbLimits;
 use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
 use crate::cloud::Price;
 use crate::karpenter::nodepool::{DisruptionReason, NodePool};
-use crate::karpenter::provisioning::{Closure, StopEarly};
+use crate::karpenter::provisioning::Closure;
 use crate::scheduler::NodeId;
 
 /// Upstream's cap on multi-node consolidation's batch (`maxParallel`).
@@ -488,23 +488,13 @@ impl Consolidation<'_, '_> {
     /// The consolidation decision for `candidates`, simulated over
     /// `closure` (the view's, or a copy of it). `quiet` when no message is
     /// wanted for a no-op: the simulation then stops once the outcome is
-    /// sure to be one whatever the rest of the pods do (a second new
-    /// NodeClaim, a first that cannot undercut the candidates, or a pod of
-    /// theirs or of a deleting node that could only fail or open one), and
-    /// the no-op carries no message.
+    /// sure to be one whatever the rest of the pods do (see
+    /// [`SimulationView::simulate_on`]), and the no-op carries no message.
     fn consolidate(&self, candidates: &[&Candidate], closure: &Closure, quiet: bool) -> Decision {
-        let stop_early = if quiet {
-            StopEarly {
-                at_new_nodeclaims: Some(2),
-                unless_cheaper_than: Some(price_to_beat(self.input, candidates)),
-                bound_pods_must_fit: true,
-            }
-        } else {
-            StopEarly::default()
-        };
-        let simulation = self
-            .view
-            .simulate_on(self.input, self.pdbs, candidates, closure, stop_early);
+        let quiet_price = quiet.then(|| price_to_beat(self.input, candidates));
+        let simulation =
+            self.view
+                .simulate_on(self.input, self.pdbs, candidates, closure, quiet_price);
         match decide_consolidation(self.input, candidates, simulation) {
             Decision::NoOp(_) if quiet => Decision::NoOp(None),
             decision => decision,

@@ -29,7 +29,7 @@ use super::controller::DisruptionInput;
 use super::pdb::PdbLimits;
 use super::pods::{is_disruptable, is_reschedulable, pod_key};
 use crate::karpenter::provisioning::{
-    Closure, ExistingNodes, Prepared, ProvisioningInput, SchedulingResult, StopEarly,
+    Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, StopEarly,
     solve_with_closure,
 };
 use crate::scheduler::{Cluster, NodeId, PodId};
@@ -177,7 +177,7 @@ impl SimulationView {
     ) -> Simulation {
         self.prepare(input, consolidation);
         let closure = self.closure(consolidation);
-        self.simulate_on(input, pdbs, candidates, closure, StopEarly::default())
+        self.simulate_on(input, pdbs, candidates, closure, None)
     }
 
     /// Builds what every simulation of `consolidation`'s kind shares: the
@@ -221,7 +221,13 @@ impl SimulationView {
 
     /// [`Self::simulate`] on a prepared view, with `closure` (the view's
     /// own or a copy of it: a copy lets simulations run side by side),
-    /// stopped early as `stop_early` says.
+    /// stopped, with `quiet`, as soon as the outcome is sure to be a
+    /// no-op for a consolidation that must undercut that price: a second
+    /// new NodeClaim, a first that cannot undercut it, a pod of a candidate
+    /// or of a deleting node that could only fail or open one (the caller
+    /// takes their errors as a no-op), or a candidate's pod placed on a
+    /// node that has not finished initializing (see
+    /// `reject_uninitialized_destinations`).
     ///
     /// # Panics
     /// If the view was not prepared.
@@ -231,7 +237,7 @@ impl SimulationView {
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
         closure: &Closure,
-        stop_early: StopEarly,
+        quiet: Option<PriceToBeat>,
     ) -> Simulation {
         // Pending pods first, then the candidates' (each pod once), then
         // those of deleting nodes (never pending, each on one node).
@@ -253,6 +259,23 @@ impl SimulationView {
             }
         }
         let closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
+        let moving: Vec<PodId> = match quiet {
+            Some(_) => from_candidates
+                .iter()
+                .copied()
+                .filter(|pod| !self.deleting_node_pod_set.contains(pod))
+                .collect(),
+            None => Vec::new(),
+        };
+        let stop_early = match quiet {
+            Some(to_beat) => StopEarly {
+                at_new_nodeclaims: Some(2),
+                unless_cheaper_than: Some(to_beat),
+                bound_pods_must_fit: true,
+                not_on_uninitialized: &moving,
+            },
+            None => StopEarly::default(),
+        };
         let prepared = input.prepared.or(self.prepared.as_deref());
         let existing = self.existing.as_ref().expect("simulation view prepared");
         let provisioning = ProvisioningInput {

@@ -76,7 +76,7 @@ pub struct ProvisioningInput<'a> {
     /// builds it for this solve alone. Either way the result is the same.
     pub prepared: Option<&'a Prepared>,
     /// When to stop before every pod is placed (never by default).
-    pub stop_early: StopEarly,
+    pub stop_early: StopEarly<'a>,
 }
 
 /// When a solve may stop placing pods, for callers that only ask whether
@@ -85,7 +85,7 @@ pub struct ProvisioningInput<'a> {
 /// a NodePool has `minValues`, as a claim that misses them is dropped at
 /// the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct StopEarly {
+pub struct StopEarly<'a> {
     /// Once this many new NodeClaims are open (the result has that many).
     pub at_new_nodeclaims: Option<usize>,
     /// Once the first new NodeClaim can no longer undercut this price:
@@ -100,6 +100,10 @@ pub struct StopEarly {
     /// NodeClaim it could open would reach a stop: the result says the
     /// same, without the NodeClaim being built.
     pub bound_pods_must_fit: bool,
+    /// Pods (sorted) the caller takes a placement of on a node that has
+    /// not finished initializing as it takes the stops above: placing one
+    /// there ends the solve (the placement is in the result).
+    pub not_on_uninitialized: &'a [PodId],
 }
 
 /// A price a solve's first new NodeClaim must be able to undercut: some

@@ -42,9 +42,10 @@ struct Scheduler<'a> {
     hostnames: u32,
     placed_existing: Vec<(PodId, NodeId)>,
     /// The stops in force (none with minValues).
-    stop: StopEarly,
-    /// Set when a bound pod settled the outcome
-    /// ([`StopEarly::bound_pods_must_fit`]): the solve ends.
+    stop: StopEarly<'a>,
+    /// Set when a pod settled the outcome
+    /// ([`StopEarly::bound_pods_must_fit`],
+    /// [`StopEarly::not_on_uninitialized`]): the solve ends.
     settled: bool,
 }
 
@@ -194,7 +195,7 @@ fn solve_prepared<'a>(
                 let out_of_reach = price_watch
                     .as_mut()
                     .is_some_and(|watch| watch.out_of_reach(&scheduler));
-                if enough_claims || out_of_reach {
+                if enough_claims || out_of_reach || scheduler.settled {
                     break;
                 }
             }
@@ -384,6 +385,20 @@ impl<'a> Scheduler<'a> {
         };
         if let Some((i, requirements)) = on_existing {
             let node = self.existing.view(i);
+            if !self.stop.not_on_uninitialized.is_empty()
+                && self
+                    .stop
+                    .not_on_uninitialized
+                    .binary_search(&pod.id)
+                    .is_ok()
+                && self
+                    .input
+                    .cluster
+                    .node(node.id)
+                    .is_some_and(|n| !n.initialized)
+            {
+                self.settled = true;
+            }
             self.topology
                 .record(pod, &node.taints, &requirements, no_undefined(), None);
             self.placed_existing.push((pod.id, node.id));

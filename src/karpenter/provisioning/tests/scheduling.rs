@@ -605,6 +605,7 @@ fn bound_pods_that_can_only_reach_a_stop_end_the_solve() {
             spot: true,
         }),
         bound_pods_must_fit: true,
+        not_on_uninitialized: &[],
     };
     let big = || pod(6000, 100);
     assert_eq!(solve_moved(vec![big()], true, under(1_000_000)), (0, 1));
@@ -632,6 +633,51 @@ fn bound_pods_that_can_only_reach_a_stop_end_the_solve() {
     let two = || vec![apart("test-zone-1"), apart("test-zone-2")];
     assert_eq!(solve_moved(two(), true, under(10_000_000)), (1, 1));
     assert_eq!(solve_moved(two(), false, under(10_000_000)), (2, 0));
+}
+
+/// A pod listed in `not_on_uninitialized` placed on a node that has not
+/// finished initializing ends the solve with that placement: of three
+/// 1-CPU pods (queue order: the 1.5-CPU one first) moved off a deleted node
+/// while an uninitialized node has room, the solve stops after the first
+/// listed pod lands there; unlisted pods land there and the solve goes on.
+#[test]
+fn a_listed_pod_on_an_uninitialized_node_ends_the_solve() {
+    let placed = |listed: &[usize]| {
+        let mut world = World::fake(default_pool(), 8);
+        let room = Resources::cpu_mem(16_000, 32 * GIB).with(ResourceKind::Pods, 50);
+        let old = world.add_node("old", &[(LABEL_NODEPOOL, "default")], room, true);
+        let fresh = world.add_node("fresh", &[(LABEL_NODEPOOL, "default")], room, true);
+        world.cluster.node_mut(fresh).unwrap().initialized = false;
+        let pods: Vec<PodId> = [1500, 1000, 1000]
+            .into_iter()
+            .map(|cpu| world.add_running(pod(cpu, 100), old))
+            .collect();
+        world.cluster.node_mut(old).unwrap().marked_for_deletion = true;
+        let mut listed: Vec<PodId> = listed.iter().map(|&i| pods[i]).collect();
+        listed.sort();
+        let result = solve(&ProvisioningInput {
+            cluster: &world.cluster,
+            nodepools: &world.contexts(),
+            daemonsets: &world.daemonsets,
+            pods: &pods,
+            node_count_resource: world.node_count_resource,
+            prepared: None,
+            stop_early: StopEarly {
+                not_on_uninitialized: &listed,
+                ..StopEarly::default()
+            },
+        });
+        assert!(result.existing.iter().all(|&(_, node)| node == fresh));
+        let on_fresh: Vec<usize> = result
+            .existing
+            .iter()
+            .map(|(p, _)| pods.iter().position(|q| q == p).unwrap())
+            .collect();
+        on_fresh
+    };
+    assert_eq!(placed(&[]), [0, 1, 2]);
+    assert_eq!(placed(&[1]), [0, 1]);
+    assert_eq!(placed(&[0, 2]), [0]);
 }
 
 /// Capacity-type requirement keeps only matching offerings (instance
