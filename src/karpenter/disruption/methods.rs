@@ -383,13 +383,13 @@ fn multi_then_single_node(
 ) -> Option<Command> {
     // Both orders start from one savings-ratio sort.
     sort_by_savings_ratio(&mut candidates);
-    let order = deal_by_nodepool(candidates.clone(), &[]);
+    let order = deal_by_nodepool(candidates.iter().collect(), &[]);
     let limit = ctx.input.options.single_node_candidate_limit;
     // One budget mapping for both: multi-node spends a copy of it.
     let budgets = ctx.budgets(DisruptionReason::Underutilized);
     let consolidation = ctx.consolidation();
     let evaluated: Vec<&Candidate> = order
-        .iter()
+        .into_iter()
         .filter(|c| budgets.get(&*c.nodepool).copied().unwrap_or(0) > 0)
         .filter(|c| {
             consolidation

@@ -2,6 +2,7 @@
 //! disruption/consolidation.go `sortCandidates`, singlenodeconsolidation.go
 //! `shuffleCandidates`, drift.go).
 
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,9 +14,11 @@ use crate::scheduler::cluster::Cluster;
 /// ties here fall back to the node name so results are deterministic.
 pub fn sort_by_savings_ratio(candidates: &mut [Candidate]) {
     // Ratios computed once, and candidates moved once, not per comparison.
+    // Node names are unique, so no two keys are equal and an unstable sort
+    // gives the one order.
     let ratios: Vec<f64> = candidates.iter().map(Candidate::savings_ratio).collect();
     let mut order: Vec<usize> = (0..candidates.len()).collect();
-    order.sort_by(|&a, &b| {
+    order.sort_unstable_by(|&a, &b| {
         ratios[b]
             .total_cmp(&ratios[a])
             .then_with(|| candidates[a].name.cmp(&candidates[b].name))
@@ -56,13 +59,16 @@ pub fn sort_by_disruption_cost(candidates: &mut [Candidate]) {
 /// NodePools so one large pool cannot starve the others. Pools a timed-out
 /// pass did not reach (`previously_unseen`, in the given order) deal first;
 /// the rest follow in name order (upstream: map order).
-pub fn deal_by_nodepool(
-    candidates: Vec<Candidate>,
+pub fn deal_by_nodepool<C: Borrow<Candidate>>(
+    candidates: Vec<C>,
     previously_unseen: &[String],
-) -> Vec<Candidate> {
-    let mut by_pool: BTreeMap<Arc<str>, Vec<Candidate>> = BTreeMap::new();
+) -> Vec<C> {
+    let mut by_pool: BTreeMap<Arc<str>, Vec<C>> = BTreeMap::new();
     for c in candidates {
-        by_pool.entry(c.nodepool.clone()).or_default().push(c);
+        by_pool
+            .entry(c.borrow().nodepool.clone())
+            .or_default()
+            .push(c);
     }
     let mut pool_order: Vec<Arc<str>> = previously_unseen
         .iter()
@@ -74,7 +80,7 @@ pub fn deal_by_nodepool(
             .filter(|p| !previously_unseen.iter().any(|u| u.as_str() == &***p))
             .cloned(),
     );
-    let mut queues: Vec<std::vec::IntoIter<Candidate>> = pool_order
+    let mut queues: Vec<std::vec::IntoIter<C>> = pool_order
         .iter()
         .filter_map(|p| by_pool.remove(p))
         .map(Vec::into_iter)
