@@ -495,6 +495,11 @@ impl Consolidation<'_, '_> {
         let simulation =
             self.view
                 .simulate_on(self.input, self.pdbs, candidates, closure, quiet_price);
+        // A quiet no-op needs no message: the pods that would not schedule
+        // are not named.
+        if quiet && !simulation.all_non_pending_scheduled() {
+            return Decision::NoOp(None);
+        }
         match decide_consolidation(self.input, candidates, simulation) {
             Decision::NoOp(_) if quiet => Decision::NoOp(None),
             decision => decision,

@@ -288,7 +288,7 @@ impl SimulationView {
             stop_early,
         };
         let mut result = solve_with_closure(&provisioning, existing, closure, &closed);
-        self.reject_uninitialized_destinations(input.cluster, &mut result);
+        self.reject_uninitialized_destinations(input.cluster, &mut result, quiet.is_none());
         let non_pending_errors = result
             .errors
             .iter()
@@ -305,8 +305,14 @@ impl SimulationView {
     /// initializing: pods placed there (other than pods of deleting nodes)
     /// count as unschedulable. Pending pods placed there are only taken out
     /// of the placements: errors of pending pods never block, so theirs is
-    /// not written.
-    fn reject_uninitialized_destinations(&self, cluster: &Cluster, result: &mut SchedulingResult) {
+    /// not written. Without `explain` the errors are left blank (no message
+    /// will quote them).
+    fn reject_uninitialized_destinations(
+        &self,
+        cluster: &Cluster,
+        result: &mut SchedulingResult,
+        explain: bool,
+    ) {
         let mut kept = Vec::with_capacity(result.existing.len());
         for &(pod, node_id) in &result.existing {
             let node = cluster.node(node_id);
@@ -315,15 +321,17 @@ impl SimulationView {
                 if self.pending.contains(&pod) {
                     continue;
                 }
-                let node = node.map_or("", |n| n.name.as_str());
-                let mut what = vec![format!("nodeclaim/{node}")];
-                if cluster.node(node_id).is_some_and(|n| n.registered) {
-                    what.push(format!("node/{node}"));
-                }
-                result.errors.push((
-                    pod,
-                    format!("would schedule against uninitialized {}", what.join(", ")),
-                ));
+                let error = if explain {
+                    let name = node.map_or("", |n| n.name.as_str());
+                    let mut what = vec![format!("nodeclaim/{name}")];
+                    if node.is_some_and(|n| n.registered) {
+                        what.push(format!("node/{name}"));
+                    }
+                    format!("would schedule against uninitialized {}", what.join(", "))
+                } else {
+                    String::new()
+                };
+                result.errors.push((pod, error));
             } else {
                 kept.push((pod, node_id));
             }
