@@ -151,13 +151,25 @@ impl<'i, 'a> PassContext<'i, 'a> {
         candidates: &[Candidate],
         accept: impl Fn(&Candidate, &NodePool) -> Result<(), Option<String>>,
     ) -> Vec<Candidate> {
+        self.filter_refs(candidates, accept)
+            .into_iter()
+            .cloned()
+            .collect()
+    }
+
+    /// [`Self::filter`], keeping references.
+    fn filter_refs<'c>(
+        &mut self,
+        candidates: &'c [Candidate],
+        accept: impl Fn(&Candidate, &NodePool) -> Result<(), Option<String>>,
+    ) -> Vec<&'c Candidate> {
         let mut kept = Vec::new();
         for c in candidates {
             let Some(pool) = self.pools.get(&*c.nodepool) else {
                 continue;
             };
             match accept(c, pool) {
-                Ok(()) => kept.push(c.clone()),
+                Ok(()) => kept.push(c),
                 Err(Some(message)) => self.note(c.node, message),
                 Err(None) => {}
             }
@@ -166,9 +178,12 @@ impl<'i, 'a> PassContext<'i, 'a> {
     }
 
     /// The candidates consolidation (multi- and single-node) considers.
-    pub fn consolidation_candidates(&mut self, graceful: &[Candidate]) -> Vec<Candidate> {
+    pub fn consolidation_candidates<'c>(
+        &mut self,
+        graceful: &'c [Candidate],
+    ) -> Vec<&'c Candidate> {
         let cluster = self.input.cluster;
-        self.filter(graceful, |c, pool| match cluster.node(c.node) {
+        self.filter_refs(graceful, |c, pool| match cluster.node(c.node) {
             Some(node) => consolidation_filter(c, node, pool),
             None => Err(None),
         })
@@ -321,12 +336,12 @@ pub(super) fn consolidation_command(
 /// mapping) as it takes candidates.
 fn multi_node(
     ctx: &Consolidation<'_, '_>,
-    sorted: &[Candidate],
+    sorted: &[&Candidate],
     mut budgets: BTreeMap<String, u32>,
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
     let mut disruptable: Vec<&Candidate> = Vec::new();
-    for c in sorted {
+    for &c in sorted {
         if let Some(left) = budgets.get_mut(&*c.nodepool).filter(|l| **l > 0) {
             *left -= 1;
             disruptable.push(c);
@@ -378,12 +393,12 @@ fn multi_node(
 /// outcomes do not depend on multi-node's, which notes nothing.
 fn multi_then_single_node(
     ctx: &mut PassContext<'_, '_>,
-    mut candidates: Vec<Candidate>,
+    mut candidates: Vec<&Candidate>,
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
     // Both orders start from one savings-ratio sort.
     sort_by_savings_ratio(&mut candidates);
-    let order = deal_by_nodepool(candidates.iter().collect(), &[]);
+    let order = deal_by_nodepool(candidates.clone(), &[]);
     let limit = ctx.input.options.single_node_candidate_limit;
     // One budget mapping for both: multi-node spends a copy of it.
     let budgets = ctx.budgets(DisruptionReason::Underutilized);

@@ -12,16 +12,22 @@ use crate::scheduler::cluster::Cluster;
 
 /// Highest savings ratio first (v1.14+). Upstream's sort is not stable;
 /// ties here fall back to the node name so results are deterministic.
-pub fn sort_by_savings_ratio(candidates: &mut [Candidate]) {
+pub fn sort_by_savings_ratio<C: Borrow<Candidate>>(candidates: &mut [C]) {
     // Ratios computed once, and candidates moved once, not per comparison.
     // Node names are unique, so no two keys are equal and an unstable sort
     // gives the one order.
-    let ratios: Vec<f64> = candidates.iter().map(Candidate::savings_ratio).collect();
+    let ratios: Vec<f64> = candidates
+        .iter()
+        .map(|c| c.borrow().savings_ratio())
+        .collect();
     let mut order: Vec<usize> = (0..candidates.len()).collect();
     order.sort_unstable_by(|&a, &b| {
-        ratios[b]
-            .total_cmp(&ratios[a])
-            .then_with(|| candidates[a].name.cmp(&candidates[b].name))
+        ratios[b].total_cmp(&ratios[a]).then_with(|| {
+            candidates[a]
+                .borrow()
+                .name
+                .cmp(&candidates[b].borrow().name)
+        })
     });
     permute(candidates, order);
 }

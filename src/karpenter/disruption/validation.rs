@@ -4,6 +4,7 @@
 //! command waited, so candidates, budgets and (for consolidation) the
 //! scheduling simulation are computed again.
 
+use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 use super::candidates::{Candidate, DisruptionClass, emptiness_filter};
@@ -30,11 +31,19 @@ pub(super) fn revalidate(
 /// The command's nodes that are still candidates now, in command order
 /// (only the command's own nodes are evaluated again: whether the others
 /// are candidates changes nothing here).
-fn still_candidates<'c>(command: &Command, current: &'c [Candidate]) -> Vec<&'c Candidate> {
+fn still_candidates<'c, C: Borrow<Candidate>>(
+    command: &Command,
+    current: &'c [C],
+) -> Vec<&'c Candidate> {
     command
         .candidates
         .iter()
-        .filter_map(|id| current.iter().find(|c| c.node == *id))
+        .filter_map(|id| {
+            current
+                .iter()
+                .map(Borrow::borrow)
+                .find(|c: &&Candidate| c.node == *id)
+        })
         .collect()
 }
 
