@@ -65,6 +65,16 @@ impl Env {
         Env::new(instance_types(40))
     }
 
+    /// Limits the NodePool to on-demand capacity.
+    fn require_on_demand(&mut self) {
+        self.pool_mut()
+            .requirement_set
+            .add(crate::kube::requirements::Requirement::in_values(
+                LABEL_CAPACITY_TYPE,
+                ["on-demand"],
+            ));
+    }
+
     fn pool_mut(&mut self) -> &mut NodePool {
         &mut self.pools[0].0
     }
@@ -336,12 +346,7 @@ fn replaces_a_node_with_a_cheaper_one() {
 #[test]
 fn wont_replace_with_a_more_expensive_node() {
     let mut env = Env::fake();
-    env.pool_mut()
-        .requirement_set
-        .add(crate::kube::requirements::Requirement::in_values(
-            LABEL_CAPACITY_TYPE,
-            ["on-demand"],
-        ));
+    env.require_on_demand();
     let small = env.node("small", "fake-it-1", CapacityType::OnDemand);
     env.pod(small, 1500);
     let outcome = env.pass();
@@ -705,12 +710,7 @@ fn balanced_rejects_low_value_moves() {
 fn replaces_on_the_real_catalog() {
     let catalog = Catalog::load("us-east-1", &NodeClassSettings::default()).unwrap();
     let mut env = Env::new(catalog);
-    env.pool_mut()
-        .requirement_set
-        .add(crate::kube::requirements::Requirement::in_values(
-            LABEL_CAPACITY_TYPE,
-            ["on-demand"],
-        ));
+    env.require_on_demand();
     let node = env.node("m5", "m5.2xlarge", CapacityType::OnDemand);
     env.pod(node, 500);
     let outcome = env.pass();

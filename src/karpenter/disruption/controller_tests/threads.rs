@@ -4,6 +4,33 @@
 use super::*;
 use crate::cloud::Price;
 
+/// Gives a pod host port 8080, so no two such pods share a node.
+fn one_per_node(spec: &mut PodSpec) {
+    spec.host_ports.push(HostPort {
+        port: 8080,
+        protocol: "TCP".into(),
+        host_ip: String::new(),
+    });
+}
+
+/// `count` nodes `{prefix}00`, `{prefix}01`, … of a type, each running one
+/// half-CPU pod with host port 8080.
+fn nodes_of_one_pod(
+    env: &mut Env,
+    prefix: &str,
+    type_name: &str,
+    capacity_type: CapacityType,
+    count: usize,
+) -> Vec<NodeId> {
+    (0..count)
+        .map(|i| {
+            let node = env.node(&format!("{prefix}{i:02}"), type_name, capacity_type);
+            env.pod_with(node, 500, one_per_node);
+            node
+        })
+        .collect()
+}
+
 /// The pass's single-node simulations may run side by side (one per
 /// thread of the current rayon pool): the outcome, command and notes
 /// alike, is the one a single thread going in candidate order finds. The
@@ -15,27 +42,11 @@ use crate::cloud::Price;
 #[test]
 fn side_by_side_single_node_simulations_find_what_one_thread_finds() {
     let mut env = Env::fake();
-    let one_per_node = |spec: &mut PodSpec| {
-        spec.host_ports.push(HostPort {
-            port: 8080,
-            protocol: "TCP".into(),
-            host_ip: String::new(),
-        });
-    };
     // By savings ratio: the dear spot nodes, the on-demand node, the cheap
     // spot nodes.
-    let mut before = Vec::new();
-    let mut after = Vec::new();
-    for i in 0..20 {
-        let dear = env.node(&format!("dear{i:02}"), "fake-it-30", CapacityType::Spot);
-        env.pod_with(dear, 500, one_per_node);
-        before.push(dear);
-        let cheap = env.node(&format!("cheap{i:02}"), "fake-it-2", CapacityType::Spot);
-        env.pod_with(cheap, 500, one_per_node);
-        after.push(cheap);
-    }
-    let od = env.node("od", "fake-it-7", CapacityType::OnDemand);
-    env.pod_with(od, 500, one_per_node);
+    let before = nodes_of_one_pod(&mut env, "dear", "fake-it-30", CapacityType::Spot, 20);
+    let after = nodes_of_one_pod(&mut env, "cheap", "fake-it-2", CapacityType::Spot, 20);
+    let od = nodes_of_one_pod(&mut env, "od", "fake-it-7", CapacityType::OnDemand, 1)[0];
     let one = env.pass_on_threads(1);
     let cmd = command(&one);
     assert_eq!(cmd.method, Method::SingleNodeConsolidation);
@@ -79,21 +90,8 @@ fn multi_node_command_drops_the_single_node_outcomes_alongside() {
 #[test]
 fn quiet_nodes_get_the_same_decisions_without_messages() {
     let mut env = Env::fake();
-    let one_per_node = |spec: &mut PodSpec| {
-        spec.host_ports.push(HostPort {
-            port: 8080,
-            protocol: "TCP".into(),
-            host_ip: String::new(),
-        });
-    };
-    let mut spot = Vec::new();
-    for i in 0..20 {
-        let dear = env.node(&format!("dear{i:02}"), "fake-it-30", CapacityType::Spot);
-        env.pod_with(dear, 500, one_per_node);
-        spot.push(dear);
-    }
-    let od = env.node("od", "fake-it-7", CapacityType::OnDemand);
-    env.pod_with(od, 500, one_per_node);
+    let spot = nodes_of_one_pod(&mut env, "dear", "fake-it-30", CapacityType::Spot, 20);
+    let od = nodes_of_one_pod(&mut env, "od", "fake-it-7", CapacityType::OnDemand, 1)[0];
     let loud = env.pass_on_threads(1);
     let (quiet, noted) = spot.split_at(10);
     env.quiet = Some(quiet.iter().copied().chain([od]).collect());
@@ -126,12 +124,7 @@ fn quiet_candidates_keep_upstream_decisions() {
         loud
     };
     let mut env = Env::fake();
-    env.pool_mut()
-        .requirement_set
-        .add(crate::kube::requirements::Requirement::in_values(
-            LABEL_CAPACITY_TYPE,
-            ["on-demand"],
-        ));
+    env.require_on_demand();
     let small = env.node("small", "fake-it-1", CapacityType::OnDemand);
     env.pod(small, 1500);
     assert_eq!(note(&check(env, small), small), NO_CHEAPER_NODE);
@@ -168,13 +161,7 @@ fn quiet_candidates_keep_upstream_decisions() {
         }
         let big = env.node("big", "fake-it-30", CapacityType::Spot);
         for _ in 0..pods {
-            env.pod_with(big, 500, |spec| {
-                spec.host_ports.push(HostPort {
-                    port: 8080,
-                    protocol: "TCP".into(),
-                    host_ip: String::new(),
-                });
-            });
+            env.pod_with(big, 500, one_per_node);
         }
         (check(env, big), big)
     };

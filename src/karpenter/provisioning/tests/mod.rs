@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::{
     MAX_INSTANCE_TYPES, NewNodeClaim, NodePoolContext, Prepared, ProvisioningInput,
-    SchedulingResult, solve,
+    SchedulingResult, StopEarly, solve,
 };
 use crate::cloud::Catalog;
 use crate::karpenter::manifests::load_str;
@@ -231,6 +231,19 @@ impl World {
             node_count_resource: self.node_count_resource,
             prepared,
             stop_early: Default::default(),
+        })
+    }
+
+    /// Solves for `pods` (pending or bound), stopping as `stop_early` says.
+    pub fn solve_stopping(&self, pods: &[PodId], stop_early: StopEarly<'_>) -> SchedulingResult {
+        solve(&ProvisioningInput {
+            cluster: &self.cluster,
+            nodepools: &self.contexts(),
+            daemonsets: &self.daemonsets,
+            pods,
+            node_count_resource: self.node_count_resource,
+            prepared: None,
+            stop_early,
         })
     }
 }

@@ -468,18 +468,13 @@ fn solve_stops_at_the_asked_number_of_new_nodeclaims() {
                 .insert(LABEL_TOPOLOGY_ZONE.into(), zone.into());
             world.add_pending(spec);
         }
-        let result = solve(&ProvisioningInput {
-            cluster: &world.cluster,
-            nodepools: &world.contexts(),
-            daemonsets: &world.daemonsets,
-            pods: &world.pending,
-            node_count_resource: world.node_count_resource,
-            prepared: None,
-            stop_early: StopEarly {
+        let result = world.solve_stopping(
+            &world.pending,
+            StopEarly {
                 at_new_nodeclaims: stop_at,
                 ..StopEarly::default()
             },
-        });
+        );
         result.new_nodeclaims.len()
     };
     assert_eq!(count_claims("", None), 3);
@@ -512,21 +507,14 @@ fn solve_stops_once_the_first_claim_cannot_undercut_a_price() {
             }
             world.add_pending(spec);
         }
-        let result = solve(&ProvisioningInput {
-            cluster: &world.cluster,
-            nodepools: &world.contexts(),
-            daemonsets: &world.daemonsets,
-            pods: &world.pending,
-            node_count_resource: world.node_count_resource,
-            prepared: None,
-            stop_early: StopEarly {
-                unless_cheaper_than: Some(PriceToBeat {
-                    price: Price::from_micros(price),
-                    spot,
-                }),
-                ..StopEarly::default()
-            },
-        });
+        let stop = StopEarly {
+            unless_cheaper_than: Some(PriceToBeat {
+                price: Price::from_micros(price),
+                spot,
+            }),
+            ..StopEarly::default()
+        };
+        let result = world.solve_stopping(&world.pending, stop);
         result.new_nodeclaims.len()
     };
     // Some option undercuts: on-demand $2.20 < $3, spot $1.10 < $2.
@@ -587,15 +575,7 @@ fn bound_pods_that_can_only_reach_a_stop_end_the_solve() {
             })
             .collect();
         world.cluster.node_mut(old).unwrap().marked_for_deletion = true;
-        let result = solve(&ProvisioningInput {
-            cluster: &world.cluster,
-            nodepools: &world.contexts(),
-            daemonsets: &world.daemonsets,
-            pods: &pods,
-            node_count_resource: world.node_count_resource,
-            prepared: None,
-            stop_early: stop,
-        });
+        let result = world.solve_stopping(&pods, stop);
         (result.new_nodeclaims.len(), result.errors.len())
     };
     let under = |price: i64| StopEarly {
@@ -655,18 +635,13 @@ fn a_listed_pod_on_an_uninitialized_node_ends_the_solve() {
         world.cluster.node_mut(old).unwrap().marked_for_deletion = true;
         let mut listed: Vec<PodId> = listed.iter().map(|&i| pods[i]).collect();
         listed.sort();
-        let result = solve(&ProvisioningInput {
-            cluster: &world.cluster,
-            nodepools: &world.contexts(),
-            daemonsets: &world.daemonsets,
-            pods: &pods,
-            node_count_resource: world.node_count_resource,
-            prepared: None,
-            stop_early: StopEarly {
+        let result = world.solve_stopping(
+            &pods,
+            StopEarly {
                 not_on_uninitialized: &listed,
                 ..StopEarly::default()
             },
-        });
+        );
         assert!(result.existing.iter().all(|&(_, node)| node == fresh));
         let on_fresh: Vec<usize> = result
             .existing
