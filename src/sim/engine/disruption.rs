@@ -78,7 +78,8 @@ pub(crate) struct DisruptionState {
     /// Per node: the last reason it was not disrupted that an event
     /// published, with its time (what `kubectl describe node` would show).
     pub notes: BTreeMap<NodeId, (SimTime, String)>,
-    /// Per node: when its last `Unconsolidatable` event was logged.
+    /// Per node: when its last `Unconsolidatable` event was logged (within
+    /// the last [`UNCONSOLIDATABLE_DEDUPE`], as of the last pass).
     unconsolidatable_logged: BTreeMap<NodeId, SimTime>,
 }
 
@@ -225,6 +226,12 @@ impl Engine<'_> {
         if self.pass_can_skip() {
             return self.schedule_pass(now + POLLING_PERIOD);
         }
+        // An event logged longer ago than the dedupe window silences
+        // nothing, as if never logged: dropping it keeps the map (read by
+        // every pass) to the nodes logged in the last window.
+        self.disruption
+            .unconsolidatable_logged
+            .retain(|_, at| now <= *at + UNCONSOLIDATABLE_DEDUPE);
         let next_command = self.deciders.next_command;
         let outcome = self.with_input(next_command);
         // Nodes this controller is already deleting are not news.
