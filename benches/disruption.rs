@@ -170,7 +170,7 @@ fn pass(world: &World, options: DisruptionOptions) -> PassOutcome {
         now: SimTime::from_secs(3600),
         prepared: None,
         candidate_cache: None,
-        quiet_nodes: None,
+        message_dedupe: None,
     })
 }
 

@@ -13,7 +13,7 @@
 //! by an optional bound on single-node evaluations
 //! ([`DisruptionOptions::single_node_candidate_limit`]).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::cloud::Price;
@@ -22,7 +22,7 @@ use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::ResourceKind;
 use crate::scheduler::{Cluster, NodeId, PodId};
-use crate::time::SimTime;
+use crate::time::{SimDuration, SimTime};
 
 use super::candidates::CandidateCache;
 use super::pdb::ControllerScales;
@@ -66,17 +66,33 @@ pub struct DisruptionInput<'a> {
     /// Candidates' node facts kept from earlier passes over this cluster,
     /// when the caller keeps them; `None` makes them every time.
     pub candidate_cache: Option<&'a CandidateCache>,
-    /// Nodes whose `Unconsolidatable` message the caller would drop now
-    /// (its event dedupe), if it says: their single-node simulations stop
-    /// as soon as the outcome is sure to be a no-op, which then carries no
-    /// message. Decisions are the same either way.
-    pub quiet_nodes: Option<&'a BTreeSet<NodeId>>,
+    /// The caller's event dedupe, if it says: a node whose
+    /// `Unconsolidatable` message it would drop now is quiet, and its
+    /// single-node simulations stop as soon as the outcome is sure to be a
+    /// no-op, which then carries no message. Decisions are the same either
+    /// way.
+    pub message_dedupe: Option<MessageDedupe<'a>>,
+}
+
+/// When each node's last message was published, and how long that drops
+/// the next ones (upstream's event recorder cache).
+#[derive(Debug, Clone, Copy)]
+pub struct MessageDedupe<'a> {
+    /// Per node, when its last message was published.
+    pub published: &'a BTreeMap<NodeId, SimTime>,
+    /// How long a published message drops the next ones.
+    pub window: SimDuration,
 }
 
 impl DisruptionInput<'_> {
-    /// Whether the caller would drop a message about `node`.
+    /// Whether the caller would drop a message about `node` now.
     pub fn is_quiet(&self, node: NodeId) -> bool {
-        self.quiet_nodes.is_some_and(|nodes| nodes.contains(&node))
+        self.message_dedupe.is_some_and(|dedupe| {
+            dedupe
+                .published
+                .get(&node)
+                .is_some_and(|&at| self.now <= at + dedupe.window)
+        })
     }
 }
 

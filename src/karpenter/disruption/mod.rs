@@ -42,7 +42,7 @@ pub const POLLING_PERIOD: SimDuration = SimDuration::from_secs(10);
 pub use budgets::{SIM_EPOCH_UNIX_SECONDS, allowed_disruptions, budget_mapping, is_active};
 pub use candidates::{Candidate, CandidateInputs, DisruptionClass, Rejection, new_candidate};
 pub use controller::{
-    Command, DisruptionInput, DisruptionOptions, Method, PassOutcome, next_command, revalidate,
-    validate,
+    Command, DisruptionInput, DisruptionOptions, MessageDedupe, Method, PassOutcome, next_command,
+    revalidate, validate,
 };
 pub use pdb::{ControllerScales, PdbLimits};

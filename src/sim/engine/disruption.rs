@@ -31,7 +31,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Engine, EngineError, Event, EventType, PoolSetup, restrict_zones};
-use crate::karpenter::disruption::controller::{Command, DisruptionInput, Method};
+use crate::karpenter::disruption::controller::{Command, DisruptionInput, MessageDedupe, Method};
 use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
 use crate::karpenter::disruption::pdb::ControllerScales;
 use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
@@ -152,7 +152,6 @@ impl Engine<'_> {
             .filter(|(_, p)| !p.is_daemonset())
             .map(|(id, _)| id)
             .collect();
-        let quiet_nodes = self.quiet_nodes();
         let input = DisruptionInput {
             cluster: &self.cluster,
             nodepools: &contexts,
@@ -165,21 +164,12 @@ impl Engine<'_> {
             now: self.now(),
             prepared: Some(&prepared),
             candidate_cache: Some(&self.candidate_cache),
-            quiet_nodes: Some(&quiet_nodes),
+            message_dedupe: Some(MessageDedupe {
+                published: &self.disruption.unconsolidatable_logged,
+                window: UNCONSOLIDATABLE_DEDUPE,
+            }),
         };
         f(&input)
-    }
-
-    /// Nodes whose next `Unconsolidatable` event the dedupe would drop now
-    /// (see [`Self::note_unconsolidatable`]).
-    fn quiet_nodes(&self) -> BTreeSet<NodeId> {
-        let now = self.now();
-        self.disruption
-            .unconsolidatable_logged
-            .iter()
-            .filter(|&(_, &at)| now <= at + UNCONSOLIDATABLE_DEDUPE)
-            .map(|(&node, _)| node)
-            .collect()
     }
 
     /// Whether a pass would see the same cluster as the last pass that

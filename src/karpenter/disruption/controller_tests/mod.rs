@@ -2,7 +2,7 @@
 //! upstream's suites (core: pkg/controllers/disruption/*_test.go); each
 //! test names the upstream test it mirrors.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -41,8 +41,9 @@ struct Env {
     in_flight: BTreeSet<NodeId>,
     options: DisruptionOptions,
     now: SimTime,
-    /// The pass's quiet nodes, if any ([`DisruptionInput::quiet_nodes`]).
-    quiet: Option<BTreeSet<NodeId>>,
+    /// Nodes whose message was just published, so the pass finds them
+    /// quiet ([`DisruptionInput::message_dedupe`]).
+    quiet: Option<BTreeMap<NodeId, SimTime>>,
 }
 
 impl Env {
@@ -180,7 +181,10 @@ impl Env {
             now: self.now,
             prepared: None,
             candidate_cache: None,
-            quiet_nodes: self.quiet.as_ref(),
+            message_dedupe: self.quiet.as_ref().map(|published| MessageDedupe {
+                published,
+                window: SimDuration::from_mins(15),
+            }),
         })
     }
 

@@ -94,7 +94,7 @@ fn quiet_nodes_get_the_same_decisions_without_messages() {
     let od = nodes_of_one_pod(&mut env, "od", "fake-it-7", CapacityType::OnDemand, 1)[0];
     let loud = env.pass_on_threads(1);
     let (quiet, noted) = spot.split_at(10);
-    env.quiet = Some(quiet.iter().copied().chain([od]).collect());
+    env.quiet = Some(quiet.iter().chain([&od]).map(|&n| (n, NOW)).collect());
     let hushed = env.pass_on_threads(1);
     assert_eq!(hushed.command, loud.command);
     assert_eq!(command(&hushed).candidates, vec![od]);
@@ -117,7 +117,7 @@ fn quiet_nodes_get_the_same_decisions_without_messages() {
 fn quiet_candidates_keep_upstream_decisions() {
     let check = |mut env: Env, node: NodeId| {
         let loud = env.pass();
-        env.quiet = Some([node].into());
+        env.quiet = Some([(node, NOW)].into());
         let hushed = env.pass();
         assert_eq!(hushed.command, loud.command);
         assert_eq!(note(&hushed, node), "");
