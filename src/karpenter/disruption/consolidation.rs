@@ -165,29 +165,24 @@ pub fn remove_options_by_price(
     prepared: Option<&Prepared>,
 ) -> Result<(), String> {
     let keys = OfferingKeys::new(&claim.requirements);
-    let below = |worst: Option<Price>| worst.is_some_and(|p| p < max_price);
-    match prepared {
-        Some(prepared) => {
-            let table = prepared.worst_launch_prices(claim.nodepool, keys.as_array(), || {
-                let types = catalog.instance_types();
-                types
-                    .iter()
-                    .map(|it| worst_price_under(it, &keys))
-                    .collect()
-            });
-            claim
-                .instance_types
-                .retain(|&i| below(table.get(i).copied().flatten()));
-        }
-        None => claim.instance_types.retain(|&i| {
-            below(
-                catalog
-                    .instance_types()
-                    .get(i)
-                    .and_then(|it| worst_price_under(it, &keys)),
-            )
-        }),
-    }
+    let walk = |i: usize| {
+        catalog
+            .instance_types()
+            .get(i)
+            .and_then(|it| worst_price_under(it, &keys))
+    };
+    let table = prepared.map(|prepared| {
+        prepared.worst_launch_prices(claim.nodepool, keys.as_array(), || {
+            (0..catalog.len()).map(walk).collect()
+        })
+    });
+    claim.instance_types.retain(|&i| {
+        let worst = match &table {
+            Some(table) => table.get(i).copied().flatten(),
+            None => walk(i),
+        };
+        worst.is_some_and(|p| p < max_price)
+    });
     min_values_needed(&claim.instance_types, catalog, &claim.requirements)
         .map(|_| ())
         .map_err(|keys| format!("minValues requirement is not met for label(s) {keys:?}"))

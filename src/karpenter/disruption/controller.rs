@@ -84,15 +84,21 @@ pub struct MessageDedupe<'a> {
     pub window: SimDuration,
 }
 
+impl MessageDedupe<'_> {
+    /// Whether a message about `node` at `now` would be dropped: one was
+    /// published no longer than the window before.
+    pub fn drops(&self, node: NodeId, now: SimTime) -> bool {
+        self.published
+            .get(&node)
+            .is_some_and(|&at| now <= at + self.window)
+    }
+}
+
 impl DisruptionInput<'_> {
     /// Whether the caller would drop a message about `node` now.
     pub fn is_quiet(&self, node: NodeId) -> bool {
-        self.message_dedupe.is_some_and(|dedupe| {
-            dedupe
-                .published
-                .get(&node)
-                .is_some_and(|&at| self.now <= at + dedupe.window)
-        })
+        self.message_dedupe
+            .is_some_and(|dedupe| dedupe.drops(node, self.now))
     }
 }
 

@@ -13,11 +13,12 @@ use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
 use super::{NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult, StopEarly};
-use crate::cloud::{CapacityType, Price};
+use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::pod::PodSpec;
+use crate::kube::requirements::Requirement;
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::scheduler::{NodeId, PodId};
 
@@ -240,25 +241,13 @@ impl PriceWatch {
             return false;
         }
         self.checked_options = claim.options.len();
-        let allowed = claim.requirements.get(LABEL_CAPACITY_TYPE);
-        let mut capacity_types = [
-            CapacityType::OnDemand,
-            CapacityType::Spot,
-            CapacityType::Reserved,
-        ]
-        .into_iter()
-        .filter(|&ct| ct != CapacityType::Spot || self.to_beat.spot)
-        .filter(|ct| allowed.is_none_or(|r| r.has(ct.label())));
+        let counted =
+            counted_capacity_types(self.to_beat, claim.requirements.get(LABEL_CAPACITY_TYPE));
         let catalog = scheduler.templates[claim.template].catalog;
-        let price = self.to_beat.price;
-        let undercuts = |ct: CapacityType| {
-            claim.options.iter().any(|&i| {
-                catalog
-                    .cheapest_price(i as usize, ct)
-                    .is_some_and(|p| p < price)
-            })
-        };
-        !capacity_types.any(undercuts)
+        !claim
+            .options
+            .iter()
+            .any(|&i| undercuts(catalog, i, counted, self.to_beat.price))
     }
 }
 
@@ -266,25 +255,40 @@ impl PriceWatch {
 /// memory, pods) has an offering that undercuts `to_beat`: a claim the
 /// pod opens has no other options.
 fn could_undercut(template: &Template<'_>, requests: &Resources, to_beat: PriceToBeat) -> bool {
-    let capacity_types = [
-        CapacityType::OnDemand,
-        CapacityType::Spot,
-        CapacityType::Reserved,
-    ];
+    let counted = counted_capacity_types(to_beat, None);
     template.options.iter().any(|&i| {
         let room = &template.room[i as usize];
         room.cpu_millis() >= requests.cpu_millis()
             && room.memory_bytes() >= requests.memory_bytes()
             && room.pods() >= requests.pods()
-            && capacity_types
-                .iter()
-                .filter(|&&ct| ct != CapacityType::Spot || to_beat.spot)
-                .any(|&ct| {
-                    template
-                        .catalog
-                        .cheapest_price(i as usize, ct)
-                        .is_some_and(|p| p < to_beat.price)
-                })
+            && undercuts(template.catalog, i, counted, to_beat.price)
+    })
+}
+
+/// Every capacity type (the order of the flags below).
+const CAPACITY_TYPES: [CapacityType; 3] = [
+    CapacityType::OnDemand,
+    CapacityType::Spot,
+    CapacityType::Reserved,
+];
+
+/// Which capacity types' offerings count against `to_beat` (spot only with
+/// its `spot`), among those a capacity-type requirement lets through (all
+/// without one), by [`CAPACITY_TYPES`] position.
+fn counted_capacity_types(to_beat: PriceToBeat, allowed: Option<&Requirement>) -> [bool; 3] {
+    CAPACITY_TYPES.map(|ct| {
+        (ct != CapacityType::Spot || to_beat.spot) && allowed.is_none_or(|r| r.has(ct.label()))
+    })
+}
+
+/// Whether catalog type `index` has an available offering below `price`
+/// of a counted capacity type.
+fn undercuts(catalog: &Catalog, index: u32, counted: [bool; 3], price: Price) -> bool {
+    CAPACITY_TYPES.iter().zip(counted).any(|(&ct, counted)| {
+        counted
+            && catalog
+                .cheapest_price(index as usize, ct)
+                .is_some_and(|p| p < price)
     })
 }
 

@@ -164,12 +164,17 @@ impl Engine<'_> {
             now: self.now(),
             prepared: Some(&prepared),
             candidate_cache: Some(&self.candidate_cache),
-            message_dedupe: Some(MessageDedupe {
-                published: &self.disruption.unconsolidatable_logged,
-                window: UNCONSOLIDATABLE_DEDUPE,
-            }),
+            message_dedupe: Some(self.unconsolidatable_dedupe()),
         };
         f(&input)
+    }
+
+    /// The `Unconsolidatable` events logged, with upstream's dedupe window.
+    fn unconsolidatable_dedupe(&self) -> MessageDedupe<'_> {
+        MessageDedupe {
+            published: &self.disruption.unconsolidatable_logged,
+            window: UNCONSOLIDATABLE_DEDUPE,
+        }
     }
 
     /// Whether a pass would see the same cluster as the last pass that
@@ -281,14 +286,10 @@ impl Engine<'_> {
     /// timeout, whatever their message, so a dropped reason is never seen.
     fn note_unconsolidatable(&mut self, node: NodeId, reason: String) {
         let now = self.now();
-        let logged = &mut self.disruption.unconsolidatable_logged;
-        let publish = logged
-            .get(&node)
-            .is_none_or(|&at| now > at + UNCONSOLIDATABLE_DEDUPE);
-        if !publish {
+        if self.unconsolidatable_dedupe().drops(node, now) {
             return;
         }
-        logged.insert(node, now);
+        self.disruption.unconsolidatable_logged.insert(node, now);
         let name = self.node_name(node);
         self.log(
             EventType::Normal,
