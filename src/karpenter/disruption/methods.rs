@@ -102,13 +102,16 @@ impl<'i, 'a> PassContext<'i, 'a> {
     /// emptiness or drift acts first, and nothing they do changes it.
     fn graceful_candidates_and_view(&mut self) -> Vec<Candidate> {
         let (input, pdbs) = (self.input, &self.pdbs);
-        let (evaluated, view) = rayon::join(
-            || evaluate_nodes(&self.candidate_inputs(), DisruptionClass::Graceful),
+        // This thread takes the view, the longer of the two and the one
+        // that does not split: an idle thread can be slower to wake than
+        // the shorter job takes, and then this thread runs both in turn.
+        let (view, evaluated) = rayon::join(
             || {
                 let mut view = SimulationView::new(input, pdbs);
                 view.prepare(input, true);
                 view
             },
+            || evaluate_nodes(&self.candidate_inputs(), DisruptionClass::Graceful),
         );
         self.view = Some(view);
         self.keep_candidates(evaluated)
