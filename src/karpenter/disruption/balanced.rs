@@ -76,11 +76,17 @@ pub fn pool_totals(
     cluster: &Cluster,
     all_candidates: &[Candidate],
 ) -> BTreeMap<String, PoolTotals> {
-    let by_node: BTreeMap<_, &Candidate> = all_candidates.iter().map(|c| (c.node, c)).collect();
+    // Candidates come in node order (a pass makes them so); both lists
+    // are walked side by side.
+    let mut by_node: Vec<&Candidate> = all_candidates.iter().collect();
+    by_node.sort_by_key(|c| c.node);
+    let mut by_node = by_node.into_iter().peekable();
     let mut totals: BTreeMap<String, PoolTotals> = BTreeMap::new();
     for (id, node) in cluster.nodes() {
+        while by_node.next_if(|c| c.node < id).is_some() {}
+        let candidate = by_node.next_if(|c| c.node == id);
         let Some(claim) = &node.claim else { continue };
-        let disruption = match by_node.get(&id) {
+        let disruption = match candidate {
             Some(c) => c.reschedule_disruption_cost,
             None => {
                 PER_NODE_BASE_DISRUPTION_COST
