@@ -33,8 +33,9 @@ pub struct PodId(pub u32);
 /// What Karpenter knows about the NodeClaim behind a node.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeClaimInfo {
-    /// Owning NodePool.
-    pub nodepool: String,
+    /// Owning NodePool (one shared copy per NodePool where the engine
+    /// launches: sums over a pool's nodes then know it by address).
+    pub nodepool: Arc<str>,
     /// Launched instance type.
     pub instance_type: String,
     /// Launched capacity type.
@@ -126,7 +127,7 @@ impl Node {
 
     /// The NodePool that owns the node, if managed.
     pub fn nodepool(&self) -> Option<&str> {
-        self.claim.as_ref().map(|c| c.nodepool.as_str())
+        self.claim.as_ref().map(|c| &*c.nodepool)
     }
 }
 

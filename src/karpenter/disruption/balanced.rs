@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use super::candidates::{Candidate, PER_NODE_BASE_DISRUPTION_COST};
 use super::pods::eviction_cost;
 use crate::cloud::Price;
+use crate::karpenter::PoolSums;
 use crate::karpenter::nodepool::{ConsolidationPolicy, NodePool};
-use crate::karpenter::update_pool_entry;
 use crate::scheduler::Cluster;
 
 /// Upstream `BalancedK`.
@@ -81,7 +81,7 @@ pub fn pool_totals(
     let mut by_node: Vec<&Candidate> = all_candidates.iter().collect();
     by_node.sort_by_key(|c| c.node);
     let mut by_node = by_node.into_iter().peekable();
-    let mut totals: BTreeMap<String, PoolTotals> = BTreeMap::new();
+    let mut totals: PoolSums<'_, PoolTotals> = PoolSums::new();
     for (id, node) in cluster.nodes() {
         while by_node.next_if(|c| c.node < id).is_some() {}
         let candidate = by_node.next_if(|c| c.node == id);
@@ -99,12 +99,12 @@ pub fn pool_totals(
                         .sum::<f64>()
             }
         };
-        update_pool_entry(&mut totals, &claim.nodepool, |entry: &mut PoolTotals| {
+        totals.add(&claim.nodepool, |entry| {
             entry.total_cost += claim.price.dollars();
             entry.total_disruption += disruption;
         });
     }
-    totals
+    totals.into_map()
 }
 
 /// The score gate over a command's candidates: every Balanced pool among

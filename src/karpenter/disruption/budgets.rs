@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::cron::{CronError, Schedule};
+use crate::karpenter::PoolSums;
 use crate::karpenter::nodepool::{Budget, BudgetNodes, DisruptionReason, NodePool};
-use crate::karpenter::update_pool_entry;
 use crate::scheduler::cluster::Cluster;
 use crate::sim::SimTime;
 
@@ -99,25 +99,21 @@ pub struct PoolNodeCounts {
 
 /// Counts each pool's nodes as `BuildDisruptionBudgetMapping` does.
 pub fn pool_node_counts(cluster: &Cluster) -> BTreeMap<String, PoolNodeCounts> {
-    let mut counts: BTreeMap<String, PoolNodeCounts> = BTreeMap::new();
+    let mut counts: PoolSums<'_, PoolNodeCounts> = PoolSums::new();
     for (_, node) in cluster.nodes() {
         let Some(claim) = &node.claim else { continue };
         if !node.initialized || claim.lifecycle.instance_terminating {
             continue;
         }
-        update_pool_entry(
-            &mut counts,
-            &claim.nodepool,
-            |entry: &mut PoolNodeCounts| {
-                entry.nodes += 1;
-                // `registered` is "Node exists and is Ready".
-                if !node.registered || node.marked_for_deletion {
-                    entry.disrupting += 1;
-                }
-            },
-        );
+        counts.add(&claim.nodepool, |entry| {
+            entry.nodes += 1;
+            // `registered` is "Node exists and is Ready".
+            if !node.registered || node.marked_for_deletion {
+                entry.disrupting += 1;
+            }
+        });
     }
-    counts
+    counts.into_map()
 }
 
 /// Budget left per pool for `reason`: `max(allowed − disrupting, 0)`, for

@@ -236,7 +236,7 @@ impl NodeFacts {
         let nodepool = node
             .labels
             .get(LABEL_NODEPOOL)
-            .or(node.claim.as_ref().map(|c| c.nodepool.as_str()))
+            .or(node.claim.as_ref().map(|c| &*c.nodepool))
             .unwrap_or_default();
         NodeFacts {
             nodepool: Arc::from(nodepool),

@@ -370,7 +370,7 @@ pub fn filter_out_same_instance_type(
         let own_catalog = input
             .nodepools
             .iter()
-            .find(|c| c.pool.name == node_claim.nodepool)
+            .find(|c| *c.pool.name == *node_claim.nodepool)
             .map(|c| c.catalog);
         let mut labels = Requirements::new();
         for key in [LABEL_TOPOLOGY_ZONE, LABEL_CAPACITY_TYPE] {

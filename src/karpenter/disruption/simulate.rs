@@ -86,7 +86,7 @@ fn is_under_consolidate_after(input: &DisruptionInput<'_>, id: NodeId) -> bool {
     let Some(ctx) = input
         .nodepools
         .iter()
-        .find(|c| c.pool.name == claim.nodepool)
+        .find(|c| *c.pool.name == *claim.nodepool)
     else {
         return false;
     };

@@ -73,7 +73,7 @@ pub fn node(name: &str, pool: &str) -> Node {
         initialized: true,
         marked_for_deletion: false,
         claim: Some(NodeClaimInfo {
-            nodepool: pool.to_string(),
+            nodepool: pool.into(),
             instance_type: "m5.xlarge".into(),
             capacity_type: CapacityType::OnDemand,
             zone: "us-east-1a".into(),

@@ -24,7 +24,7 @@ use super::claim::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
 use super::prepared::{KeptView, KeptViews, Prepared};
 use super::topology::{PodTopology, anti_affinity_pods};
-use crate::karpenter::update_pool_entry;
+use crate::karpenter::PoolSums;
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::Requirements;
@@ -411,15 +411,16 @@ impl ExistingNodes {
                     .is_none_or(|node| node.marked_for_deletion)
             })
             .collect();
-        let mut pool_usage: BTreeMap<String, PoolUsage> = BTreeMap::new();
+        let mut pool_usage: PoolSums<'_, PoolUsage> = PoolSums::new();
         for (_, node) in cluster.nodes().filter(|(_, n)| !n.marked_for_deletion) {
             if let Some(pool) = node.nodepool() {
-                update_pool_entry(&mut pool_usage, pool, |sum: &mut PoolUsage| {
+                pool_usage.add(pool, |sum| {
                     sum.capacity += node.capacity;
                     sum.nodes += 1;
                 });
             }
         }
+        let pool_usage = pool_usage.into_map();
         let open: Vec<bool> = marked.iter().map(|m| !m).collect();
         let (room_tree, leaves) = room_tree(nodes.iter().zip(&open).map(|(n, &open)| {
             if open {

@@ -195,7 +195,7 @@ impl Engine<'_> {
             let consolidate_after = self
                 .pools
                 .iter()
-                .find(|p| p.pool.name == claim.nodepool)
+                .find(|p| *p.pool.name == *claim.nodepool)
                 .and_then(|p| p.pool.disruption.consolidate_after);
             let since = claim
                 .lifecycle

@@ -3,7 +3,8 @@
 //! (with insufficient-capacity failures and the ICE cache) and node
 //! registration timing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::{
     Batch, Engine, EngineError, Event, EventType, OfferingKey, PROVISIONING_REQUEUE,
@@ -385,7 +386,7 @@ impl Engine<'_> {
             marked_for_deletion: false,
             claim: Some(NodeClaimInfo {
                 lifecycle: launch_lifecycle(pool),
-                nodepool: pool.name.clone(),
+                nodepool: shared_name(&mut self.pool_names, &pool.name),
                 instance_type: instance_type.name().to_string(),
                 capacity_type: decision.capacity_type,
                 zone: decision.zone.to_string(),
@@ -427,4 +428,14 @@ impl Engine<'_> {
         self.touch()?;
         Ok(node_id)
     }
+}
+
+/// The shared copy of NodePool name `name`.
+fn shared_name(names: &mut BTreeMap<String, Arc<str>>, name: &str) -> Arc<str> {
+    if let Some(shared) = names.get(name) {
+        return shared.clone();
+    }
+    let shared: Arc<str> = Arc::from(name);
+    names.insert(name.to_string(), shared.clone());
+    shared
 }

@@ -503,6 +503,8 @@ struct Engine<'a> {
     deciders: Deciders,
     /// The NodePools in force (a `NodePools` step replaces them).
     pools: Vec<PoolSetup>,
+    /// One shared copy of each NodePool name its NodeClaims carry.
+    pool_names: BTreeMap<String, Arc<str>>,
     /// The slot of `limits.nodes` of the NodePools in force.
     node_count_resource: Option<ResourceKind>,
     queue: EventQueue<Event>,
@@ -600,6 +602,7 @@ impl<'a> Engine<'a> {
             input,
             deciders,
             pools: input.nodepools.clone(),
+            pool_names: BTreeMap::new(),
             node_count_resource: input.node_count_resource,
             queue: EventQueue::new(),
             cluster: Cluster::new(),

@@ -112,7 +112,7 @@ impl Env {
             initialized: true,
             marked_for_deletion: false,
             claim: Some(NodeClaimInfo {
-                nodepool: self.pools[0].0.name.clone(),
+                nodepool: self.pools[0].0.name.as_str().into(),
                 instance_type: type_name.to_string(),
                 capacity_type: ct,
                 zone: offering.zone.to_string(),

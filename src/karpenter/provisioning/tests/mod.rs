@@ -176,7 +176,7 @@ impl World {
             marked_for_deletion: false,
             claim: nodepool.map(|nodepool| NodeClaimInfo {
                 lifecycle: Default::default(),
-                nodepool,
+                nodepool: nodepool.into(),
                 instance_type: "fake-it-3".into(),
                 capacity_type: crate::cloud::CapacityType::OnDemand,
                 zone: "test-zone-1".into(),
