@@ -161,26 +161,21 @@ impl Engine<'_> {
         // Terminating pods are on their way out: controllers replace them
         // at once, except that a StatefulSet waits until the old pod with
         // that ordinal is gone.
-        let active: Vec<PodId> = self.workloads[w]
-            .pods
-            .iter()
-            .copied()
-            .filter(|&p| {
-                self.cluster
-                    .pod(p)
-                    .is_some_and(|p| !p.phase.is_terminal() && p.lifecycle.deleting_since.is_none())
-            })
-            .collect();
-        let terminating: Vec<PodId> = self.workloads[w]
-            .pods
-            .iter()
-            .copied()
-            .filter(|&p| {
-                self.cluster
-                    .pod(p)
-                    .is_some_and(|p| !p.phase.is_terminal() && p.lifecycle.deleting_since.is_some())
-            })
-            .collect();
+        let live = |p: &PodId| {
+            self.cluster
+                .pod(*p)
+                .filter(|p| !p.phase.is_terminal())
+                .map(|p| p.lifecycle.deleting_since.is_some())
+        };
+        // Counted first: most calls find the count right and list nothing.
+        let (mut active_count, mut terminating_count) = (0, 0);
+        for terminating in self.workloads[w].pods.iter().filter_map(live) {
+            if terminating {
+                terminating_count += 1;
+            } else {
+                active_count += 1;
+            }
+        }
         let kind = self.workloads[w].workload.kind.clone();
         match kind {
             WorkloadKind::Deployment { .. }
@@ -188,20 +183,22 @@ impl Engine<'_> {
             | WorkloadKind::StatefulSet { .. } => {
                 let desired = self.workloads[w].desired as usize;
                 let stateful = matches!(kind, WorkloadKind::StatefulSet { .. });
-                let held = if stateful { terminating.len() } else { 0 };
-                if active.len() + held < desired {
-                    let mut ordinals: Vec<u32> = active
-                        .iter()
-                        .chain(if stateful {
-                            terminating.iter()
-                        } else {
-                            [].iter()
-                        })
-                        .filter_map(|p| self.pod_meta[p.0 as usize].ordinal)
-                        .collect();
+                let held = if stateful { terminating_count } else { 0 };
+                if active_count + held < desired {
+                    // Ordinals in use (only a StatefulSet names pods by them).
+                    let mut ordinals: Vec<u32> = if stateful {
+                        self.workloads[w]
+                            .pods
+                            .iter()
+                            .filter(|p| live(p).is_some())
+                            .filter_map(|p| self.pod_meta[p.0 as usize].ordinal)
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
                     ordinals.sort_unstable();
                     let mut next_ordinal = 0u32;
-                    for _ in active.len() + held..desired {
+                    for _ in active_count + held..desired {
                         if stateful {
                             while ordinals.binary_search(&next_ordinal).is_ok() {
                                 next_ordinal += 1;
@@ -215,10 +212,16 @@ impl Engine<'_> {
                             self.create_pod(w, name, None)?;
                         }
                     }
-                } else if active.len() > desired {
+                } else if active_count > desired {
                     // Only pods that are not already terminating are chosen.
+                    let active: Vec<PodId> = self.workloads[w]
+                        .pods
+                        .iter()
+                        .copied()
+                        .filter(|p| live(p) == Some(false))
+                        .collect();
                     let victims =
-                        self.scale_down_victims(&active, active.len() - desired, stateful);
+                        self.scale_down_victims(&active, active_count - desired, stateful);
                     for pod in victims {
                         self.remove_pod(pod, "scaled down")?;
                     }
@@ -249,7 +252,7 @@ impl Engine<'_> {
                     None => job.parallelism,
                 };
                 let want = job.parallelism.min(remaining) as usize;
-                for _ in active.len()..want {
+                for _ in active_count..want {
                     let name = self.next_pod_name(w);
                     self.create_pod(w, name, None)?;
                 }
