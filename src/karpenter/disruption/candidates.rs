@@ -15,10 +15,11 @@
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 
+use super::ordering::LastOrder;
 use super::pdb::{EvictionBlock, PdbLimits};
 use super::pods::{eviction_cost, is_active, is_disruptable, is_reschedulable, pod_key};
 use crate::cloud::Price;
@@ -255,13 +256,22 @@ impl NodeFacts {
 }
 
 /// The facts of the nodes of the last pass, with the node revisions they
-/// were made at (see [`Cluster::node_revision`]).
+/// were made at (see [`Cluster::node_revision`]), and the order
+/// consolidation tried its candidates in.
 #[derive(Debug, Default)]
 pub struct CandidateCache {
     kept: Mutex<Vec<(NodeId, u64, Arc<NodeFacts>)>>,
+    consolidation_order: Mutex<LastOrder>,
 }
 
 impl CandidateCache {
+    /// Consolidation's savings-ratio order of the last pass that sorted.
+    pub(super) fn consolidation_order(&self) -> MutexGuard<'_, LastOrder> {
+        self.consolidation_order
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Facts of every node of `cluster` in id order: kept ones where the
     /// node's revision is unchanged, new ones otherwise; the cache then
     /// holds exactly these.

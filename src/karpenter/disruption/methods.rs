@@ -19,7 +19,7 @@ use super::consolidation::{
 use super::controller::{Command, DisruptionInput, Method, PassOutcome};
 use super::emptiness::empty_command;
 use super::explain;
-use super::ordering::{deal_by_nodepool, sort_by_savings_ratio};
+use super::ordering::{deal_by_nodepool, sort_by_savings_ratio, sort_by_savings_ratio_after};
 use super::pdb::PdbLimits;
 use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
 use crate::cloud::Price;
@@ -400,7 +400,12 @@ fn multi_then_single_node(
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Option<Command> {
     // Both orders start from one savings-ratio sort.
-    sort_by_savings_ratio(&mut candidates);
+    match ctx.input.candidate_cache {
+        Some(cache) => {
+            sort_by_savings_ratio_after(&mut candidates, &mut cache.consolidation_order())
+        }
+        None => sort_by_savings_ratio(&mut candidates),
+    }
     let order = deal_by_nodepool(candidates.clone(), &[]);
     let limit = ctx.input.options.single_node_candidate_limit;
     // One budget mapping for both: multi-node spends a copy of it.
