@@ -69,8 +69,8 @@ pub struct DisruptionInput<'a> {
     /// The caller's event dedupe, if it says: a node whose
     /// `Unconsolidatable` message it would drop now is quiet, and its
     /// single-node simulations stop as soon as the outcome is sure to be a
-    /// no-op, which then carries no message. Decisions are the same either
-    /// way.
+    /// no-op, which then carries no message, nor does its rejection as a
+    /// candidate. Decisions are the same either way.
     pub message_dedupe: Option<MessageDedupe<'a>>,
 }
 

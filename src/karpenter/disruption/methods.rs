@@ -117,7 +117,8 @@ impl<'i, 'a> PassContext<'i, 'a> {
         self.keep_candidates(evaluated)
     }
 
-    /// The candidates among `evaluated`, noting the rejections.
+    /// The candidates among `evaluated`, noting the rejections (not those
+    /// of quiet nodes: the caller would drop them).
     fn keep_candidates(
         &mut self,
         evaluated: Vec<(NodeId, Result<Candidate, Rejection>)>,
@@ -127,6 +128,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             match verdict {
                 Ok(c) => out.push(c),
                 Err(Rejection::NotManaged) => {}
+                Err(_) if self.input.is_quiet(id) => {}
                 Err(rejection) => self.note(id, rejection.to_string()),
             }
         }

@@ -108,6 +108,25 @@ fn quiet_nodes_get_the_same_decisions_without_messages() {
     assert_eq!(env.pass_on_threads(4), hushed);
 }
 
+/// A quiet node that is no candidate at all (a do-not-disrupt pod) is not
+/// noted either; a loud one with the same pod still is.
+#[test]
+fn quiet_nodes_are_not_noted_as_rejected_candidates() {
+    let mut env = Env::fake();
+    let [hushed, loud] = ["hushed", "loud"].map(|name| {
+        let node = env.node(name, "fake-it-7", CapacityType::OnDemand);
+        env.pod_with(node, 1000, |s| {
+            s.do_not_disrupt = Some(DoNotDisrupt::Always)
+        });
+        node
+    });
+    env.quiet = Some([(hushed, NOW)].into());
+    let outcome = env.pass();
+    assert_eq!(outcome.command, None);
+    assert_eq!(note(&outcome, hushed), "");
+    assert!(note(&outcome, loud).contains("karpenter.sh/do-not-disrupt"));
+}
+
 /// The decisions of the single-node tests that end in a no-op or rest on
 /// the spot-to-spot rules (controller_tests: wont_replace_with_a_more_
 /// expensive_node, spot_to_spot_disabled, spot_to_spot_needs_15_cheaper_
