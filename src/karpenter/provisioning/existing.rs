@@ -403,23 +403,21 @@ impl ExistingNodes {
             views,
             order: nodes.iter().map(|n| n.id).collect(),
         });
+        // Marks and pool usage in one walk (usage sums are order-free).
+        let mut pool_usage: PoolSums<'_, PoolUsage> = PoolSums::new();
         let marked: Vec<bool> = nodes
             .iter()
             .map(|n| {
-                cluster
-                    .node(n.id)
-                    .is_none_or(|node| node.marked_for_deletion)
+                let node = cluster.node(n.id).filter(|node| !node.marked_for_deletion);
+                if let Some((node, pool)) = node.and_then(|node| Some((node, node.nodepool()?))) {
+                    pool_usage.add(pool, |sum| {
+                        sum.capacity += node.capacity;
+                        sum.nodes += 1;
+                    });
+                }
+                node.is_none()
             })
             .collect();
-        let mut pool_usage: PoolSums<'_, PoolUsage> = PoolSums::new();
-        for (_, node) in cluster.nodes().filter(|(_, n)| !n.marked_for_deletion) {
-            if let Some(pool) = node.nodepool() {
-                pool_usage.add(pool, |sum| {
-                    sum.capacity += node.capacity;
-                    sum.nodes += 1;
-                });
-            }
-        }
         let pool_usage = pool_usage.into_map();
         let open: Vec<bool> = marked.iter().map(|m| !m).collect();
         let (room_tree, leaves) = room_tree(nodes.iter().zip(&open).map(|(n, &open)| {
