@@ -16,20 +16,34 @@ pub fn sort_by_savings_ratio<C: Borrow<Candidate>>(candidates: &mut [C]) {
     // Ratios computed once, and candidates moved once, not per comparison.
     // Node names are unique, so no two keys are equal and an unstable sort
     // gives the one order.
-    let ratios: Vec<f64> = candidates
+    let ratios = savings_ratios(candidates);
+    let mut order: Vec<usize> = (0..candidates.len()).collect();
+    order.sort_unstable_by(|&a, &b| by_savings_ratio(candidates, &ratios, a, b));
+    permute(candidates, order);
+}
+
+/// Each candidate's savings ratio, computed once per sort.
+fn savings_ratios<C: Borrow<Candidate>>(candidates: &[C]) -> Vec<f64> {
+    candidates
         .iter()
         .map(|c| c.borrow().savings_ratio())
-        .collect();
-    let mut order: Vec<usize> = (0..candidates.len()).collect();
-    order.sort_unstable_by(|&a, &b| {
-        ratios[b].total_cmp(&ratios[a]).then_with(|| {
-            candidates[a]
-                .borrow()
-                .name
-                .cmp(&candidates[b].borrow().name)
-        })
-    });
-    permute(candidates, order);
+        .collect()
+}
+
+/// The savings-ratio order of candidates `a` and `b` (by index): higher
+/// ratio first, then the node name.
+fn by_savings_ratio<C: Borrow<Candidate>>(
+    candidates: &[C],
+    ratios: &[f64],
+    a: usize,
+    b: usize,
+) -> Ordering {
+    ratios[b].total_cmp(&ratios[a]).then_with(|| {
+        candidates[a]
+            .borrow()
+            .name
+            .cmp(&candidates[b].borrow().name)
+    })
 }
 
 /// The savings-ratio order of the last pass, kept to start the next sort
@@ -76,10 +90,7 @@ pub fn sort_by_savings_ratio_after<C: Borrow<Candidate>>(
     candidates: &mut [C],
     last: &mut LastOrder,
 ) {
-    let ratios: Vec<f64> = candidates
-        .iter()
-        .map(|c| c.borrow().savings_ratio())
-        .collect();
+    let ratios = savings_ratios(candidates);
     // Positions in the last order are distinct and below its length:
     // placed in slots by position, then the newcomers.
     let mut slots = vec![usize::MAX; last.nodes.len()];
@@ -92,14 +103,7 @@ pub fn sort_by_savings_ratio_after<C: Borrow<Candidate>>(
     }
     let mut order: Vec<usize> = slots.into_iter().filter(|&i| i != usize::MAX).collect();
     order.extend(newcomers);
-    order.sort_by(|&a, &b| {
-        ratios[b].total_cmp(&ratios[a]).then_with(|| {
-            candidates[a]
-                .borrow()
-                .name
-                .cmp(&candidates[b].borrow().name)
-        })
-    });
+    order.sort_by(|&a, &b| by_savings_ratio(candidates, &ratios, a, b));
     last.replace(order.iter().map(|&i| candidates[i].borrow().node));
     permute(candidates, order);
 }
