@@ -6,7 +6,7 @@
 //! Facts come from core `pkg/apis/v1/labels.go` and aws `pkg/apis/v1/labels.go`.
 
 use std::collections::BTreeMap;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 // ---------------------------------------------------------------------------------------------
 // Kubernetes label keys
@@ -524,30 +524,34 @@ fn is_lower_alphanumeric(b: u8) -> bool {
 
 /// A label map with deterministic (sorted) iteration. Keys are stored as
 /// given; matching code normalises beta keys where Karpenter does.
-#[derive(
-    Debug,
-    Clone,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(transparent)]
-pub struct Labels(BTreeMap<String, String>);
+///
+/// Shared until changed (copy on write): copies are cheap, and a copy
+/// compared with the map it was taken from is equal by address, without
+/// reading the labels (caches keyed by a node's labels rely on that).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Labels(Arc<BTreeMap<String, String>>);
+
+impl serde::Serialize for Labels {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        BTreeMap::serialize(&self.0, serializer)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Labels {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Labels, D::Error> {
+        BTreeMap::deserialize(deserializer).map(Labels::from)
+    }
+}
 
 impl Labels {
     /// An empty label map.
     pub fn new() -> Labels {
-        Labels(BTreeMap::new())
+        Labels::default()
     }
 
     /// Sets a label, returning the previous value.
     pub fn insert(&mut self, key: impl Into<String>, value: impl Into<String>) -> Option<String> {
-        self.0.insert(key.into(), value.into())
+        Arc::make_mut(&mut self.0).insert(key.into(), value.into())
     }
 
     /// The value of `key`, exactly as stored.
@@ -569,7 +573,10 @@ impl Labels {
 
     /// Removes a label, returning its value.
     pub fn remove(&mut self, key: &str) -> Option<String> {
-        self.0.remove(key)
+        if !self.0.contains_key(key) {
+            return None;
+        }
+        Arc::make_mut(&mut self.0).remove(key)
     }
 
     /// Number of labels.
@@ -607,17 +614,17 @@ impl Labels {
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Labels {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Labels {
-        Labels(
+        Labels(Arc::new(
             iter.into_iter()
                 .map(|(k, v)| (k.into(), v.into()))
                 .collect(),
-        )
+        ))
     }
 }
 
 impl From<BTreeMap<String, String>> for Labels {
     fn from(map: BTreeMap<String, String>) -> Labels {
-        Labels(map)
+        Labels(Arc::new(map))
     }
 }
 
