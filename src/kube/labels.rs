@@ -632,6 +632,27 @@ impl From<BTreeMap<String, String>> for Labels {
 mod tests {
     use super::*;
 
+    /// Copies share the map until one changes: the change stays in the
+    /// copy (the original, and other copies, keep their labels), and the
+    /// copies compare as their contents do.
+    #[test]
+    fn copies_change_alone() {
+        let original: Labels = [("zone", "a"), ("arch", "amd64")].into_iter().collect();
+        let kept = original.clone();
+        let mut changed = original.clone();
+        changed.insert("zone", "b");
+        assert_eq!(original.get("zone"), Some("a"));
+        assert_eq!(kept, original);
+        assert_ne!(changed, original);
+        let mut removed = original.clone();
+        assert_eq!(removed.remove("absent"), None);
+        assert_eq!(removed.remove("arch").as_deref(), Some("amd64"));
+        assert_eq!(original.len(), 2);
+        assert_eq!(removed.len(), 1);
+        let json = serde_json::to_string(&original).unwrap_or_default();
+        assert_eq!(json, r#"{"arch":"amd64","zone":"a"}"#);
+    }
+
     /// core: pkg/apis/v1/labels.go `NormalizedLabels` — the five beta keys map to GA keys.
     #[test]
     fn beta_keys_normalise_to_ga_keys() {
