@@ -449,7 +449,7 @@ fn multi_then_single_node(
     let noted: Vec<NodeId> = evaluated.iter().map(|c| c.node).collect();
     for (node, outcome) in noted.into_iter().zip(outcomes) {
         match outcome {
-            SingleNodeOutcome::Found(command) => return Some(command),
+            SingleNodeOutcome::Found(command) => return Some(*command),
             SingleNodeOutcome::Noted(message) => ctx.note(node, message),
             SingleNodeOutcome::Silent => {}
         }
@@ -457,10 +457,11 @@ fn multi_then_single_node(
     None
 }
 
-/// What single-node consolidation makes of one candidate.
+/// What single-node consolidation makes of one candidate (small: a pass
+/// keeps one per candidate, and at most one is a command).
 enum SingleNodeOutcome {
     /// Its command (the method stops here).
-    Found(Command),
+    Found(Box<Command>),
     /// No command, for this reason.
     Noted(String),
     /// No command, nothing to say.
@@ -489,7 +490,7 @@ fn single_node_outcome(
         None => noted.map_or(SingleNodeOutcome::Silent, SingleNodeOutcome::Noted),
         Some(command) => {
             match balanced::approve(&[candidate], command.estimated_savings, pools, totals) {
-                Ok(()) => SingleNodeOutcome::Found(command),
+                Ok(()) => SingleNodeOutcome::Found(Box::new(command)),
                 Err(message) => SingleNodeOutcome::Noted(message),
             }
         }
@@ -599,7 +600,8 @@ impl Consolidation<'_, '_> {
 fn up_to_first_command(
     outcomes: impl Iterator<Item = SingleNodeOutcome>,
 ) -> Vec<SingleNodeOutcome> {
-    let mut taken = Vec::new();
+    let (_, most) = outcomes.size_hint();
+    let mut taken = Vec::with_capacity(most.unwrap_or(0));
     for outcome in outcomes {
         let found = matches!(outcome, SingleNodeOutcome::Found(_));
         taken.push(outcome);
