@@ -90,7 +90,13 @@ impl MessageDedupe<'_> {
     pub fn drops(&self, node: NodeId, now: SimTime) -> bool {
         self.published
             .get(&node)
-            .is_some_and(|&at| now <= at + self.window)
+            .is_some_and(|&at| Self::silences(self.window, at, now))
+    }
+
+    /// Whether a message published `at` still drops the next ones at
+    /// `now`, under a dedupe of `window`.
+    pub fn silences(window: SimDuration, at: SimTime, now: SimTime) -> bool {
+        now <= at + window
     }
 }
 

@@ -409,7 +409,9 @@ impl ExistingNodes {
             .iter()
             .map(|n| {
                 let node = cluster.node(n.id).filter(|node| !node.marked_for_deletion);
-                if let Some((node, pool)) = node.and_then(|node| Some((node, node.nodepool()?))) {
+                if let Some(node) = node
+                    && let Some(pool) = node.nodepool()
+                {
                     pool_usage.add(pool, |sum| {
                         sum.capacity += node.capacity;
                         sum.nodes += 1;

@@ -226,7 +226,7 @@ impl Engine<'_> {
         // every pass) to the nodes logged in the last window.
         self.disruption
             .unconsolidatable_logged
-            .retain(|_, at| now <= *at + UNCONSOLIDATABLE_DEDUPE);
+            .retain(|_, &mut at| MessageDedupe::silences(UNCONSOLIDATABLE_DEDUPE, at, now));
         let next_command = self.deciders.next_command;
         let outcome = self.with_input(next_command);
         // Nodes this controller is already deleting are not news.

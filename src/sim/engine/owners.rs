@@ -160,7 +160,8 @@ impl Engine<'_> {
         }
         // Terminating pods are on their way out: controllers replace them
         // at once, except that a StatefulSet waits until the old pod with
-        // that ordinal is gone.
+        // that ordinal is gone. `live`: for a pod still running, whether it
+        // is terminating.
         let live = |p: &PodId| {
             self.cluster
                 .pod(*p)
