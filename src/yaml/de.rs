@@ -4,6 +4,13 @@
 //! the tree*, so any error can name the exact line, column and field path,
 //! even inside a `List` or deep in a pod template. [`Located`] hands a value
 //! its own position for checks made after deserialization.
+//!
+//! [`from_node_strict`] also refuses mapping keys a struct does not list
+//! among its fields. Types whose `Deserialize` drops unknown keys (the
+//! k8s-openapi kinds: their hand-written impls pass the complete field list
+//! to `deserialize_struct` and skip other keys) are thereby read as strictly
+//! as `deny_unknown_fields` types, the way kubectl's strict field validation
+//! reads them.
 
 use std::fmt;
 
@@ -16,7 +23,69 @@ use super::{Node, Position, Value};
 
 /// Deserializes a typed value from `node`.
 pub fn from_node<'de, T: Deserialize<'de>>(node: &'de Node) -> Result<T, DeError> {
-    T::deserialize(NodeDeserializer { node })
+    T::deserialize(NodeDeserializer {
+        node,
+        rules: Rules::LENIENT,
+    })
+}
+
+/// Deserializes a typed value from `node`, refusing a mapping key that the
+/// struct read from that mapping does not list among its fields (the error
+/// names the key, a near field and the key's position; its path is the
+/// mapping's). The values of the root's keys named in `lenient_keys` are
+/// read without that check (parts a server writes, such as `status`).
+pub fn from_node_strict<'de, T: Deserialize<'de>>(
+    node: &'de Node,
+    lenient_keys: &'static [&'static str],
+) -> Result<T, DeError> {
+    T::deserialize(NodeDeserializer {
+        node,
+        rules: Rules {
+            strict: true,
+            lenient_keys,
+        },
+    })
+}
+
+/// Whether struct fields are checked, and which keys of this mapping are
+/// exempt (only the root's).
+#[derive(Debug, Clone, Copy)]
+struct Rules {
+    strict: bool,
+    lenient_keys: &'static [&'static str],
+}
+
+impl Rules {
+    const LENIENT: Rules = Rules {
+        strict: false,
+        lenient_keys: &[],
+    };
+
+    /// The rules for the value under `key` of a mapping read with `self`.
+    fn below(self, key: &str) -> Rules {
+        if self.lenient_keys.contains(&key) {
+            Rules::LENIENT
+        } else {
+            self.nested()
+        }
+    }
+
+    /// The rules for items of a sequence, or anything below the root.
+    fn nested(self) -> Rules {
+        Rules {
+            strict: self.strict,
+            lenient_keys: &[],
+        }
+    }
+}
+
+/// A mapping key that the struct being read does not have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownField {
+    /// The key as written.
+    pub key: String,
+    /// The struct's field nearest to it, when one is near.
+    pub suggestion: Option<&'static str>,
 }
 
 /// One step of a field path, innermost first while an error unwinds.
@@ -32,12 +101,19 @@ pub struct DeError {
     message: String,
     position: Option<Position>,
     path: Vec<Segment>,
+    unknown_field: Option<UnknownField>,
 }
 
 impl DeError {
     /// What is wrong.
     pub fn message(&self) -> &str {
         &self.message
+    }
+
+    /// The unknown key, when that is the error (strict reading only); the
+    /// path then is that of the mapping holding it.
+    pub fn unknown_field(&self) -> Option<&UnknownField> {
+        self.unknown_field.as_ref()
     }
 
     /// Where the offending value (or key) is written, when known.
@@ -83,6 +159,7 @@ impl de::Error for DeError {
             message: msg.to_string(),
             position: None,
             path: Vec::new(),
+            unknown_field: None,
         }
     }
 }
@@ -137,6 +214,7 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Located<T> {
 #[derive(Clone, Copy)]
 struct NodeDeserializer<'de> {
     node: &'de Node,
+    rules: Rules,
 }
 
 impl<'de> Deserializer<'de> for NodeDeserializer<'de> {
@@ -157,13 +235,35 @@ impl<'de> Deserializer<'de> for NodeDeserializer<'de> {
             Value::Seq(items) => visitor.visit_seq(NodeSeq {
                 items: items.iter(),
                 index: 0,
+                rules: self.rules.nested(),
             }),
             Value::Map(entries) => visitor.visit_map(NodeMap {
                 entries: entries.iter(),
                 pending: None,
+                rules: self.rules,
+                fields: None,
             }),
         };
         result.map_err(|e| e.locate(node))
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, DeError> {
+        match &self.node.value {
+            Value::Map(entries) if self.rules.strict => visitor
+                .visit_map(NodeMap {
+                    entries: entries.iter(),
+                    pending: None,
+                    rules: self.rules,
+                    fields: Some(fields),
+                })
+                .map_err(|e| e.locate(self.node)),
+            _ => self.deserialize_any(visitor),
+        }
     }
 
     fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DeError> {
@@ -200,6 +300,7 @@ impl<'de> Deserializer<'de> for NodeDeserializer<'de> {
         if name == LOCATED_MAGIC {
             return visitor.visit_seq(LocatedSeq {
                 node: self.node,
+                rules: self.rules,
                 step: 0,
             });
         }
@@ -234,13 +335,14 @@ impl<'de> Deserializer<'de> for NodeDeserializer<'de> {
 
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char
-        bytes byte_buf unit_struct seq tuple tuple_struct map struct identifier
+        bytes byte_buf unit_struct seq tuple tuple_struct map identifier
     }
 }
 
 /// Feeds a [`Located`] its line, column and value.
 struct LocatedSeq<'de> {
     node: &'de Node,
+    rules: Rules,
     step: u8,
 }
 
@@ -259,7 +361,10 @@ impl<'de> SeqAccess<'de> for LocatedSeq<'de> {
                 .deserialize(self.node.position.column.into_deserializer())
                 .map(Some),
             3 => seed
-                .deserialize(NodeDeserializer { node: self.node })
+                .deserialize(NodeDeserializer {
+                    node: self.node,
+                    rules: self.rules,
+                })
                 .map(Some),
             _ => Ok(None),
         }
@@ -269,6 +374,7 @@ impl<'de> SeqAccess<'de> for LocatedSeq<'de> {
 struct NodeSeq<'de> {
     items: std::slice::Iter<'de, Node>,
     index: usize,
+    rules: Rules,
 }
 
 impl<'de> SeqAccess<'de> for NodeSeq<'de> {
@@ -282,13 +388,16 @@ impl<'de> SeqAccess<'de> for NodeSeq<'de> {
         };
         let index = self.index;
         self.index += 1;
-        seed.deserialize(NodeDeserializer { node: item })
-            .map(Some)
-            .map_err(|mut e| {
-                e = e.locate(item);
-                e.path.push(Segment::Index(index));
-                e
-            })
+        seed.deserialize(NodeDeserializer {
+            node: item,
+            rules: self.rules,
+        })
+        .map(Some)
+        .map_err(|mut e| {
+            e = e.locate(item);
+            e.path.push(Segment::Index(index));
+            e
+        })
     }
     fn size_hint(&self) -> Option<usize> {
         Some(self.items.len())
@@ -298,6 +407,10 @@ impl<'de> SeqAccess<'de> for NodeSeq<'de> {
 struct NodeMap<'de> {
     entries: std::slice::Iter<'de, (Node, Node)>,
     pending: Option<&'de (Node, Node)>,
+    /// The rules the mapping is read with.
+    rules: Rules,
+    /// The fields of the struct read from this mapping, when strict.
+    fields: Option<&'static [&'static str]>,
 }
 
 /// The text of a mapping key; sequence and mapping keys (kept only by
@@ -320,6 +433,24 @@ impl<'de> MapAccess<'de> for NodeMap<'de> {
         self.pending = Some(entry);
         let key = &entry.0;
         let text = key_text(key)?;
+        if let Some(fields) = self.fields
+            && !fields.contains(&text.as_ref())
+        {
+            let suggestion = super::suggest::closest(&text, fields.iter().copied());
+            let message = match suggestion {
+                Some(near) => format!("unknown field {text:?} (did you mean {near:?}?)"),
+                None => format!("unknown field {text:?}"),
+            };
+            return Err(DeError {
+                message,
+                position: Some(key.position),
+                path: Vec::new(),
+                unknown_field: Some(UnknownField {
+                    key: text.into_owned(),
+                    suggestion,
+                }),
+            });
+        }
         let result = match &text {
             std::borrow::Cow::Borrowed(name) => {
                 let deserializer: de::value::BorrowedStrDeserializer<'de, DeError> =
@@ -343,14 +474,16 @@ impl<'de> MapAccess<'de> for NodeMap<'de> {
         let Some((key, node)) = self.pending.take() else {
             return Err(de::Error::custom("internal: value requested before key"));
         };
-        seed.deserialize(NodeDeserializer { node })
-            .map_err(|mut e| {
-                e = e.locate(node);
-                e.path.push(Segment::Key(
-                    key.key_text().unwrap_or_default().into_owned(),
-                ));
-                e
-            })
+        let name = key.key_text().unwrap_or_default();
+        seed.deserialize(NodeDeserializer {
+            node,
+            rules: self.rules.below(&name),
+        })
+        .map_err(|mut e| {
+            e = e.locate(node);
+            e.path.push(Segment::Key(name.into_owned()));
+            e
+        })
     }
 
     fn size_hint(&self) -> Option<usize> {
@@ -411,6 +544,69 @@ mod tests {
         assert_eq!(weights.weight.position, Position { line: 1, column: 9 });
         let ports: Vec<_> = weights.by_port.into_iter().collect();
         assert_eq!(ports, [("443".to_string(), -2), ("80".to_string(), 1)]);
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Container {
+        name: String,
+        #[serde(default)]
+        resources: Option<std::collections::BTreeMap<String, String>>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Spec {
+        containers: Vec<Container>,
+    }
+
+    /// Like k8s-openapi's kinds, these structs drop unknown keys when read
+    /// leniently.
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Object {
+        spec: Option<Spec>,
+        #[serde(default)]
+        status: Option<Spec>,
+    }
+
+    /// Strict reading names the unknown key, its position, a near field and
+    /// the path of the mapping that holds it; lenient reading drops it.
+    #[test]
+    fn strict_reading_refuses_unknown_keys_at_the_key() {
+        let node = one("spec:\n  containers:\n  - name: a\n    resource: {cpu: '1'}\n");
+        assert!(from_node::<Object>(&node).is_ok());
+        let err = from_node_strict::<Object>(&node, &[]).unwrap_err();
+        assert_eq!(err.position(), Some(Position { line: 4, column: 5 }));
+        assert_eq!(err.path_below(""), "spec.containers[0]");
+        assert_eq!(
+            err.unknown_field(),
+            Some(&UnknownField {
+                key: "resource".to_string(),
+                suggestion: Some("resources"),
+            })
+        );
+        assert_eq!(
+            err.message(),
+            "unknown field \"resource\" (did you mean \"resources\"?)"
+        );
+        let far = one("spec:\n  containers: []\n  zzz: 1\n");
+        let err = from_node_strict::<Object>(&far, &[]).unwrap_err();
+        assert_eq!(err.path_below(""), "spec");
+        assert_eq!(err.unknown_field().and_then(|u| u.suggestion), None);
+    }
+
+    /// Maps keep any key; the root's lenient keys are read leniently, but
+    /// only at the root.
+    #[test]
+    fn strict_reading_keeps_maps_and_lenient_keys_open() {
+        let node = one(
+            "spec:\n  containers:\n  - name: a\n    resources: {anything: x}\nstatus:\n  containers: []\n  observedGeneration: 3\n",
+        );
+        assert!(from_node_strict::<Object>(&node, &["status"]).is_ok());
+        assert!(from_node_strict::<Object>(&node, &[]).is_err());
+        let nested = one("spec:\n  containers: []\n  status: 1\n");
+        assert!(from_node_strict::<Object>(&nested, &["status"]).is_err());
     }
 
     /// A sequence key, kept by a lenient reader, is refused at its place.

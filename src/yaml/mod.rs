@@ -7,10 +7,12 @@
 //! this module collects its output into [`Node`]s. The two readers differ in
 //! a few YAML rules (YAML 1.1 booleans, repeated keys, non-finite floats,
 //! node budget), chosen by each through [`ParseOptions`]. Typed values are
-//! read from a tree with [`from_node`], whose errors carry the position and
+//! read from a tree with [`from_node`] (or [`from_node_strict`], which also
+//! refuses keys a struct does not have), whose errors carry the position and
 //! field path of the offending value.
 
 mod de;
+pub mod suggest;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -20,7 +22,7 @@ use serde_saphyr::{
     DefaultMessageFormatter, DuplicateKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
 };
 
-pub use self::de::{DeError, Located, from_node};
+pub use self::de::{DeError, Located, UnknownField, from_node, from_node_strict};
 
 /// A 1-based line and column in a YAML text (0:0 when unknown).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
