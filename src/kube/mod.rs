@@ -5,6 +5,7 @@
 pub mod duration;
 pub mod labels;
 pub mod manifest;
+pub mod names;
 pub mod pod;
 pub mod quantity;
 pub mod requirements;
