@@ -5,8 +5,8 @@
 use super::ec2nodeclass::{Ec2NodeClass, read_ec2nodeclass};
 use super::nodepool::{NodePool, read_nodepool};
 use crate::kube::manifest::{
-    CoreManifests, CoreReader, ManifestError, ManifestWarning, Warnings, is_core_kind,
-    split_documents,
+    CORE_KINDS, CoreManifests, CoreReader, Document, ManifestError, ManifestWarning, Warnings,
+    is_core_kind, split_documents,
 };
 use crate::kube::resources::ResourceNames;
 
@@ -61,19 +61,214 @@ pub fn load(sources: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
                 (api, kind) if is_core_kind(api, kind) => {
                     core.add(doc, &mut out.resource_names, &mut warnings)?
                 }
-                (api, kind) => {
-                    let subject = format!("kind/{api}/{kind}");
-                    let warning = ManifestWarning {
-                        at: doc.position(),
-                        path: doc.path("kind"),
-                        message: format!("{api} {kind} is not read by karpsim; skipped"),
-                    };
-                    warnings.once(&subject, warning);
-                }
+                _ => skip_unread_kind(&doc, &mut warnings)?,
             }
         }
     }
     out.core = core.finish(&mut out.resource_names, &mut warnings)?;
     out.warnings = warnings.into_vec();
     Ok(out)
+}
+
+/// Kinds of Kubernetes and common add-ons that karpsim does not model;
+/// their objects are skipped with one warning per kind.
+const UNMODELLED_KINDS: [&str; 33] = [
+    "APIService",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ConfigMap",
+    "ControllerRevision",
+    "CustomResourceDefinition",
+    "Endpoints",
+    "EndpointSlice",
+    "Event",
+    "HorizontalPodAutoscaler",
+    "Ingress",
+    "IngressClass",
+    "Lease",
+    "LimitRange",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "NetworkPolicy",
+    "Node",
+    "NodeClaim",
+    "PersistentVolume",
+    "PersistentVolumeClaim",
+    "PodTemplate",
+    "ReplicationController",
+    "ResourceQuota",
+    "Role",
+    "RoleBinding",
+    "Secret",
+    "Service",
+    "ServiceAccount",
+    "StorageClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingWebhookConfiguration",
+    "VerticalPodAutoscaler",
+];
+
+/// A document karpsim does not read: a kind it reads under another
+/// apiVersion and a near misspelling of a known kind (in a Kubernetes or
+/// Karpenter API group) are errors, as `kubectl apply` refuses them; other
+/// kinds are skipped with one warning per kind.
+fn skip_unread_kind(doc: &Document, warnings: &mut Warnings) -> Result<(), ManifestError> {
+    let (api, kind) = (doc.api_version.as_str(), doc.kind.as_str());
+    let read_kinds = CORE_KINDS.iter().copied().chain([
+        ("karpenter.sh/v1", "NodePool"),
+        ("karpenter.k8s.aws/v1", "EC2NodeClass"),
+    ]);
+    let read_as: Vec<&str> = read_kinds
+        .clone()
+        .filter(|&(_, known)| known == kind)
+        .map(|(version, _)| version)
+        .collect();
+    if !read_as.is_empty() {
+        let node = doc.node.get("apiVersion").unwrap_or(&doc.node);
+        return Err(ManifestError::field(
+            &doc.file,
+            node,
+            doc.path("apiVersion"),
+            format!(
+                "unsupported apiVersion {api:?} for {kind} (karpsim reads {kind} as {})",
+                read_as.join(", ")
+            ),
+        ));
+    }
+    if !UNMODELLED_KINDS.contains(&kind) && is_kubernetes_api(api) {
+        let known = read_kinds.map(|(_, known)| known).chain(UNMODELLED_KINDS);
+        if let Some(near) = crate::yaml::suggest::closest(kind, known) {
+            let node = doc.node.get("kind").unwrap_or(&doc.node);
+            return Err(ManifestError::field(
+                &doc.file,
+                node,
+                doc.path("kind"),
+                format!("unknown kind {kind:?} in {api} (did you mean {near:?}?)"),
+            ));
+        }
+    }
+    let warning = ManifestWarning {
+        at: doc.position(),
+        path: doc.path("kind"),
+        message: format!("{api} {kind} is not read by karpsim; skipped"),
+    };
+    warnings.once(&format!("kind/{kind}"), warning);
+    Ok(())
+}
+
+/// Whether `api_version` is in a Kubernetes or Karpenter API group (where a
+/// kind near a known one is a typo, not a custom resource).
+fn is_kubernetes_api(api_version: &str) -> bool {
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    !group.contains('.')
+        || group.ends_with(".k8s.io")
+        || group == "karpenter.sh"
+        || group == "karpenter.k8s.aws"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DEPLOYMENT_BODY: &str = "metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec: {containers: [{name: c}]}
+";
+
+    /// `kubectl apply` refuses a kind its API group does not serve ("no
+    /// matches for kind"); a near miss of a known kind names it.
+    #[test]
+    fn a_misspelt_kind_is_an_error_with_a_suggestion() {
+        let text = format!("apiVersion: apps/v1\nkind: Deploymnet\n{DEPLOYMENT_BODY}");
+        let err = load_str("m.yaml", &text).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.yaml:2:7: kind: unknown kind \"Deploymnet\" in apps/v1 (did you mean \"Deployment\"?)"
+        );
+        let lower = format!("apiVersion: v1\nkind: pod\n{DEPLOYMENT_BODY}");
+        assert!(
+            load_str("m.yaml", &lower)
+                .unwrap_err()
+                .to_string()
+                .contains("(did you mean \"Pod\"?)")
+        );
+    }
+
+    /// A known kind under an apiVersion karpsim does not read is an error
+    /// naming the version it reads.
+    #[test]
+    fn an_unknown_api_version_of_a_known_kind_is_an_error() {
+        let text = format!("apiVersion: apps/v2\nkind: Deployment\n{DEPLOYMENT_BODY}");
+        let err = load_str("m.yaml", &text).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "m.yaml:1:13: apiVersion: unsupported apiVersion \"apps/v2\" for Deployment (karpsim reads Deployment as apps/v1)"
+        );
+        let beta = "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget\nmetadata: {name: b}\n";
+        assert!(
+            load_str("m.yaml", beta)
+                .unwrap_err()
+                .to_string()
+                .contains("as policy/v1)")
+        );
+    }
+
+    /// Kinds karpsim does not model are skipped with one warning per kind,
+    /// as are custom resources of other API groups, even with near names.
+    #[test]
+    fn unmodelled_kinds_are_skipped_once_per_kind() {
+        let service = |name: &str| {
+            format!("apiVersion: v1\nkind: Service\nmetadata: {{name: {name}}}\n---\n")
+        };
+        let text = format!(
+            "{}{}apiVersion: example.com/v1\nkind: Deploymnet\nmetadata: {{name: x}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n",
+            service("a"),
+            service("b")
+        );
+        let loaded = load_str("m.yaml", &text).expect("reads");
+        let messages: Vec<&str> = loaded.warnings.iter().map(|w| w.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "v1 Service is not read by karpsim; skipped",
+                "example.com/v1 Deploymnet is not read by karpsim; skipped",
+                "v1 ConfigMap is not read by karpsim; skipped",
+            ]
+        );
+    }
+
+    /// Every bundled example manifest reads: they must stay valid inputs
+    /// as validation grows stricter.
+    #[test]
+    fn bundled_manifests_read() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        let mut folders = vec![
+            root.join("scenarios/workloads"),
+            root.join("scenarios/nodepools"),
+            root.join("tests/fixtures/manifests"),
+            root.join("tests/fixtures/scenarios/workloads"),
+            root.join("tests/fixtures/scenarios/nodepools"),
+        ];
+        while let Some(folder) = folders.pop() {
+            for entry in std::fs::read_dir(&folder).expect("bundled folder") {
+                let path = entry.expect("entry").path();
+                if path.is_dir() {
+                    folders.push(path);
+                } else if path.extension().is_some_and(|e| e == "yaml") {
+                    files.push(path);
+                }
+            }
+        }
+        files.sort();
+        assert!(files.len() > 10, "{files:?}");
+        for path in files {
+            let text = std::fs::read_to_string(&path).expect("readable");
+            let name = path.display().to_string();
+            load_str(&name, &text).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
 }

@@ -4,6 +4,7 @@ mod chart;
 mod compare;
 mod explain;
 mod instance_types;
+mod manifests;
 mod parallel;
 mod pricing;
 mod report;

@@ -11,6 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use super::error::{ManifestError, ManifestWarning, Position, Warnings};
 use super::tree::Node;
 use crate::kube::duration::parse_go_duration;
+use crate::kube::labels::{validate_label_key, validate_label_value};
 use crate::kube::pod::{
     self, DoNotDisrupt, HostPort, InclusionPolicy, InitContainer, NodeSelectorExpression,
     PodAffinity, PodAffinityTerm, PodSpec, TopologySpreadConstraint, WeightedNodeSelectorTerm,
@@ -141,6 +142,7 @@ impl Ctx<'_> {
         };
         let requests = self.resources(resources.requests.as_ref(), &format!("{path}.requests"))?;
         let limits = self.resources(resources.limits.as_ref(), &format!("{path}.limits"))?;
+        self.check_requests_within_limits(resources, path)?;
         let mut out = requests;
         for (name, _) in resources.limits.iter().flatten() {
             let explicit = resources
@@ -153,6 +155,83 @@ impl Ctx<'_> {
         }
         Ok(out)
     }
+}
+
+impl Ctx<'_> {
+    /// core validation `ValidateResourceRequirements`: a request may not
+    /// exceed its limit, and a resource that cannot be overcommitted
+    /// (extended resources, hugepages) must request exactly its limit.
+    fn check_requests_within_limits(
+        &self,
+        resources: &core::ResourceRequirements,
+        path: &str,
+    ) -> Result<(), ManifestError> {
+        let requests_path = format!("{path}.requests");
+        for (name, request) in resources.requests.iter().flatten() {
+            let limit = resources.limits.as_ref().and_then(|l| l.get(name));
+            let overcommit = overcommit_allowed(name);
+            let Some(limit) = limit else {
+                if !overcommit {
+                    return Err(self.error(
+                        &requests_path,
+                        Some(name),
+                        format!("a limit must be set for {name}: it cannot be overcommitted, so its request must equal its limit"),
+                    ));
+                }
+                continue;
+            };
+            // Both already parsed by `resources`; unparsable ones were refused.
+            let (Ok(r), Ok(l)) = (Quantity::parse(&request.0), Quantity::parse(&limit.0)) else {
+                continue;
+            };
+            if overcommit && r > l {
+                return Err(self.error(
+                    &requests_path,
+                    Some(name),
+                    format!(
+                        "request {:?} must be less than or equal to {name} limit of {:?}",
+                        request.0, limit.0
+                    ),
+                ));
+            }
+            if !overcommit && r != l {
+                return Err(self.error(
+                    &requests_path,
+                    Some(name),
+                    format!(
+                        "request {:?} must be equal to {name} limit of {:?}",
+                        request.0, limit.0
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// core helper `IsOvercommitAllowed`: native resources (no domain, or a
+/// `kubernetes.io` one) except hugepages.
+fn overcommit_allowed(name: &str) -> bool {
+    let native = match name.split_once('/') {
+        None => true,
+        Some((domain, _)) => domain == "kubernetes.io" || domain.ends_with(".kubernetes.io"),
+    };
+    native && !name.starts_with("hugepages-")
+}
+
+/// Checks label keys and values (apimachinery `ValidateLabels`); the error
+/// points at the offending key.
+pub(crate) fn check_labels(
+    ctx: &Ctx<'_>,
+    labels: Option<&BTreeMap<String, String>>,
+    path: &str,
+) -> Result<(), ManifestError> {
+    for (key, value) in labels.into_iter().flatten() {
+        validate_label_key(key)
+            .and_then(|()| validate_label_value(value))
+            .map_err(|e| ctx.error(path, Some(key), e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Converts a pod (or pod template) to its scheduling form.
@@ -170,9 +249,26 @@ pub(crate) fn pod_spec(
         ..PodSpec::default()
     };
     if let Some(metadata) = metadata {
+        check_labels(
+            ctx,
+            metadata.labels.as_ref(),
+            &format!("{meta_path}.labels"),
+        )?;
         out.labels = metadata.labels.clone().unwrap_or_default();
         annotations(ctx, metadata.annotations.as_ref(), meta_path, &mut out)?;
     }
+    if spec.containers.is_empty() {
+        return Err(ctx.error(
+            spec_path,
+            None,
+            format!("{spec_path}.containers: at least one container is required"),
+        ));
+    }
+    check_labels(
+        ctx,
+        spec.node_selector.as_ref(),
+        &format!("{spec_path}.nodeSelector"),
+    )?;
 
     // Requests.
     let mut app = Vec::with_capacity(spec.containers.len());
@@ -524,12 +620,19 @@ pub(crate) fn selector(
     s: &meta::LabelSelector,
     path: &str,
 ) -> Result<LabelSelector, ManifestError> {
+    check_labels(ctx, s.match_labels.as_ref(), &format!("{path}.matchLabels"))?;
     let mut out = LabelSelector {
         match_labels: s.match_labels.clone().unwrap_or_default(),
         match_expressions: Vec::new(),
     };
     for (i, e) in s.match_expressions.iter().flatten().enumerate() {
         let at = format!("{path}.matchExpressions[{i}]");
+        validate_label_key(&e.key)
+            .map_err(|err| ctx.error(&format!("{at}.key"), None, err.to_string()))?;
+        for value in e.values.iter().flatten() {
+            validate_label_value(value)
+                .map_err(|err| ctx.error(&format!("{at}.values"), None, err.to_string()))?;
+        }
         let operator = SelectorOperator::parse(&e.operator).ok_or_else(|| {
             ctx.error(
                 &format!("{at}.operator"),

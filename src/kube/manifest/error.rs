@@ -59,6 +59,54 @@ pub enum ManifestError {
         /// What is wrong, quoting the offending text.
         message: String,
     },
+    /// A Kubernetes object has a field its kind does not define (kubectl's
+    /// strict field validation refuses it). Boxed: it is the largest.
+    #[error("{0}")]
+    UnknownField(Box<UnknownField>),
+}
+
+/// A field a Kubernetes object's kind does not define.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownField {
+    /// Where the key is written.
+    pub at: Position,
+    /// The key as written.
+    pub field: String,
+    /// The object: `Deployment shop/frontend`, `PriorityClass high`.
+    pub object: String,
+    /// Dotted path of the mapping holding the key, below the object
+    /// (`spec.template.spec.containers[0]`; empty at the top level).
+    pub path: String,
+    /// A field of that mapping near the key.
+    pub suggestion: Option<String>,
+}
+
+impl fmt::Display for UnknownField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: unknown field {:?} in {}{}{}",
+            self.at,
+            self.field,
+            self.object,
+            path_suffix(&self.path),
+            suggestion_suffix(self.suggestion.as_deref())
+        )
+    }
+}
+
+fn path_suffix(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!(" {path}")
+    }
+}
+
+fn suggestion_suffix(suggestion: Option<&str>) -> String {
+    suggestion
+        .map(|near| format!(" (did you mean {near:?}?)"))
+        .unwrap_or_default()
 }
 
 impl ManifestError {
@@ -87,6 +135,7 @@ impl ManifestError {
     pub fn position(&self) -> &Position {
         match self {
             ManifestError::Yaml { at, .. } | ManifestError::Field { at, .. } => at,
+            ManifestError::UnknownField(unknown) => &unknown.at,
         }
     }
 }

@@ -13,7 +13,7 @@ mod core;
 pub mod error;
 pub mod tree;
 
-pub use self::core::{CoreManifests, CoreReader, is_core_kind};
+pub use self::core::{CORE_KINDS, CoreManifests, CoreReader, is_cluster_scoped, is_core_kind};
 pub use self::error::{ManifestError, ManifestWarning, Position, Warnings};
 pub use self::tree::{Located, Node, Value};
 
@@ -39,6 +39,39 @@ impl Document {
     /// Deserializes the whole object; errors name the exact field.
     pub fn deserialize<'de, T: serde::Deserialize<'de>>(&'de self) -> Result<T, ManifestError> {
         tree::deserialize(&self.node, &self.file, &self.base_path)
+    }
+
+    /// Deserializes a Kubernetes object strictly, as kubectl's strict field
+    /// validation does: a field the kind does not define is an error naming
+    /// the object (the top-level `status` is read leniently).
+    pub fn deserialize_strict<'de, T: serde::Deserialize<'de>>(
+        &'de self,
+    ) -> Result<T, ManifestError> {
+        tree::deserialize_strict(&self.node, &self.file, &self.base_path, || {
+            self.object_label()
+        })
+    }
+
+    /// `Deployment shop/frontend` (`PriorityClass high` for cluster-scoped
+    /// kinds), from the tree as written: a missing name shows as
+    /// `(no name)`, a generateName as `prefix*`.
+    pub fn object_label(&self) -> String {
+        let meta = self.node.get("metadata");
+        let text = |field: &str| {
+            meta.and_then(|m| m.get_str(field))
+                .filter(|s| !s.is_empty())
+        };
+        let name = match (text("name"), text("generateName")) {
+            (Some(name), _) => name.to_string(),
+            (None, Some(base)) => format!("{base}*"),
+            (None, None) => "(no name)".to_string(),
+        };
+        if is_cluster_scoped(&self.kind) {
+            format!("{} {name}", self.kind)
+        } else {
+            let namespace = text("namespace").unwrap_or("default");
+            format!("{} {namespace}/{name}", self.kind)
+        }
     }
 
     /// Where the object starts.

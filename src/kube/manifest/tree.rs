@@ -10,7 +10,7 @@ use serde::Deserialize;
 use crate::yaml::{self, ParseOptions};
 pub use crate::yaml::{Located, Node, Value};
 
-use super::error::{ManifestError, Position};
+use super::error::{ManifestError, Position, UnknownField};
 
 /// YAML as kubectl and the API server read it: YAML 1.1 booleans, repeated
 /// keys and non-finite floats are errors, keys must be scalars.
@@ -42,6 +42,35 @@ pub fn deserialize<'de, T: Deserialize<'de>>(
         at: Position::at(file, e.position().unwrap_or(node.position)),
         path: e.path_below(base_path),
         message: e.message().to_string(),
+    })
+}
+
+/// Deserializes a Kubernetes object from `node` as kubectl's strict field
+/// validation reads it: a key its kind does not define is an error naming
+/// `object` (`Deployment shop/frontend`), except below the server-written
+/// top-level `status`.
+pub fn deserialize_strict<'de, T: Deserialize<'de>>(
+    node: &'de Node,
+    file: &str,
+    base_path: &str,
+    object: impl FnOnce() -> String,
+) -> Result<T, ManifestError> {
+    yaml::from_node_strict(node, &["status"]).map_err(|e| {
+        let at = Position::at(file, e.position().unwrap_or(node.position));
+        match e.unknown_field() {
+            Some(unknown) => ManifestError::UnknownField(Box::new(UnknownField {
+                at,
+                field: unknown.key.clone(),
+                object: object(),
+                path: e.path_below(""),
+                suggestion: unknown.suggestion.map(str::to_string),
+            })),
+            None => ManifestError::Field {
+                at,
+                path: e.path_below(base_path),
+                message: e.message().to_string(),
+            },
+        }
     })
 }
 
