@@ -32,6 +32,7 @@ fn output() -> RunOutput {
             peak_nodes: 1,
             nodeclaims_launched: 1,
             launch_failures: 0,
+            jobs_failed: 0,
             cpu_allocation: 0.5,
             memory_allocation: 0.25,
             pods_created: 1,

@@ -345,6 +345,8 @@ enum Event {
     NodeReady(NodeId),
     /// A pod finishes its run.
     PodDone(PodId),
+    /// Workload `n`, a Job, reaches its `activeDeadlineSeconds`.
+    JobDeadline(usize),
     /// An offering leaves the ICE cache.
     IceExpired(OfferingKey),
     /// One pass of the disruption controller (if still due).
@@ -566,6 +568,8 @@ struct Engine<'a> {
     peak_nodes: usize,
     launched: u64,
     launch_failures: u64,
+    /// Jobs failed at their `activeDeadlineSeconds`.
+    jobs_failed: u64,
     last_progress: SimTime,
     /// The disruption controller and its orchestration queue.
     disruption: disruption::DisruptionState,
@@ -643,6 +647,7 @@ impl<'a> Engine<'a> {
             peak_nodes: 0,
             launched: 0,
             launch_failures: 0,
+            jobs_failed: 0,
             last_progress: SimTime::ZERO,
             disruption: disruption::DisruptionState::default(),
             evicting: BTreeMap::new(),
@@ -692,6 +697,7 @@ impl<'a> Engine<'a> {
             Event::Requeue => self.requeue(),
             Event::NodeReady(node) => self.node_ready(node),
             Event::PodDone(pod) => self.pod_done(pod),
+            Event::JobDeadline(w) => self.job_deadline(w),
             Event::IceExpired(key) => self.ice_expired(key),
             Event::DisruptionPass => self.disruption_pass(),
             Event::ValidateCommand => self.validate_command(),

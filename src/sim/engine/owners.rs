@@ -1,6 +1,7 @@
 //! Owner controllers and workload steps: Deployments, ReplicaSets and
 //! StatefulSets keep their replica count (re-creating lost pods as new
-//! pending pods), Jobs run `parallelism` pods until `completions` succeed,
+//! pending pods), Jobs run `parallelism` pods until `completions` succeed
+//! (or fail at their `activeDeadlineSeconds`),
 //! DaemonSets put one pod on every matching registered node, bare pods run
 //! once.
 
@@ -150,7 +151,46 @@ impl Engine<'_> {
             self.create_pod(w, name, None)?;
             return Ok(());
         }
+        if let WorkloadKind::Job(job) = &workload.kind
+            && let Some(deadline) = job.active_deadline
+        {
+            // The Job's status.startTime is set when the controller first
+            // syncs it, which karpsim takes as the moment it is applied.
+            let millis = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX);
+            let at = self.now() + SimDuration::from_millis(millis);
+            self.schedule(at, Event::JobDeadline(w))?;
+        }
         self.reconcile(w)
+    }
+
+    /// kube-controller-manager's Job controller at `activeDeadlineSeconds`
+    /// after the Job started (`pastActiveDeadline` in
+    /// pkg/controller/job/job_controller.go): a Job not yet finished fails
+    /// with reason `DeadlineExceeded`, its active pods are deleted and no
+    /// more are created.
+    pub(super) fn job_deadline(&mut self, w: usize) -> Result<(), EngineError> {
+        let state = &self.workloads[w];
+        if state.deleted || state.complete {
+            return Ok(());
+        }
+        self.workloads[w].complete = true;
+        self.jobs_failed += 1;
+        self.log(
+            EventType::Warning,
+            "DeadlineExceeded",
+            object_of(&self.workloads[w].target),
+            "Job was active longer than specified deadline".to_string(),
+        );
+        let active: Vec<PodId> = self.workloads[w]
+            .pods
+            .iter()
+            .copied()
+            .filter(|&p| self.cluster.pod(p).is_some_and(|p| !p.phase.is_terminal()))
+            .collect();
+        for pod in active {
+            self.remove_pod(pod, "Job was active longer than specified deadline")?;
+        }
+        Ok(())
     }
 
     /// Brings a workload's pods in line with its spec.
@@ -459,13 +499,14 @@ impl Engine<'_> {
 
     /// How long a bound pod runs before it succeeds, if it ever does: Jobs
     /// and bare pods with `karpsim.dev/duration` (pod template first, then
-    /// the Job), else the Job's `activeDeadlineSeconds`.
+    /// the Job); without one a pod runs to the end of the run. A Job's
+    /// `activeDeadlineSeconds` is not a run time: it fails the Job.
     pub(super) fn run_time(&self, pod: PodId) -> Option<SimDuration> {
         let w = self.pod_meta[pod.0 as usize].workload?;
         let state = &self.workloads[w];
         let template = state.workload.template.run_duration;
         let duration = match &state.workload.kind {
-            WorkloadKind::Job(job) => template.or(job.duration).or(job.active_deadline),
+            WorkloadKind::Job(job) => template.or(job.duration),
             WorkloadKind::Pod => template,
             _ => None,
         }?;

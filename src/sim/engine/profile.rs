@@ -56,7 +56,9 @@ impl Component {
 
     pub(super) fn of(event: &Event) -> Component {
         match event {
-            Event::Step(_) | Event::SourceStep(_) | Event::PodDone(_) => Component::Workload,
+            Event::Step(_) | Event::SourceStep(_) | Event::PodDone(_) | Event::JobDeadline(_) => {
+                Component::Workload
+            }
             Event::SchedulerRun => Component::Scheduler,
             Event::BatchCheck | Event::Requeue | Event::NodeReady(_) | Event::IceExpired(_) => {
                 Component::Provisioning

@@ -190,6 +190,8 @@ pub struct RunSummary {
     pub nodeclaims_launched: u64,
     /// Launches that failed (insufficient capacity or no offering).
     pub launch_failures: u64,
+    /// Jobs failed because they ran past `activeDeadlineSeconds`.
+    pub jobs_failed: u64,
     /// Time-weighted requested / allocatable CPU over all nodes (0–1).
     pub cpu_allocation: f64,
     /// Same for memory.
@@ -357,6 +359,7 @@ impl Engine<'_> {
             peak_nodes: self.peak_nodes,
             nodeclaims_launched: self.launched,
             launch_failures: self.launch_failures,
+            jobs_failed: self.jobs_failed,
             cpu_allocation: ratio(self.cpu_requested_ms, self.cpu_allocatable_ms),
             memory_allocation: ratio(self.memory_requested_ms, self.memory_allocatable_ms),
             pods_created: workload_pods().count(),

@@ -304,6 +304,79 @@ spec:
     assert_eq!(out.timeseries.last().unwrap().cpu_requested_millis, 0);
 }
 
+/// `activeDeadlineSeconds` fails a Job; it is not its pods' run time, as
+/// kube-controller-manager's Job controller has it (`pastActiveDeadline` in
+/// pkg/controller/job/job_controller.go, test `TestPastDeadlineJobFinished`):
+/// a Job of 20-minute pods with a 15-minute deadline, applied at 0, fails
+/// at 15 min with reason `DeadlineExceeded`, its two running pods are
+/// deleted, no pod completes and no pod replaces them.
+#[test]
+fn job_fails_at_its_active_deadline() {
+    let job = "
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: report
+  annotations: {karpsim.dev/duration: 20m}
+spec:
+  parallelism: 2
+  completions: 4
+  activeDeadlineSeconds: 900
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          resources: {requests: {cpu: 500m, memory: 1Gi}}
+";
+    let out = simulate(&input(job, SimDuration::from_hours(1)));
+    let deadline = SimTime::from_secs(15 * 60);
+    let failed = events(&out, "DeadlineExceeded");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0].object, "job/default/report");
+    assert_eq!(failed[0].time, deadline);
+    assert_eq!(
+        failed[0].message,
+        "Job was active longer than specified deadline"
+    );
+    let killed: Vec<SimTime> = events(&out, "Killing").iter().map(|e| e.time).collect();
+    assert_eq!(killed, vec![deadline, deadline]);
+    assert!(events(&out, "Completed").is_empty());
+    assert_eq!(out.summary.pods_created, 2);
+    assert_eq!(out.summary.jobs_failed, 1);
+    assert_eq!(out.timeseries.last().unwrap().cpu_requested_millis, 0);
+}
+
+/// A deadline later than the Job's work changes nothing: the Job
+/// completes after its pods' `karpsim.dev/duration` and is not failed.
+#[test]
+fn job_finished_before_its_deadline_is_not_failed() {
+    let job = "
+apiVersion: batch/v1
+kind: Job
+metadata: {name: quick}
+spec:
+  activeDeadlineSeconds: 3000
+  template:
+    metadata:
+      annotations: {karpsim.dev/duration: 5m}
+    spec:
+      restartPolicy: Never
+      containers:
+        - name: c
+          resources: {requests: {cpu: 500m, memory: 1Gi}}
+";
+    let out = simulate(&input(job, SimDuration::from_hours(1)));
+    assert!(events(&out, "DeadlineExceeded").is_empty());
+    assert_eq!(out.summary.jobs_failed, 0);
+    let done: Vec<SimTime> = events(&out, "Completed")
+        .iter()
+        .filter(|e| e.object == "job/default/quick")
+        .map(|e| e.time)
+        .collect();
+    assert_eq!(done, vec![SimTime::from_secs(5 * 60 + 31)]);
+}
+
 /// Deleting a Deployment's pod makes the controller create a new pending
 /// pod at once, which binds where the old one was.
 #[test]
