@@ -271,4 +271,22 @@ spec:
             load_str(&name, &text).unwrap_or_else(|e| panic!("{e}"));
         }
     }
+
+    /// The fuzz class: truncations and one-character edits of a real
+    /// manifest file (every kind karpsim reads) give a result or an error,
+    /// never a panic.
+    #[test]
+    fn mutated_manifests_never_panic() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/manifests/workloads.yaml");
+        let text = std::fs::read_to_string(path).expect("fixture");
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+        for (n, &at) in cuts.iter().enumerate().step_by(29) {
+            let _ = load_str("m.yaml", &text[..at]);
+            let replacement = [":", " ", "x", "-", "\n", "[", "0"][n % 7];
+            let next = cuts.get(n + 1).copied().unwrap_or(text.len());
+            let edited = format!("{}{replacement}{}", &text[..at], &text[next..]);
+            let _ = load_str("m.yaml", &edited);
+        }
+    }
 }
