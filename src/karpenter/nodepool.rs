@@ -1,5 +1,9 @@
 //! `karpenter.sh/v1` NodePool: every field that affects a decision, read
-//! strictly (unknown fields are errors) and validated as the CRD does.
+//! strictly (unknown fields are errors) and validated as Karpenter is: the
+//! CRD schema and CEL rules (core pkg/apis/crds/karpenter.sh_nodepools.yaml),
+//! its runtime validation (pkg/apis/v1/nodepool_validation.go,
+//! nodeclaim_validation.go) and the API server's name rules; a budget
+//! schedule must also parse as Karpenter's cron library parses it.
 //! Pre-v1 spellings seen in widely copied examples are accepted with a
 //! warning saying what v1 expects.
 
