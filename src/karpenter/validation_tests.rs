@@ -202,7 +202,7 @@ fn template_label_keys_are_checked() {
     ] {
         let err = load_err(&with_label(key));
         assert!(
-            err.starts_with(&format!("bad.yaml:8:"))
+            err.starts_with("bad.yaml:8:")
                 && err.contains(&format!("spec.template.metadata.labels.{key}:")),
             "{key}: {err}"
         );
