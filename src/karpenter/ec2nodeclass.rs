@@ -8,11 +8,11 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::nodepool::{At, RawObject};
+use super::nodepool::{At, RawObject, object_name};
 use crate::cloud::nodeclass::{
     AmiFamily, InstanceStorePolicy, KubeletSettings, NodeClassSettings, Reserved, Threshold,
 };
-use crate::kube::manifest::{Document, Located, ManifestError, Warnings};
+use crate::kube::manifest::{Document, Located, ManifestError, Position, Warnings};
 use crate::kube::quantity::Quantity;
 
 /// An EC2NodeClass.
@@ -20,6 +20,8 @@ use crate::kube::quantity::Quantity;
 pub struct Ec2NodeClass {
     /// `metadata.name`.
     pub name: String,
+    /// Where `metadata.name` is written.
+    pub position: Position,
     /// What shapes capacity.
     pub settings: NodeClassSettings,
 }
@@ -190,6 +192,7 @@ pub fn read_ec2nodeclass(
 ) -> Result<Ec2NodeClass, ManifestError> {
     let raw: RawObject<RawSpec> = doc.deserialize()?;
     let at = At { doc };
+    let name = object_name(&at, &raw.metadata, "EC2NodeClass")?;
     let spec = raw.spec;
     let mut settings = NodeClassSettings::default();
 
@@ -402,7 +405,8 @@ pub fn read_ec2nodeclass(
     }
 
     Ok(Ec2NodeClass {
-        name: raw.metadata.name,
+        name: name.value,
+        position: Position::at(&doc.file, name.position),
         settings,
     })
 }

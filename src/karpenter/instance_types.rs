@@ -11,15 +11,19 @@
 //!
 //! Karpenter only logs "no compatible instance types" here; karpsim also
 //! attributes every excluded type to the first requirement that rejects it,
-//! which is what a user needs to fix a NodePool that leaves pods pending.
+//! which is what a user needs to fix a NodePool that leaves pods pending,
+//! and names the `In` values of well-known labels that nothing in the
+//! catalog has (`unknown_in_values`), typos mostly.
 
 use std::collections::BTreeSet;
 
 use super::nodepool::NodePool;
 use crate::cloud::{Catalog, InstanceType};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
-use crate::kube::labels::{LABEL_INSTANCE_TYPE, LABEL_TOPOLOGY_ZONE_ID};
-use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::labels::{
+    LABEL_INSTANCE_TYPE, LABEL_TOPOLOGY_ZONE_ID, is_well_known_label, normalize_label_key,
+};
+use crate::kube::requirements::{Operator, Requirement, Requirements};
 
 /// The requirements of a NodePool's NodeClaim template.
 pub fn template_requirements(pool: &NodePool) -> Requirements {
@@ -184,6 +188,150 @@ fn values_of(instance_type: &InstanceType, key: &str, template: &Requirements) -
             .map(|v| vec![v.to_string()])
             .unwrap_or_default(),
     }
+}
+
+/// An `In` value of a well-known label that nothing in the catalog has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownValue {
+    /// Index into the pool's `requirements`.
+    pub requirement: usize,
+    /// Index into that requirement's values.
+    pub value: usize,
+    /// What is wrong, e.g. `c5.8xlarge does not exist in us-east-1`.
+    pub message: String,
+}
+
+/// The `In` values of well-known labels (instance type, family, category,
+/// generation, size, zone, zone id, architecture, capacity type, …) that
+/// no instance type or offering of `catalog` has. Karpenter accepts them
+/// (only capacity type and tenancy have a fixed value set), but such a
+/// value can never be chosen: it is most often a typo. A zone of the
+/// region that is not among `zones`, the scenario's, is reported too.
+/// Keys the catalog has no value for at all are left alone.
+pub fn unknown_in_values(
+    pool: &NodePool,
+    catalog: &Catalog,
+    zones: &[String],
+) -> Vec<UnknownValue> {
+    let region = catalog.region();
+    let mut out = Vec::new();
+    for (r, requirement) in pool.requirements.iter().enumerate() {
+        let expression = &requirement.expression;
+        let key = normalize_label_key(&expression.key);
+        if expression.operator != Operator::In || !is_well_known_label(key) || key == LABEL_NODEPOOL
+        {
+            continue;
+        }
+        let known = catalog_values(catalog, key);
+        if known.is_empty() {
+            continue;
+        }
+        for (v, value) in expression.values.iter().enumerate() {
+            let message = if known.contains(value.as_str()) {
+                if key != LABEL_TOPOLOGY_ZONE || zones.is_empty() || zones.contains(value) {
+                    continue;
+                }
+                format!(
+                    "zone {value} is not one of the scenario's zones ({})",
+                    zones.join(", ")
+                )
+            } else {
+                let what = match key {
+                    LABEL_INSTANCE_TYPE => format!("{value} does not exist in {region}"),
+                    LABEL_TOPOLOGY_ZONE => format!("zone {value} does not exist in {region}"),
+                    LABEL_CAPACITY_TYPE => {
+                        format!("no instance type in {region} is offered as {value}")
+                    }
+                    _ => format!("no instance type in {region} has {key}={value}"),
+                };
+                format!("{what}{}", did_you_mean(value, &known))
+            };
+            out.push(UnknownValue {
+                requirement: r,
+                value: v,
+                message,
+            });
+        }
+    }
+    out
+}
+
+/// Every value the catalog has for `key`: the type's own labels, or for
+/// the offering dimensions the region's zones, zone ids and capacity types.
+fn catalog_values<'c>(catalog: &'c Catalog, key: &str) -> BTreeSet<&'c str> {
+    let types = catalog.instance_types().iter();
+    match key {
+        LABEL_INSTANCE_TYPE => types.map(InstanceType::name).collect(),
+        LABEL_TOPOLOGY_ZONE => types
+            .flat_map(|t| t.offerings.iter().map(|o| o.zone))
+            .collect(),
+        LABEL_TOPOLOGY_ZONE_ID => types
+            .flat_map(|t| t.offerings.iter().map(|o| o.zone_id))
+            .collect(),
+        LABEL_CAPACITY_TYPE => types
+            .flat_map(|t| t.offerings.iter().map(|o| o.capacity_type.label()))
+            .collect(),
+        _ => types.filter_map(|t| t.label(key)).collect(),
+    }
+}
+
+/// ` (did you mean …?)` with the up to three known values nearest to a
+/// misspelt one (at most two edits), or nothing; numbers get no hint, as
+/// the nearest number is rarely the one meant.
+fn did_you_mean(value: &str, known: &BTreeSet<&str>) -> String {
+    if value.bytes().all(|b| b.is_ascii_digit()) {
+        return String::new();
+    }
+    // Nearest first; among equals the longest shared prefix and the
+    // closest length (c5.8xlarge: c5.9xlarge before c3.8xlarge).
+    let mut near: Vec<(usize, std::cmp::Reverse<usize>, usize, &str)> = known
+        .iter()
+        .map(|k| {
+            let prefix = value
+                .chars()
+                .zip(k.chars())
+                .take_while(|(a, b)| a == b)
+                .count();
+            let length = value.chars().count().abs_diff(k.chars().count());
+            (
+                edit_distance(value, k),
+                std::cmp::Reverse(prefix),
+                length,
+                *k,
+            )
+        })
+        .filter(|(d, ..)| *d <= 2 && *d < value.chars().count())
+        .collect();
+    near.sort();
+    let Some(&(best, ..)) = near.first() else {
+        return String::new();
+    };
+    let names: Vec<&str> = near
+        .iter()
+        .filter(|(d, ..)| *d == best)
+        .take(3)
+        .map(|(.., k)| *k)
+        .collect();
+    format!(" (did you mean {}?)", names.join(", "))
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let cost = usize::from(ca != *cb);
+            current.push(
+                (previous[j] + cost)
+                    .min(previous[j + 1] + 1)
+                    .min(current[j] + 1),
+            );
+        }
+        previous = current;
+    }
+    previous[b.len()]
 }
 
 #[cfg(test)]

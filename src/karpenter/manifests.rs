@@ -3,10 +3,10 @@
 //! from one or more multi-document YAML texts.
 
 use super::ec2nodeclass::{Ec2NodeClass, read_ec2nodeclass};
-use super::nodepool::{NodePool, read_nodepool};
+use super::nodepool::{NodePool, NodePoolSource, read_nodepool};
 use crate::kube::manifest::{
-    CORE_KINDS, CoreManifests, CoreReader, Document, ManifestError, ManifestWarning, Warnings,
-    is_core_kind, split_documents,
+    CORE_KINDS, CoreManifests, CoreReader, Document, ManifestError, ManifestWarning, Position,
+    Warnings, is_core_kind, split_documents,
 };
 use crate::kube::resources::ResourceNames;
 
@@ -15,6 +15,8 @@ use crate::kube::resources::ResourceNames;
 pub struct Manifests {
     /// NodePools in document order.
     pub nodepools: Vec<NodePool>,
+    /// Where each NodePool is written (same order as `nodepools`).
+    pub nodepool_sources: Vec<NodePoolSource>,
     /// EC2NodeClasses in document order.
     pub nodeclasses: Vec<Ec2NodeClass>,
     /// Workloads and PDBs.
@@ -40,12 +42,32 @@ pub fn load(sources: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
         for doc in split_documents(file, text)? {
             match (doc.api_version.as_str(), doc.kind.as_str()) {
                 ("karpenter.sh/v1", "NodePool") => {
-                    out.nodepools
-                        .push(read_nodepool(&doc, &mut out.resource_names, &mut warnings)?)
+                    let (pool, source) =
+                        read_nodepool(&doc, &mut out.resource_names, &mut warnings)?;
+                    let first = out.nodepools.iter().position(|p| p.name == pool.name);
+                    if let Some(first) = first {
+                        return Err(duplicate(
+                            "NodePool",
+                            &pool.name,
+                            &source.at,
+                            &out.nodepool_sources[first].at,
+                        ));
+                    }
+                    out.nodepools.push(pool);
+                    out.nodepool_sources.push(source);
                 }
-                ("karpenter.k8s.aws/v1", "EC2NodeClass") => out
-                    .nodeclasses
-                    .push(read_ec2nodeclass(&doc, &mut warnings)?),
+                ("karpenter.k8s.aws/v1", "EC2NodeClass") => {
+                    let class = read_ec2nodeclass(&doc, &mut warnings)?;
+                    if let Some(first) = out.nodeclasses.iter().find(|c| c.name == class.name) {
+                        return Err(duplicate(
+                            "EC2NodeClass",
+                            &class.name,
+                            &class.position,
+                            &first.position,
+                        ));
+                    }
+                    out.nodeclasses.push(class);
+                }
                 (_, "NodePool" | "EC2NodeClass") => {
                     let node = doc.node.get("apiVersion").unwrap_or(&doc.node);
                     return Err(ManifestError::field(
@@ -68,6 +90,20 @@ pub fn load(sources: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
     out.core = core.finish(&mut out.resource_names, &mut warnings)?;
     out.warnings = warnings.into_vec();
     Ok(out)
+}
+
+/// Two objects of one kind with one name in one set of files: the API
+/// server would refuse the second (`AlreadyExists`), or `kubectl apply`
+/// would make it replace the first; either way one of them is not what runs.
+fn duplicate(kind: &str, name: &str, at: &Position, first: &Position) -> ManifestError {
+    ManifestError::Field {
+        at: at.clone(),
+        path: "metadata.name".to_string(),
+        message: format!(
+            "{kind} {name:?} is defined twice (first at {}:{})",
+            first.file, first.place.line
+        ),
+    }
 }
 
 /// Kinds of Kubernetes and common add-ons that karpsim does not model;

@@ -55,6 +55,8 @@ impl<'n, V: Default> PoolSums<'n, V> {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod validation_tests;
 
 #[cfg(test)]
 mod pool_sums_tests {

@@ -1,7 +1,9 @@
 //! Turns a validated [`Scenario`] into the engine's inputs: reads the
 //! workload manifests of every step and the NodePool files of every variant,
 //! loads each EC2NodeClass's catalog, and checks that every NodePool allows
-//! at least one instance type in the scenario's zones, and reads the spot
+//! at least one instance type in the scenario's zones (warning, once per
+//! NodePool, about a pool that allows spot without saying so and about
+//! `In` values of well-known labels the region's catalog lacks), and reads the spot
 //! inputs (interruption trace, spot price history; see
 //! [`load_spot_inputs`](super::load_spot_inputs)) that every variant shares.
 //! A pinned pricing snapshot (`pricingSnapshot`) is read here too and
@@ -23,9 +25,12 @@ use crate::cloud::catalog::zones_of;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::cloud::snapshot::{self, PriceSnapshot, SnapshotFileError, SnapshotIdentity};
 use crate::cloud::{Catalog, CatalogError};
-use crate::karpenter::instance_types::filter_instance_types;
+use crate::karpenter::instance_types::{
+    filter_instance_types, template_requirements, unknown_in_values,
+};
 use crate::karpenter::manifests::{self, Manifests};
-use crate::kube::manifest::ManifestError;
+use crate::kube::labels::LABEL_CAPACITY_TYPE;
+use crate::kube::manifest::{ManifestError, ManifestWarning};
 use crate::scheduler::kube_scheduler::SchedulerConfig;
 use crate::sim::engine::{
     CaSetup, PoolSetup, RunInput, SharedSource, Step, StepAction, Target, TargetKind,
@@ -98,8 +103,10 @@ pub enum PrepareError {
         region: String,
     },
     /// A NodePool allows no instance type.
-    #[error("{variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
+    #[error("{at}: {variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
     NoInstanceTypes {
+        /// Where the NodePool's name is written.
+        at: String,
         /// `variant <name>`, or the workload item that replaces NodePools.
         variant: String,
         /// NodePool.
@@ -353,7 +360,7 @@ fn load_pools(
     }
     let mut catalogs: BTreeMap<String, Catalog> = BTreeMap::new();
     let mut nodepools = Vec::new();
-    for pool in &loaded.nodepools {
+    for (pool, source) in loaded.nodepools.iter().zip(&loaded.nodepool_sources) {
         let class_name = &pool.node_class_ref.name;
         let class = loaded.nodeclasses.iter().find(|c| &c.name == class_name);
         if class.is_none() {
@@ -370,14 +377,47 @@ fn load_pools(
             );
         }
         let catalog = catalogs[class_name].clone();
+        // Values nothing in the region has (typos, mostly): said where
+        // they are written, once per pool however many variants share it.
+        let mut unknown = Vec::new();
+        for u in unknown_in_values(pool, &catalog, &scenario.zones) {
+            let Some(requirement) = source.requirements.get(u.requirement) else {
+                continue;
+            };
+            let warning = ManifestWarning {
+                at: requirement
+                    .values
+                    .get(u.value)
+                    .cloned()
+                    .unwrap_or_else(|| source.at.clone()),
+                path: format!("{}.values[{}]", requirement.path, u.value),
+                message: u.message.clone(),
+            };
+            warnings.insert(warning.to_string());
+            unknown.push(u.message);
+        }
+        // Upstream defaults nothing here (core nodepool_defaults.go): every
+        // capacity type is allowed and the AWS provider launches spot
+        // whenever a spot offering is no pricier than on-demand.
+        if !template_requirements(pool).has(LABEL_CAPACITY_TYPE) {
+            warnings.insert(format!(
+                "nodepool {:?} ({}:{}) allows spot and on-demand; spot is chosen when cheaper",
+                pool.name, source.at.file, source.at.place.line
+            ));
+        }
         let usable = restrict_zones(&catalog, &scenario.zones);
         let allowed = filter_instance_types(pool, &usable);
         if allowed.allowed.is_empty() {
-            let detail = allowed
-                .exclusions
-                .iter()
-                .max_by_key(|e| e.first)
-                .map(|e| format!(" (most types excluded by {})", e.cause))
+            let detail = unknown
+                .first()
+                .map(|message| format!(" ({message})"))
+                .or_else(|| {
+                    allowed
+                        .exclusions
+                        .iter()
+                        .max_by_key(|e| e.first)
+                        .map(|e| format!(" (most types excluded by {})", e.cause))
+                })
                 .or_else(|| {
                     allowed.min_values_shortfalls.first().map(|s| {
                         format!(
@@ -388,6 +428,7 @@ fn load_pools(
                 })
                 .unwrap_or_default();
             return Err(PrepareError::NoInstanceTypes {
+                at: source.at.to_string(),
                 variant: owner.to_string(),
                 nodepool: pool.name.clone(),
                 zones: scenario.zones.join(", "),
@@ -457,6 +498,112 @@ fn target_of(object: &ObjectRef) -> Target {
 mod tests {
     use super::*;
     use crate::cloud::spot::Fraction;
+
+    const WORKLOAD: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, resources: {requests: {cpu: 500m}}}]\n";
+
+    /// Prepares a two-variant scenario whose variants share `pool_a`'s
+    /// file and add `pool_b`'s, in a scratch folder.
+    fn prepare_pools(pool_a: &str, pool_b: &str) -> (Result<Prepared, PrepareError>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write("web.yaml", WORKLOAD);
+        write("a.yaml", pool_a);
+        write("b.yaml", pool_b);
+        write(
+            "s.yaml",
+            "name: t\nseed: 1\nduration: 1h\nregion: us-east-1\nzones: [us-east-1a, us-east-1b]\nworkloads:\n  - manifests: web.yaml\nvariants:\n  - name: one\n    karpenter: {nodePools: a.yaml}\n  - name: two\n    karpenter: {nodePools: [a.yaml, b.yaml]}\n",
+        );
+        let scenario = Scenario::load(&dir.path().join("s.yaml"), &BundledRegions).unwrap();
+        let folder = dir.path().display().to_string();
+        (prepare(&scenario, None), folder)
+    }
+
+    fn pool(name: &str, requirements: &str) -> String {
+        format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n{requirements}"
+        )
+    }
+
+    /// Upstream defaults no capacity type (core nodepool_defaults.go
+    /// `SetDefaults` is empty) and the AWS provider launches reserved, then
+    /// spot, then on-demand (aws instance.go `getCapacityType`; docs
+    /// concepts/nodepools "Capacity Type"), dropping spot pricier than
+    /// on-demand (aws#5015 is the report of a user who expected
+    /// on-demand): a pool without the requirement is said to allow spot,
+    /// once however many variants use it; pools that constrain it are not.
+    #[test]
+    fn pools_without_a_capacity_type_are_said_to_allow_spot_once() {
+        let a = pool(
+            "general",
+            "      - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n",
+        );
+        let b = pool(
+            "pinned",
+            "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n",
+        );
+        let (prepared, folder) = prepare_pools(&a, &b);
+        let prepared = prepared.unwrap_or_else(|e| panic!("{e}"));
+        let spot: Vec<&String> = prepared
+            .warnings
+            .iter()
+            .filter(|w| w.contains("allows spot and on-demand"))
+            .collect();
+        assert_eq!(
+            spot,
+            [&format!(
+                "nodepool \"general\" ({folder}/a.yaml:4) allows spot and on-demand; spot is chosen when cheaper"
+            )]
+        );
+    }
+
+    /// An `In` value of a well-known label that the region's catalog lacks
+    /// is a warning at the value, once; a pool left with no type names the
+    /// value and its own place in the error.
+    #[test]
+    fn values_missing_from_the_catalog_warn_where_written() {
+        let a = pool(
+            "general",
+            "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n      - key: node.kubernetes.io/instance-type\n        operator: In\n        values: [m5.large, c5.8xlarge]\n",
+        );
+        let b = pool(
+            "gpu",
+            "      - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}\n      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, m7z]}\n",
+        );
+        let (prepared, folder) = prepare_pools(&a, &b);
+        let warnings = prepared.unwrap_or_else(|e| panic!("{e}")).warnings;
+        let unknown: Vec<&String> = warnings
+            .iter()
+            .filter(|w| w.contains("does not exist") || w.contains("no instance type"))
+            .collect();
+        assert_eq!(unknown.len(), 2, "{warnings:#?}");
+        assert!(
+            unknown[0].starts_with(&format!(
+                "{folder}/a.yaml:13:28: spec.template.spec.requirements[1].values[1]: c5.8xlarge does not exist in us-east-1 (did you mean c5."
+            )),
+            "{}",
+            unknown[0]
+        );
+        assert!(
+            unknown[1].starts_with(&format!(
+                "{folder}/b.yaml:11:77: spec.template.spec.requirements[1].values[1]: no instance type in us-east-1 has karpenter.k8s.aws/instance-family=m7z"
+            )),
+            "{}",
+            unknown[1]
+        );
+
+        let only_typos = pool(
+            "general",
+            "      - {key: node.kubernetes.io/instance-type, operator: In, values: [c5.8xlarge]}\n",
+        );
+        let (prepared, folder) = prepare_pools(&only_typos, &b);
+        let err = prepared.expect_err("no type").to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{folder}/a.yaml:4:9: variant one: NodePool general allows no instance type in us-east-1a, us-east-1b (c5.8xlarge does not exist in us-east-1 (did you mean c5.2xlarge, c5.4xlarge, c5.9xlarge?))"
+            )
+        );
+    }
 
     /// The shipped spot example prepares: three variants sharing the same
     /// interruption settings (hazard on, rebalance recommendations, one

@@ -159,3 +159,96 @@ fn offerings_must_be_available_in_the_allowed_zone_and_capacity_type() {
     );
     assert_eq!(offering.first, 1);
 }
+
+fn unknown_messages(
+    pool: &NodePool,
+    catalog: &Catalog,
+    zones: &[&str],
+) -> Vec<(usize, usize, String)> {
+    let zones: Vec<String> = zones.iter().map(|z| z.to_string()).collect();
+    unknown_in_values(pool, catalog, &zones)
+        .into_iter()
+        .map(|u| (u.requirement, u.value, u.message))
+        .collect()
+}
+
+/// An `In` value of a well-known label that no type or offering of the
+/// region has (Karpenter accepts it: only capacity type and tenancy have
+/// fixed values, core labels.go `WellKnownValuesForRequirements`) is named,
+/// with the nearest catalog values when one is a likely typo.
+#[test]
+fn in_values_missing_from_the_catalog_are_named() {
+    let catalog = catalog("us-east-1");
+    let pool = nodepool_with(
+        "      - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large, c5.8xlarge]}\n      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, m55]}\n      - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, q]}\n      - {key: karpenter.k8s.aws/instance-cpu, operator: In, values: [\"2\", \"3\"]}\n      - {key: topology.kubernetes.io/zone, operator: In, values: [us-east-1a, us-east-1z, us-east-1f]}\n      - {key: kubernetes.io/arch, operator: In, values: [amd64, x86_64]}\n      - {key: karpenter.k8s.aws/instance-size, operator: NotIn, values: [huge]}\n      - {key: example.com/team, operator: In, values: [nobody]}\n",
+    );
+    let got = unknown_messages(&pool, &catalog, &["us-east-1a", "us-east-1b"]);
+    let text: Vec<String> = got.iter().map(|(_, _, m)| m.clone()).collect();
+    assert_eq!(
+        got.iter().map(|(r, v, _)| (*r, *v)).collect::<Vec<_>>(),
+        [(0, 1), (1, 1), (2, 1), (3, 1), (4, 1), (4, 2), (5, 1)],
+        "{text:#?}"
+    );
+    assert!(
+        text[0].starts_with("c5.8xlarge does not exist in us-east-1 (did you mean c5.")
+            && text[0].contains("c5.9xlarge"),
+        "{}",
+        text[0]
+    );
+    assert!(
+        text[1].starts_with(
+            "no instance type in us-east-1 has karpenter.k8s.aws/instance-family=m55 (did you mean "
+        ) && text[1].contains("m5a"),
+        "{}",
+        text[1]
+    );
+    assert!(
+        text[2]
+            .starts_with("no instance type in us-east-1 has karpenter.k8s.aws/instance-category=q")
+    );
+    // Numbers get no hint.
+    assert_eq!(
+        text[3],
+        "no instance type in us-east-1 has karpenter.k8s.aws/instance-cpu=3"
+    );
+    assert!(
+        text[4].starts_with("zone us-east-1z does not exist in us-east-1"),
+        "{}",
+        text[4]
+    );
+    assert_eq!(
+        text[5],
+        "zone us-east-1f is not one of the scenario's zones (us-east-1a, us-east-1b)"
+    );
+    assert!(text[6].starts_with("no instance type in us-east-1 has kubernetes.io/arch=x86_64"));
+}
+
+/// Capacity types come from the offerings: the bundled catalog has no
+/// capacity reservations, so `reserved` can never be chosen.
+#[test]
+fn capacity_types_without_offerings_are_named() {
+    let catalog = catalog("us-east-1");
+    let pool = nodepool_with(
+        "      - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand, reserved]}\n",
+    );
+    assert_eq!(
+        unknown_messages(&pool, &catalog, &[]),
+        [(
+            0,
+            2,
+            "no instance type in us-east-1 is offered as reserved".to_string()
+        )]
+    );
+    let fine = nodepool_with(
+        "      - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}\n      - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n",
+    );
+    assert!(unknown_messages(&fine, &catalog, &["us-east-1a"]).is_empty());
+}
+
+#[test]
+fn edit_distance_counts_single_edits() {
+    assert_eq!(edit_distance("c5.8xlarge", "c5.9xlarge"), 1);
+    assert_eq!(edit_distance("c5.8xlarge", "c5.xlarge"), 1);
+    assert_eq!(edit_distance("", "abc"), 3);
+    assert_eq!(edit_distance("same", "same"), 0);
+}
