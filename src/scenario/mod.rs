@@ -331,11 +331,16 @@ impl Scenario {
         path: &Path,
         catalog: &C,
     ) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|err| ScenarioError::Read {
+        let bytes = std::fs::read(path).map_err(|err| ScenarioError::Read {
             file: path.display().to_string(),
             reason: err.to_string(),
         })?;
-        Scenario::parse(&text, path, catalog)
+        let text = crate::yaml::utf8_text(&bytes).map_err(|err| ScenarioError::Yaml {
+            file: path.display().to_string(),
+            position: err.position,
+            message: err.to_string(),
+        })?;
+        Scenario::parse(text, path, catalog)
     }
 
     /// Validates `text` as the content of the scenario file at `path`, which

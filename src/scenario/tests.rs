@@ -706,14 +706,30 @@ fn adversarial_inputs_give_one_line_errors() {
     );
 }
 
+/// A file that is not UTF-8 names the line, column and byte offset of its
+/// first invalid byte.
 #[test]
-fn invalid_utf8_file_is_a_read_error() {
+fn invalid_utf8_file_names_the_first_invalid_byte() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("binary.yaml");
-    std::fs::write(&path, [0x64, 0x3a, 0x20, 0xff, 0xfe, 0x0a]).unwrap();
+    // Line 2, after "é: " (3 characters, 4 bytes): byte offset 8 + 4.
+    std::fs::write(&path, b"name: x\n\xc3\xa9: \xff\xfe\n").unwrap();
     let err = Scenario::load(&path, REGIONS).unwrap_err();
-    assert!(matches!(err, ScenarioError::Read { .. }), "{err:?}");
-    assert!(!err.to_string().contains('\n'));
+    assert!(
+        matches!(
+            err,
+            ScenarioError::Yaml {
+                position: Position { line: 2, column: 4 },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .ends_with(":2:4: not UTF-8 text: invalid byte 0xff at byte offset 12"),
+        "{err}"
+    );
 }
 
 /// A `nodePools` workload item replaces the NodePools from its time on; its
