@@ -101,6 +101,7 @@
 
 mod error;
 pub mod generate;
+pub mod limits;
 mod names;
 pub mod nodepool_sets;
 pub mod prepare;

@@ -61,6 +61,14 @@ pub enum PrepareError {
         /// The OS error.
         reason: String,
     },
+    /// A referenced file is not UTF-8 text.
+    #[error("{file}:{}: {error}", error.position)]
+    NotUtf8 {
+        /// The file.
+        file: String,
+        /// Where its first invalid byte is.
+        error: crate::yaml::NotUtf8,
+    },
     /// A manifest is invalid.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
@@ -405,11 +413,15 @@ fn load_pools(
 fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {
     let mut texts = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).map_err(|e| PrepareError::Read {
+        let bytes = std::fs::read(path).map_err(|e| PrepareError::Read {
             file: shown(path),
             reason: e.to_string(),
         })?;
-        texts.push((shown(path), text));
+        let text = crate::yaml::utf8_text(&bytes).map_err(|error| PrepareError::NotUtf8 {
+            file: shown(path),
+            error,
+        })?;
+        texts.push((shown(path), text.to_string()));
     }
     let sources: Vec<(&str, &str)> = texts
         .iter()

@@ -391,12 +391,12 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         (
             "duration: 1h\nworkloads:\n  - scale: {deployment: web, replicas: 3000000000}\n",
-            "3:40: workloads[0].scale.replicas: expected a whole number from 0 to 2147483647, \
-             found 3000000000",
+            "3:40: workloads[0].scale.replicas: 3000000000 replicas is over the limit of 100000 \
+             replicas per workload (see Limits in scenarios/README.md)",
         ),
         (
             "duration: 1h\nworkloads:\n  - scale: {deployment: web, replicas: 2.5}\n",
-            "3:40: workloads[0].scale.replicas: expected a whole number from 0 to 2147483647, \
+            "3:40: workloads[0].scale.replicas: expected a whole number from 0 to 100000, \
              found 2.5",
         ),
         (
