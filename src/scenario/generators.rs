@@ -294,21 +294,25 @@ impl Reader<'_> {
                 arrivals * per_arrival
             }
             GeneratorSpec::CronJob(cron) => {
-                // Firings counted one by one, stopping once past the limit.
-                let per_job = u64::from(cron.job.completions.max(1));
-                let most_jobs = MAX_PODS / per_job + 1;
-                let mut after = unix_millis(at) - 1;
-                let mut jobs = 0u64;
-                while jobs < most_jobs {
-                    match cron.schedule.next_after(after) {
-                        Some(fire) if fire < unix_millis(until) => {
+                let per_job = f64::from(cron.job.completions.max(1));
+                let jobs = match cron.schedule {
+                    Schedule::Every { period_ms } => {
+                        window.as_millis().div_ceil(period_ms.max(1).unsigned_abs())
+                    }
+                    // At most one firing a minute, so at most 527 040
+                    // steps for the longest run.
+                    Schedule::Fields { .. } => {
+                        let (mut after, end) = (unix_millis(at) - 1, unix_millis(until));
+                        let mut jobs = 0u64;
+                        while let Some(fire) = cron.schedule.next_after(after).filter(|f| *f < end)
+                        {
                             jobs += 1;
                             after = fire;
                         }
-                        _ => break,
+                        jobs
                     }
-                }
-                (jobs * per_job) as f64
+                };
+                jobs as f64 * per_job
             }
             GeneratorSpec::Deployment(_) => return Ok(()),
         };

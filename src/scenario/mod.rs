@@ -110,6 +110,8 @@ pub mod trace;
 mod yaml;
 
 #[cfg(test)]
+mod limits_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_ca;
