@@ -165,6 +165,18 @@ pub enum Problem {
         /// The limit and what it bounds (`100000 replicas per workload`).
         limit: String,
     },
+    /// A `scale` or `delete` step whose object does not exist then.
+    #[error("cannot {verb}: no {object} at {at}{hint}")]
+    MissingTarget {
+        /// `scale` or `delete`.
+        verb: &'static str,
+        /// `Deployment "web" in namespace "default"`.
+        object: String,
+        /// The step's time.
+        at: String,
+        /// What does exist, starting with `; ` (or nothing).
+        hint: String,
+    },
     /// An empty string where a name or path is needed.
     #[error("must not be empty")]
     EmptyString,

@@ -214,3 +214,29 @@ fn time_scale_is_bounded() {
         );
     }
 }
+
+/// A manifest asking for more replicas than one workload may have is
+/// refused when the manifests are read, naming the file and object.
+#[test]
+fn manifest_replicas_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("big.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: big, namespace: shop}\nspec:\n  replicas: 2147483647\n  selector: {matchLabels: {app: big}}\n  template:\n    metadata: {labels: {app: big}}\n    spec:\n      containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n",
+    )
+    .unwrap();
+    let pools = std::path::absolute("tests/fixtures/scenarios/nodepools/default.yaml").unwrap();
+    let text = format!(
+        "duration: 1h\nworkloads:\n  - manifests: big.yaml\nvariants:\n  - name: k\n    karpenter: {{nodePools: {:?}}}\n",
+        pools.display().to_string()
+    );
+    let scenario = Scenario::parse(&text, &dir.path().join("s.yaml"), &BundledRegions).unwrap();
+    let err = prepare(&scenario, None).unwrap_err();
+    assert!(
+        err.to_string().ends_with(
+            "big.yaml: Deployment shop/big: replicas 2147483647 is over the limit of 100000 \
+             replicas per workload (see Limits in scenarios/README.md)"
+        ),
+        "{err}"
+    );
+}

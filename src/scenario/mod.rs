@@ -106,6 +106,7 @@ mod names;
 pub mod nodepool_sets;
 pub mod prepare;
 mod read;
+mod targets;
 pub mod trace;
 mod yaml;
 
@@ -185,6 +186,9 @@ pub struct WorkloadStep {
     pub at: SimTime,
     /// What happens.
     pub action: WorkloadAction,
+    /// Where it is written, for messages about it once the manifests are
+    /// read: the object's name for `scale` and `delete`, else the item.
+    pub position: Position,
 }
 
 /// What a workload step does.

@@ -700,6 +700,7 @@ impl Reader<'_> {
                 self.no_trace_options(&map, action_key)?;
             }
             let run_end = SimTime::ZERO + end.0;
+            let mut position = item.position;
             let action = match action_key {
                 "generate" => {
                     let (generator, until) =
@@ -713,40 +714,55 @@ impl Reader<'_> {
                 "manifests" => WorkloadAction::Apply {
                     manifests: self.files(value, &action_field)?,
                 },
-                "scale" => self.scale(value, &action_field)?,
+                "scale" => {
+                    let (action, name_position) = self.scale(value, &action_field)?;
+                    position = name_position;
+                    action
+                }
                 "nodePools" => WorkloadAction::NodePools {
                     node_pools: self.files(value, &action_field)?,
                 },
-                _ => WorkloadAction::Delete {
-                    target: self.delete_target(value, &action_field)?,
-                },
+                _ => {
+                    let (target, name_position) = self.delete_target(value, &action_field)?;
+                    position = name_position;
+                    WorkloadAction::Delete { target }
+                }
             };
-            steps.push(WorkloadStep { at, action });
+            steps.push(WorkloadStep {
+                at,
+                action,
+                position,
+            });
             previous = Some((at, at_text, at_field));
         }
         Ok(steps)
     }
 
-    fn scale(&self, node: &Node, field: &str) -> Result<WorkloadAction, ScenarioError> {
+    /// The action and where its object's name is.
+    fn scale(&self, node: &Node, field: &str) -> Result<(WorkloadAction, Position), ScenarioError> {
         let map = self.mapping(node, field, &SCALE_KEYS)?;
-        let target = self.object_ref(&map, SCALABLE)?;
+        let (target, position) = self.object_ref(&map, SCALABLE)?;
         let replicas =
             self.replica_count(self.required(&map, "replicas")?, &map.field("replicas"))?;
-        Ok(WorkloadAction::Scale { target, replicas })
+        Ok((WorkloadAction::Scale { target, replicas }, position))
     }
 
-    fn delete_target(&self, node: &Node, field: &str) -> Result<ObjectRef, ScenarioError> {
+    fn delete_target(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<(ObjectRef, Position), ScenarioError> {
         let map = self.mapping(node, field, &DELETE_KEYS)?;
         self.object_ref(&map, DELETABLE)
     }
 
     /// `<kind>: <name>` (exactly one of `kinds`) plus an optional
-    /// `namespace`.
+    /// `namespace`, and where the name is.
     fn object_ref(
         &self,
         map: &Mapping<'_>,
         kinds: &'static [&'static str],
-    ) -> Result<ObjectRef, ScenarioError> {
+    ) -> Result<(ObjectRef, Position), ScenarioError> {
         let (kind_key, name_node) = self.exactly_one(map, kinds)?;
         let kind = match kind_key {
             "deployment" => ObjectKind::Deployment,
@@ -766,11 +782,12 @@ impl Reader<'_> {
             }
             None => DEFAULT_NAMESPACE.to_string(),
         };
-        Ok(ObjectRef {
+        let target = ObjectRef {
             kind,
             namespace,
             name: name.to_string(),
-        })
+        };
+        Ok((target, name_node.position))
     }
 
     fn variants(

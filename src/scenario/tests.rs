@@ -99,6 +99,10 @@ fn realistic_scenario_parses_into_expected_struct() {
                 action: WorkloadAction::Apply {
                     manifests: vec![dir.join("workloads/base.yaml")],
                 },
+                position: Position {
+                    line: 10,
+                    column: 5,
+                },
             },
             WorkloadStep {
                 at: at_hours(2),
@@ -108,12 +112,20 @@ fn realistic_scenario_parses_into_expected_struct() {
                         dir.join("workloads/batch.yaml"),
                     ],
                 },
+                position: Position {
+                    line: 11,
+                    column: 5,
+                },
             },
             WorkloadStep {
                 at: at_hours(6),
                 action: WorkloadAction::Scale {
                     target: object(ObjectKind::Deployment, "default", "web"),
                     replicas: 40,
+                },
+                position: Position {
+                    line: 14,
+                    column: 25,
                 },
             },
             WorkloadStep {
@@ -122,17 +134,29 @@ fn realistic_scenario_parses_into_expected_struct() {
                     target: object(ObjectKind::StatefulSet, "data", "cache"),
                     replicas: 0,
                 },
+                position: Position {
+                    line: 16,
+                    column: 26,
+                },
             },
             WorkloadStep {
                 at: at_hours(8),
                 action: WorkloadAction::Delete {
                     target: object(ObjectKind::Deployment, "default", "burst"),
                 },
+                position: Position {
+                    line: 18,
+                    column: 26,
+                },
             },
             WorkloadStep {
                 at: at_hours(24),
                 action: WorkloadAction::Delete {
                     target: object(ObjectKind::Job, "batch", "nightly-report"),
+                },
+                position: Position {
+                    line: 20,
+                    column: 19,
                 },
             },
         ],
@@ -218,6 +242,10 @@ fn defaults_for_other_regions_and_actions() {
             at: half_hour,
             action: WorkloadAction::Delete {
                 target: object(ObjectKind::Pod, DEFAULT_NAMESPACE, "web-0"),
+            },
+            position: Position {
+                line: 7,
+                column: 19
             },
         }
     );
@@ -747,6 +775,7 @@ fn nodepools_item_names_its_files() {
             action: WorkloadAction::NodePools {
                 node_pools: vec![fixture_dir().join("nodepools/spot.yaml")],
             },
+            position: Position { line: 4, column: 5 },
         }
     );
     let missing = text.replace("[nodepools/spot.yaml]", "[nodepools/nope.yaml]");
@@ -802,4 +831,22 @@ fn nodepools_item_prepares_a_pool_change() {
         }
         other => panic!("expected a NodePools step, got {other:?}"),
     }
+}
+
+/// Every bundled scenario passes the checks made when its files are read
+/// (limits, the objects of scale and delete steps).
+#[test]
+fn bundled_scenarios_prepare() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir("scenarios").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let scenario = Scenario::load(&path, &BundledRegions)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            prepare(&scenario, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            names.push(scenario.name);
+        }
+    }
+    names.sort();
+    assert_eq!(names.len(), 7, "{names:?}");
 }
