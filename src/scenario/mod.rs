@@ -68,6 +68,13 @@
 //!   (default `default`).
 //! - Every `at` must be before the end of the run (`at < duration`); an
 //!   action at the very end could not affect anything measured.
+//! - Values past what one run simulates ([`limits`]: 366 days, 100,000
+//!   replicas per workload, 100 arrivals/s, 1,000,000 pods) are errors
+//!   naming the limit.
+//! - The object of a `scale` or `delete` must exist when the step comes;
+//!   this is checked once the manifests are read (`targets.rs`, from
+//!   [`prepare`]), and left to the run's count (`steps_missing_target`)
+//!   only for objects a trace or a generated name could provide.
 //! - Workload items must be listed in time order (equal times are fine and
 //!   apply in file order). Items out of order are an error rather than being
 //!   sorted: the file is a timeline read top to bottom, and silently

@@ -151,7 +151,7 @@ fn hint(
     }
     let later = applied
         .range(index + 1..)
-        .find(|(_, objects)| objects.iter().any(|o| *o == *target));
+        .find(|(_, objects)| objects.contains(target));
     if let Some((step, _)) = later {
         return format!("; it is applied later, at {}", when(*step));
     }

@@ -213,7 +213,7 @@ pub fn parse_stream(text: &str, rules: ParseOptions) -> Result<Vec<Node>, Syntax
     if let Some(max_nodes) = rules.max_nodes {
         budget.max_nodes = max_nodes;
     }
-    let limits = (budget.clone(), options.alias_limits.clone());
+    let limits = (budget.clone(), options.alias_limits);
     options.budget = Some(budget);
     let parsed: Result<Vec<Node>, _> = if rules.scalar_keys_only {
         serde_saphyr::from_str_multiple_with_options::<Read<true>, Vec<_>>(text, options)
