@@ -184,6 +184,18 @@ pub fn simulate(
                 elapsed.as_secs_f64()
             );
         }
+        for missing in &output.summary.missing_targets {
+            eprintln!(
+                "warning: variant {}: {} {} step(s) from {} on named {}/{} in namespace {}, which did not exist (counted as steps_missing_target in summary.json)",
+                input.variant,
+                missing.steps,
+                missing.verb,
+                missing.first_at,
+                missing.target.kind.resource(),
+                missing.target.name,
+                missing.target.namespace
+            );
+        }
         profile.merge(&variant_profile);
         outputs.push(output);
     }

@@ -30,9 +30,11 @@ impl Price {
         self.0 as f64 / MICROS_PER_DOLLAR as f64
     }
 
-    /// Parses a non-negative decimal dollar amount (`"0.096"`, `"12"`).
-    /// Digits beyond the sixth decimal are rounded half up.
+    /// Parses a non-negative decimal dollar amount (`"0.096"`, `"12"`,
+    /// `"9.6e-2"`). Digits beyond the sixth decimal are rounded half up.
     pub fn parse_dollars(text: &str) -> Option<Price> {
+        let expanded = plain_decimal(text)?;
+        let text = expanded.as_str();
         let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
         if whole.is_empty() && fraction.is_empty() {
             return None;
@@ -101,6 +103,47 @@ impl Price {
     }
 }
 
+/// The most an exponent may shift a decimal point: far past any price or
+/// fraction, and it keeps the expanded text short.
+const MAX_EXPONENT: i32 = 64;
+
+/// `text` with a decimal exponent written out (`1.5e-3` → `0.0015`,
+/// `2E2` → `200`), exactly, so readers of plain decimals accept the
+/// exponent form too; text without an exponent is returned as it is.
+/// `None` for an exponent that is not a whole number or shifts by more
+/// than 64 places.
+pub fn plain_decimal(text: &str) -> Option<String> {
+    let Some((mantissa, exponent)) = text.split_once(['e', 'E']) else {
+        return Some(text.to_string());
+    };
+    let exponent: i32 = exponent
+        .strip_prefix('+')
+        .unwrap_or(exponent)
+        .parse()
+        .ok()
+        .filter(|e: &i32| e.abs() <= MAX_EXPONENT)?;
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if (whole.is_empty() && fraction.is_empty())
+        || !whole
+            .bytes()
+            .chain(fraction.bytes())
+            .all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let digits = format!("{whole}{fraction}");
+    // Position of the decimal point within `digits` after the shift.
+    let point = whole.len() as i64 + i64::from(exponent);
+    Some(if point <= 0 {
+        format!("0.{}{digits}", "0".repeat(point.unsigned_abs() as usize))
+    } else if point as usize >= digits.len() {
+        format!("{digits}{}", "0".repeat(point as usize - digits.len()))
+    } else {
+        let (head, tail) = digits.split_at(point as usize);
+        format!("{head}.{tail}")
+    })
+}
+
 impl fmt::Display for Price {
     /// Dollars with at least two and at most six decimals: `$0.096`, `$1.00`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -132,6 +175,21 @@ mod tests {
         assert_eq!(Price::parse_dollars(""), None);
         assert_eq!(Price::parse_dollars("1.2.3"), None);
         assert_eq!(Price::parse_dollars("-1"), None);
+    }
+
+    /// The exponent form reads exactly as its plain decimal.
+    #[test]
+    fn parses_exponents_exactly() {
+        assert_eq!(Price::parse_dollars("9.6e-2"), Some(Price(96_000)));
+        assert_eq!(Price::parse_dollars("1E1"), Some(Price(10_000_000)));
+        assert_eq!(Price::parse_dollars("1e+0"), Some(Price(1_000_000)));
+        assert_eq!(plain_decimal("1.5e-3").as_deref(), Some("0.0015"));
+        assert_eq!(plain_decimal("15e-1").as_deref(), Some("1.5"));
+        assert_eq!(plain_decimal("2.5e2").as_deref(), Some("250"));
+        assert_eq!(plain_decimal("0.001").as_deref(), Some("0.001"));
+        for bad in ["1e", "e3", "1e1.5", "1e-999999999", "-1e2", "1.2.3e1"] {
+            assert_eq!(plain_decimal(bad), None, "{bad}");
+        }
     }
 
     #[test]

@@ -146,6 +146,9 @@ pub struct VariantSummary {
     /// The pricing the run used, kept as written.
     #[serde(default)]
     pub pricing: Option<serde_json::Value>,
+    /// Scale and delete steps whose object did not exist.
+    #[serde(default)]
+    pub steps_missing_target: u64,
 }
 
 impl VariantSummary {

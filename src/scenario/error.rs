@@ -157,6 +157,26 @@ pub enum Problem {
         /// The largest value allowed.
         max: u64,
     },
+    /// A value past what one run simulates (see [`super::limits`]).
+    #[error("{found} is over the limit of {limit} (see Limits in scenarios/README.md)")]
+    OverLimit {
+        /// The value, as written or as derived (`about 8640000 pods`).
+        found: String,
+        /// The limit and what it bounds (`100000 replicas per workload`).
+        limit: String,
+    },
+    /// A `scale` or `delete` step whose object does not exist then.
+    #[error("cannot {verb}: no {object} at {at}{hint}")]
+    MissingTarget {
+        /// `scale` or `delete`.
+        verb: &'static str,
+        /// `Deployment "web" in namespace "default"`.
+        object: String,
+        /// The step's time.
+        at: String,
+        /// What does exist, starting with `; ` (or nothing).
+        hint: String,
+    },
     /// An empty string where a name or path is needed.
     #[error("must not be empty")]
     EmptyString,

@@ -10,9 +10,11 @@ use super::super::generate::{
     AmountDist, Arrivals, CronJobGenerator, DeploymentGenerator, DiurnalCurve, DurationDist,
     GeneratorSpec, HpaSpec, JobShape, LoadCurve, PodShape, PodsGenerator, Rate, ReplicaSchedule,
 };
+use super::super::limits::{MAX_PODS, MAX_RATE_PER_SECOND, MIN_PERIOD};
 use super::super::names::{check_dns_label, check_dns_subdomain};
 use super::super::yaml::{Node, Value};
 use super::{Keys, Mapping, Reader, index};
+use crate::karpenter::disruption::budgets::unix_millis;
 use crate::karpenter::disruption::cron::{CronError, Schedule};
 use crate::kube::quantity::Quantity;
 use crate::kube::resources::ResourceKind;
@@ -169,7 +171,6 @@ const UNIFORM_KEYS: Keys = Keys {
     valid: &["uniform"],
     reserved: &[],
 };
-const MAX_COUNT: u64 = i32::MAX as u64;
 
 impl Reader<'_> {
     fn workload_problem(
@@ -250,6 +251,7 @@ impl Reader<'_> {
             _ => {
                 let schedule_node = self.required(&body, "schedule")?;
                 let text = self.string(schedule_node, &body.field("schedule"))?;
+                self.every_interval(schedule_node, &body.field("schedule"), text)?;
                 let schedule = Schedule::parse(text).map_err(|e| {
                     self.workload_problem(schedule_node, &body.field("schedule"), e.into())
                 })?;
@@ -262,7 +264,115 @@ impl Reader<'_> {
                 })
             }
         };
+        self.expected_pods_within_limit(value, &field, &spec, at, until)?;
         Ok((spec, until))
+    }
+
+    /// Refuses a generator whose pods alone, on average, pass the pods one
+    /// run creates (a run past it would stop with an error part way).
+    fn expected_pods_within_limit(
+        &self,
+        node: &Node,
+        field: &str,
+        spec: &GeneratorSpec,
+        at: SimTime,
+        until: SimTime,
+    ) -> Result<(), ScenarioError> {
+        let window = until.saturating_duration_since(at);
+        let hours = window.as_millis() as f64 / 3_600_000.0;
+        let pods = match spec {
+            GeneratorSpec::Pods(pods) => {
+                let per_arrival = pods.job.map_or(1.0, |job| f64::from(job.completions));
+                let arrivals = match &pods.arrivals {
+                    Arrivals::Poisson(rate) => rate.per_hour * hours,
+                    Arrivals::Diurnal(curve) => curve.mean() * hours,
+                    Arrivals::Bursts { every, size, .. } => {
+                        let bursts = window.as_millis().div_ceil(every.as_millis().max(1));
+                        bursts as f64 * f64::from(*size)
+                    }
+                };
+                arrivals * per_arrival
+            }
+            GeneratorSpec::CronJob(cron) => {
+                let per_job = f64::from(cron.job.completions.max(1));
+                let jobs = match cron.schedule {
+                    Schedule::Every { period_ms } => {
+                        window.as_millis().div_ceil(period_ms.max(1).unsigned_abs())
+                    }
+                    // At most one firing a minute, so at most 527 040
+                    // steps for the longest run.
+                    Schedule::Fields { .. } => {
+                        let (mut after, end) = (unix_millis(at) - 1, unix_millis(until));
+                        let mut jobs = 0u64;
+                        while let Some(fire) = cron.schedule.next_after(after).filter(|f| *f < end)
+                        {
+                            jobs += 1;
+                            after = fire;
+                        }
+                        jobs
+                    }
+                };
+                jobs as f64 * per_job
+            }
+            GeneratorSpec::Deployment(_) => return Ok(()),
+        };
+        if pods > MAX_PODS as f64 {
+            let problem = Problem::OverLimit {
+                found: format!("about {} pods from this generator", pods.round()),
+                limit: format!("{MAX_PODS} pods per run"),
+            };
+            return Err(self.invalid(node.position, field, problem));
+        }
+        Ok(())
+    }
+
+    /// A repeating period of at least [`MIN_PERIOD`] in whole seconds.
+    fn at_least_a_second(
+        &self,
+        node: &Node,
+        field: &str,
+        period: SimDuration,
+    ) -> Result<(), ScenarioError> {
+        if period < MIN_PERIOD {
+            let problem = WorkloadProblem::Range {
+                what: "must be at least 1s",
+                text: self.written(node),
+            };
+            return Err(self.workload_problem(node, field, problem));
+        }
+        Ok(())
+    }
+
+    /// An `@every <interval>` schedule needs a positive interval of whole
+    /// seconds: robfig/cron, which CronJobs use, would silently run a
+    /// shorter one (`@every 0s`, `@every 500ms`) every second and round
+    /// `@every 1500ms` down.
+    fn every_interval(&self, node: &Node, field: &str, text: &str) -> Result<(), ScenarioError> {
+        let Some(interval) = text.strip_prefix("@every ") else {
+            return Ok(());
+        };
+        let interval = interval.trim();
+        let bad = |reason: String| {
+            self.workload_problem(
+                node,
+                field,
+                WorkloadProblem::Cron(CronError::Field(format!("@every {interval}: {reason}"))),
+            )
+        };
+        if interval.starts_with('-') {
+            return Err(bad("the interval must be positive".to_string()));
+        }
+        match crate::sim::parse_duration(interval) {
+            Ok(period) if period < MIN_PERIOD => {
+                Err(bad("the interval must be at least 1s".to_string()))
+            }
+            Ok(period) if period.as_millis() % 1000 != 0 => Err(bad(
+                "the interval must be a whole number of seconds (cron fires on seconds)"
+                    .to_string(),
+            )),
+            Ok(_) => Ok(()),
+            Err(err) => Err(bad(err.reason)),
+        }
     }
 
     fn count(
@@ -275,7 +385,7 @@ impl Reader<'_> {
         let Some(node) = map.get(key) else {
             return Ok(default);
         };
-        let value = self.unsigned(node, &map.field(key), MAX_COUNT)?;
+        let value = u64::from(self.replica_count(node, &map.field(key))?);
         if value < min {
             let problem = WorkloadProblem::Range {
                 what: "must be at least 1",
@@ -458,9 +568,16 @@ impl Reader<'_> {
             };
             Some(count * per_hour).filter(|r| r.is_finite() && *r >= 0.0)
         });
-        parsed
-            .map(|per_hour| Rate { per_hour })
-            .ok_or_else(|| self.workload_problem(node, field, WorkloadProblem::Rate { text }))
+        let per_hour = parsed
+            .ok_or_else(|| self.workload_problem(node, field, WorkloadProblem::Rate { text }))?;
+        if per_hour > MAX_RATE_PER_SECOND * 3600.0 {
+            let problem = Problem::OverLimit {
+                found: format!("rate {}", self.written(node)),
+                limit: format!("{MAX_RATE_PER_SECOND}/s per generator"),
+            };
+            return Err(self.invalid(node.position, field, problem));
+        }
+        Ok(Rate { per_hour })
     }
 
     /// A number ≥ 0 (an integer or a float).
@@ -604,8 +721,8 @@ impl Reader<'_> {
             "steps" => {
                 let steps =
                     self.timed_list(value, &field, &STEP_KEYS, "replicas", &|node, field| {
-                        let n = self.unsigned(node, field, MAX_COUNT)?;
-                        Ok(n as f64)
+                        let n = self.replica_count(node, field)?;
+                        Ok(f64::from(n))
                     })?;
                 Ok(ReplicaSchedule::Steps(
                     steps.into_iter().map(|(at, r)| (at, r as u32)).collect(),
@@ -613,12 +730,15 @@ impl Reader<'_> {
             }
             "diurnal" => {
                 let body = self.mapping(value, &field, &REPLICA_DIURNAL_KEYS)?;
-                let level = |node: &Node, field: &str| {
-                    self.unsigned(node, field, MAX_COUNT).map(|n| n as f64)
-                };
+                let level =
+                    |node: &Node, field: &str| self.replica_count(node, field).map(f64::from);
                 let curve = self.curve(&body, ("max", "min"), &level)?;
                 let every = match body.get("every") {
-                    Some(_) => self.positive_duration(&body, "every")?,
+                    Some(node) => {
+                        let every = self.positive_duration(&body, "every")?;
+                        self.at_least_a_second(node, &body.field("every"), every)?;
+                        every
+                    }
                     None => SimDuration::from_mins(5),
                 };
                 Ok(ReplicaSchedule::Diurnal { curve, every })

@@ -428,6 +428,14 @@ pub enum SpotInputError {
         /// The OS error.
         reason: String,
     },
+    /// A file is not UTF-8 text.
+    #[error("{file}:{}: {error}", error.position)]
+    NotUtf8 {
+        /// The file.
+        file: String,
+        /// Where its first invalid byte is.
+        error: crate::yaml::NotUtf8,
+    },
     /// A row or field of a file is wrong.
     #[error(transparent)]
     File(#[from] SpotFileError),
@@ -591,10 +599,17 @@ pub fn load(
 }
 
 fn read(path: &Path) -> Result<String, SpotInputError> {
-    std::fs::read_to_string(path).map_err(|err| SpotInputError::Read {
+    let bytes = std::fs::read(path).map_err(|err| SpotInputError::Read {
         file: shown(path),
         reason: err.to_string(),
-    })
+    })?;
+    match crate::yaml::utf8_text(&bytes) {
+        Ok(text) => Ok(text.to_string()),
+        Err(error) => Err(SpotInputError::NotUtf8 {
+            file: shown(path),
+            error,
+        }),
+    }
 }
 
 /// A path as the user would write it: relative to the working directory

@@ -496,3 +496,22 @@ fn known_names_from_the_bundled_catalog() {
     let zones: Vec<&str> = REGIONS.zones("us-east-1").unwrap();
     assert_eq!(known.region_zones, zones);
 }
+
+/// A spot file that is not UTF-8 names the place of its first invalid
+/// byte.
+#[test]
+fn spot_files_that_are_not_utf8_name_the_byte() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("p.csv"),
+        b"time,instance_type,zone,price\n0,m5.large,us-east-1a,0.0\xb4\n",
+    )
+    .unwrap();
+    let scenario = temp_scenario(&dir, &[], "spotPriceHistory: p.csv\n");
+    let err = load_spot(&scenario).unwrap_err();
+    assert!(
+        err.to_string()
+            .ends_with("p.csv:2:26: not UTF-8 text: invalid byte 0xb4 at byte offset 55"),
+        "{err}"
+    );
+}

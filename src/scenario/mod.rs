@@ -68,6 +68,13 @@
 //!   (default `default`).
 //! - Every `at` must be before the end of the run (`at < duration`); an
 //!   action at the very end could not affect anything measured.
+//! - Values past what one run simulates ([`limits`]: 366 days, 100,000
+//!   replicas per workload, 100 arrivals/s, 1,000,000 pods) are errors
+//!   naming the limit.
+//! - The object of a `scale` or `delete` must exist when the step comes;
+//!   this is checked once the manifests are read (`targets.rs`, from
+//!   [`prepare`]), and left to the run's count (`steps_missing_target`)
+//!   only for objects a trace or a generated name could provide.
 //! - Workload items must be listed in time order (equal times are fine and
 //!   apply in file order). Items out of order are an error rather than being
 //!   sorted: the file is a timeline read top to bottom, and silently
@@ -101,13 +108,17 @@
 
 mod error;
 pub mod generate;
+pub mod limits;
 mod names;
 pub mod nodepool_sets;
 pub mod prepare;
 mod read;
+mod targets;
 pub mod trace;
 mod yaml;
 
+#[cfg(test)]
+mod limits_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
@@ -182,6 +193,9 @@ pub struct WorkloadStep {
     pub at: SimTime,
     /// What happens.
     pub action: WorkloadAction,
+    /// Where it is written, for messages about it once the manifests are
+    /// read: the object's name for `scale` and `delete`, else the item.
+    pub position: Position,
 }
 
 /// What a workload step does.
@@ -331,11 +345,16 @@ impl Scenario {
         path: &Path,
         catalog: &C,
     ) -> Result<Scenario, ScenarioError> {
-        let text = std::fs::read_to_string(path).map_err(|err| ScenarioError::Read {
+        let bytes = std::fs::read(path).map_err(|err| ScenarioError::Read {
             file: path.display().to_string(),
             reason: err.to_string(),
         })?;
-        Scenario::parse(&text, path, catalog)
+        let text = crate::yaml::utf8_text(&bytes).map_err(|err| ScenarioError::Yaml {
+            file: path.display().to_string(),
+            position: err.position,
+            message: err.to_string(),
+        })?;
+        Scenario::parse(text, path, catalog)
     }
 
     /// Validates `text` as the content of the scenario file at `path`, which

@@ -66,9 +66,41 @@ pub enum PrepareError {
         /// The OS error.
         reason: String,
     },
+    /// A referenced file is not UTF-8 text.
+    #[error("{file}:{}: {error}", error.position)]
+    NotUtf8 {
+        /// The file.
+        file: String,
+        /// Where its first invalid byte is.
+        error: crate::yaml::NotUtf8,
+    },
     /// A manifest is invalid.
     #[error(transparent)]
     Manifest(#[from] ManifestError),
+    /// A `scale` or `delete` step names an object that does not exist at
+    /// that moment (with its place in the scenario file).
+    #[error(transparent)]
+    MissingTarget(super::ScenarioError),
+    /// A manifest's workload asks for more replicas than one run simulates.
+    #[error(
+        "{files}: {kind} {namespace}/{name}: {field} {count} is over the limit of {limit} replicas per workload (see Limits in scenarios/README.md)"
+    )]
+    TooManyReplicas {
+        /// The step's manifest files.
+        files: String,
+        /// The object's kind.
+        kind: &'static str,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// `spec.replicas`, `spec.parallelism` or `spec.completions`.
+        field: &'static str,
+        /// The count.
+        count: u32,
+        /// [`MAX_REPLICAS`](super::limits::MAX_REPLICAS).
+        limit: u64,
+    },
     /// The catalog could not be loaded.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
@@ -180,6 +212,9 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
     let mut warnings = BTreeSet::new();
     let mut steps = Vec::new();
     let mut sources: Vec<SharedSource> = Vec::new();
+    // What each manifest step applies, for the check of scale and delete
+    // steps.
+    let mut applied: BTreeMap<usize, Vec<ObjectRef>> = BTreeMap::new();
     for (index, step) in scenario.workloads.iter().enumerate() {
         let action = match &step.action {
             WorkloadAction::Generate { generator, until } => {
@@ -203,6 +238,13 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                         names(manifests)
                     ));
                 }
+                let objects = loaded
+                    .core
+                    .workloads
+                    .iter()
+                    .map(|w| within_limits(w, manifests))
+                    .collect::<Result<Vec<_>, _>>()?;
+                applied.insert(index, objects);
                 StepAction::Apply {
                     workloads: loaded.core.workloads,
                     pdbs: loaded.core.pdbs,
@@ -230,6 +272,8 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             action,
         });
     }
+    super::targets::check(scenario, &applied, &shown(&scenario.source))
+        .map_err(PrepareError::MissingTarget)?;
     let spot = load_spot(scenario, &pricing)?;
     warnings.extend(spot.warnings.iter().cloned());
     let mut runs = Vec::new();
@@ -446,11 +490,15 @@ fn load_pools(
 fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {
     let mut texts = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path).map_err(|e| PrepareError::Read {
+        let bytes = std::fs::read(path).map_err(|e| PrepareError::Read {
             file: shown(path),
             reason: e.to_string(),
         })?;
-        texts.push((shown(path), text));
+        let text = crate::yaml::utf8_text(&bytes).map_err(|error| PrepareError::NotUtf8 {
+            file: shown(path),
+            error,
+        })?;
+        texts.push((shown(path), text.to_string()));
     }
     let sources: Vec<(&str, &str)> = texts
         .iter()
@@ -476,6 +524,50 @@ fn names(paths: &[std::path::PathBuf]) -> String {
         .map(|p| shown(p))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// A manifest workload as the object a step may name, checked against
+/// the replicas one workload may ask for.
+fn within_limits(
+    workload: &crate::kube::workload::Workload,
+    files: &[std::path::PathBuf],
+) -> Result<ObjectRef, PrepareError> {
+    use crate::kube::workload::WorkloadKind;
+    let (kind, counts): (ObjectKind, Vec<(&'static str, u32)>) = match &workload.kind {
+        WorkloadKind::Deployment { replicas } => {
+            (ObjectKind::Deployment, vec![("replicas", *replicas)])
+        }
+        WorkloadKind::ReplicaSet { replicas } => {
+            (ObjectKind::ReplicaSet, vec![("replicas", *replicas)])
+        }
+        WorkloadKind::StatefulSet { replicas } => {
+            (ObjectKind::StatefulSet, vec![("replicas", *replicas)])
+        }
+        WorkloadKind::Job(job) => {
+            let mut counts = vec![("parallelism", job.parallelism)];
+            counts.extend(job.completions.map(|c| ("completions", c)));
+            (ObjectKind::Job, counts)
+        }
+        WorkloadKind::DaemonSet => (ObjectKind::DaemonSet, Vec::new()),
+        WorkloadKind::Pod => (ObjectKind::Pod, Vec::new()),
+    };
+    let limit = super::limits::MAX_REPLICAS;
+    if let Some((field, count)) = counts.into_iter().find(|(_, c)| u64::from(*c) > limit) {
+        return Err(PrepareError::TooManyReplicas {
+            files: names(files),
+            kind: kind.as_str(),
+            namespace: workload.namespace.clone(),
+            name: workload.name.clone(),
+            field,
+            count,
+            limit,
+        });
+    }
+    Ok(ObjectRef {
+        kind,
+        namespace: workload.namespace.clone(),
+        name: workload.name.clone(),
+    })
 }
 
 fn target_of(object: &ObjectRef) -> Target {

@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use super::error::{Position, Problem, ScenarioError};
+use super::limits::{MAX_DURATION, MAX_REPLICAS};
 use super::names::{check_dns_label, check_dns_subdomain, check_report_name};
 use super::yaml::{self, Node, Value};
 use super::{
@@ -139,9 +140,6 @@ const KARPENTER_KEYS: Keys = Keys {
     reserved: &[],
 };
 
-/// Kubernetes stores replica counts as int32.
-const MAX_REPLICAS: u64 = i32::MAX as u64;
-
 /// Reads `text`, the content of the scenario file at `path`.
 pub(super) fn read_scenario<C: RegionCatalog + ?Sized>(
     text: &str,
@@ -236,8 +234,24 @@ impl Reader<'_> {
         self.invalid(node.position, field, Problem::WrongType { expected, found })
     }
 
-    /// The node's source text, for numbers (exactly as written).
+    /// The node's source text, for numbers (exactly as written); a list or
+    /// mapping is shown from its items (its recorded span may cover only
+    /// the opening bracket).
     fn raw(&self, node: &Node) -> String {
+        match &node.value {
+            Value::Seq(items) => {
+                let items: Vec<String> = items.iter().map(|item| self.raw(item)).collect();
+                return format!("[{}]", items.join(", "));
+            }
+            Value::Map(entries) => {
+                let entries: Vec<String> = entries
+                    .iter()
+                    .map(|(k, v)| format!("{}: {}", self.raw(k), self.raw(v)))
+                    .collect();
+                return format!("{{{}}}", entries.join(", "));
+            }
+            _ => {}
+        }
         let written = node
             .bytes
             .and_then(|(start, end)| self.text.get(start..end))
@@ -410,6 +424,21 @@ impl Reader<'_> {
         }
     }
 
+    /// A replica count: a whole number from 0 to [`MAX_REPLICAS`], past
+    /// which the limit is named.
+    fn replica_count(&self, node: &Node, field: &str) -> Result<u32, ScenarioError> {
+        if matches!(node.value, Value::Int(v) if v > i128::from(MAX_REPLICAS)) {
+            let problem = Problem::OverLimit {
+                found: format!("{} replicas", self.raw(node)),
+                limit: format!("{MAX_REPLICAS} replicas per workload"),
+            };
+            return Err(self.invalid(node.position, field, problem));
+        }
+        let count = self.unsigned(node, field, MAX_REPLICAS)?;
+        // At most MAX_REPLICAS, so it fits.
+        Ok(u32::try_from(count).unwrap_or(u32::MAX))
+    }
+
     /// A duration such as `30s`; plain numbers go through the duration
     /// parser too, so `10` is reported as missing its unit.
     fn duration(&self, node: &Node, field: &str) -> Result<SimDuration, ScenarioError> {
@@ -498,6 +527,13 @@ impl Reader<'_> {
         let duration = self.duration(duration_node, "duration")?;
         if duration.is_zero() {
             return Err(self.invalid(duration_node.position, "duration", Problem::ZeroDuration));
+        }
+        if duration > MAX_DURATION {
+            let problem = Problem::OverLimit {
+                found: self.written(duration_node),
+                limit: format!("{}d per run", MAX_DURATION.as_millis() / 86_400_000),
+            };
+            return Err(self.invalid(duration_node.position, "duration", problem));
         }
         let (region, zones) = self.region_and_zones(&top, catalog)?;
         let node_launch_latency = match top.get("nodeLaunchLatency") {
@@ -664,6 +700,7 @@ impl Reader<'_> {
                 self.no_trace_options(&map, action_key)?;
             }
             let run_end = SimTime::ZERO + end.0;
+            let mut position = item.position;
             let action = match action_key {
                 "generate" => {
                     let (generator, until) =
@@ -677,46 +714,55 @@ impl Reader<'_> {
                 "manifests" => WorkloadAction::Apply {
                     manifests: self.files(value, &action_field)?,
                 },
-                "scale" => self.scale(value, &action_field)?,
+                "scale" => {
+                    let (action, name_position) = self.scale(value, &action_field)?;
+                    position = name_position;
+                    action
+                }
                 "nodePools" => WorkloadAction::NodePools {
                     node_pools: self.files(value, &action_field)?,
                 },
-                _ => WorkloadAction::Delete {
-                    target: self.delete_target(value, &action_field)?,
-                },
+                _ => {
+                    let (target, name_position) = self.delete_target(value, &action_field)?;
+                    position = name_position;
+                    WorkloadAction::Delete { target }
+                }
             };
-            steps.push(WorkloadStep { at, action });
+            steps.push(WorkloadStep {
+                at,
+                action,
+                position,
+            });
             previous = Some((at, at_text, at_field));
         }
         Ok(steps)
     }
 
-    fn scale(&self, node: &Node, field: &str) -> Result<WorkloadAction, ScenarioError> {
+    /// The action and where its object's name is.
+    fn scale(&self, node: &Node, field: &str) -> Result<(WorkloadAction, Position), ScenarioError> {
         let map = self.mapping(node, field, &SCALE_KEYS)?;
-        let target = self.object_ref(&map, SCALABLE)?;
-        let replicas_field = map.field("replicas");
-        let replicas = self.unsigned(
-            self.required(&map, "replicas")?,
-            &replicas_field,
-            MAX_REPLICAS,
-        )?;
-        // MAX_REPLICAS fits in u32, so this never fails; no panic either way.
-        let replicas = u32::try_from(replicas).unwrap_or(u32::MAX);
-        Ok(WorkloadAction::Scale { target, replicas })
+        let (target, position) = self.object_ref(&map, SCALABLE)?;
+        let replicas =
+            self.replica_count(self.required(&map, "replicas")?, &map.field("replicas"))?;
+        Ok((WorkloadAction::Scale { target, replicas }, position))
     }
 
-    fn delete_target(&self, node: &Node, field: &str) -> Result<ObjectRef, ScenarioError> {
+    fn delete_target(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<(ObjectRef, Position), ScenarioError> {
         let map = self.mapping(node, field, &DELETE_KEYS)?;
         self.object_ref(&map, DELETABLE)
     }
 
     /// `<kind>: <name>` (exactly one of `kinds`) plus an optional
-    /// `namespace`.
+    /// `namespace`, and where the name is.
     fn object_ref(
         &self,
         map: &Mapping<'_>,
         kinds: &'static [&'static str],
-    ) -> Result<ObjectRef, ScenarioError> {
+    ) -> Result<(ObjectRef, Position), ScenarioError> {
         let (kind_key, name_node) = self.exactly_one(map, kinds)?;
         let kind = match kind_key {
             "deployment" => ObjectKind::Deployment,
@@ -736,11 +782,12 @@ impl Reader<'_> {
             }
             None => DEFAULT_NAMESPACE.to_string(),
         };
-        Ok(ObjectRef {
+        let target = ObjectRef {
             kind,
             namespace,
             name: name.to_string(),
-        })
+        };
+        Ok((target, name_node.position))
     }
 
     fn variants(

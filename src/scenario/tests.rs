@@ -99,6 +99,10 @@ fn realistic_scenario_parses_into_expected_struct() {
                 action: WorkloadAction::Apply {
                     manifests: vec![dir.join("workloads/base.yaml")],
                 },
+                position: Position {
+                    line: 10,
+                    column: 5,
+                },
             },
             WorkloadStep {
                 at: at_hours(2),
@@ -108,12 +112,20 @@ fn realistic_scenario_parses_into_expected_struct() {
                         dir.join("workloads/batch.yaml"),
                     ],
                 },
+                position: Position {
+                    line: 11,
+                    column: 5,
+                },
             },
             WorkloadStep {
                 at: at_hours(6),
                 action: WorkloadAction::Scale {
                     target: object(ObjectKind::Deployment, "default", "web"),
                     replicas: 40,
+                },
+                position: Position {
+                    line: 14,
+                    column: 25,
                 },
             },
             WorkloadStep {
@@ -122,17 +134,29 @@ fn realistic_scenario_parses_into_expected_struct() {
                     target: object(ObjectKind::StatefulSet, "data", "cache"),
                     replicas: 0,
                 },
+                position: Position {
+                    line: 16,
+                    column: 26,
+                },
             },
             WorkloadStep {
                 at: at_hours(8),
                 action: WorkloadAction::Delete {
                     target: object(ObjectKind::Deployment, "default", "burst"),
                 },
+                position: Position {
+                    line: 18,
+                    column: 26,
+                },
             },
             WorkloadStep {
                 at: at_hours(24),
                 action: WorkloadAction::Delete {
                     target: object(ObjectKind::Job, "batch", "nightly-report"),
+                },
+                position: Position {
+                    line: 20,
+                    column: 19,
                 },
             },
         ],
@@ -218,6 +242,10 @@ fn defaults_for_other_regions_and_actions() {
             at: half_hour,
             action: WorkloadAction::Delete {
                 target: object(ObjectKind::Pod, DEFAULT_NAMESPACE, "web-0"),
+            },
+            position: Position {
+                line: 7,
+                column: 19
             },
         }
     );
@@ -391,12 +419,12 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         (
             "duration: 1h\nworkloads:\n  - scale: {deployment: web, replicas: 3000000000}\n",
-            "3:40: workloads[0].scale.replicas: expected a whole number from 0 to 2147483647, \
-             found 3000000000",
+            "3:40: workloads[0].scale.replicas: 3000000000 replicas is over the limit of 100000 \
+             replicas per workload (see Limits in scenarios/README.md)",
         ),
         (
             "duration: 1h\nworkloads:\n  - scale: {deployment: web, replicas: 2.5}\n",
-            "3:40: workloads[0].scale.replicas: expected a whole number from 0 to 2147483647, \
+            "3:40: workloads[0].scale.replicas: expected a whole number from 0 to 100000, \
              found 2.5",
         ),
         (
@@ -706,14 +734,30 @@ fn adversarial_inputs_give_one_line_errors() {
     );
 }
 
+/// A file that is not UTF-8 names the line, column and byte offset of its
+/// first invalid byte.
 #[test]
-fn invalid_utf8_file_is_a_read_error() {
+fn invalid_utf8_file_names_the_first_invalid_byte() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("binary.yaml");
-    std::fs::write(&path, [0x64, 0x3a, 0x20, 0xff, 0xfe, 0x0a]).unwrap();
+    // Line 2, after "é: " (3 characters, 4 bytes): byte offset 8 + 4.
+    std::fs::write(&path, b"name: x\n\xc3\xa9: \xff\xfe\n").unwrap();
     let err = Scenario::load(&path, REGIONS).unwrap_err();
-    assert!(matches!(err, ScenarioError::Read { .. }), "{err:?}");
-    assert!(!err.to_string().contains('\n'));
+    assert!(
+        matches!(
+            err,
+            ScenarioError::Yaml {
+                position: Position { line: 2, column: 4 },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .ends_with(":2:4: not UTF-8 text: invalid byte 0xff at byte offset 12"),
+        "{err}"
+    );
 }
 
 /// A `nodePools` workload item replaces the NodePools from its time on; its
@@ -731,6 +775,7 @@ fn nodepools_item_names_its_files() {
             action: WorkloadAction::NodePools {
                 node_pools: vec![fixture_dir().join("nodepools/spot.yaml")],
             },
+            position: Position { line: 4, column: 5 },
         }
     );
     let missing = text.replace("[nodepools/spot.yaml]", "[nodepools/nope.yaml]");
@@ -786,4 +831,22 @@ fn nodepools_item_prepares_a_pool_change() {
         }
         other => panic!("expected a NodePools step, got {other:?}"),
     }
+}
+
+/// Every bundled scenario passes the checks made when its files are read
+/// (limits, the objects of scale and delete steps).
+#[test]
+fn bundled_scenarios_prepare() {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir("scenarios").unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let scenario = Scenario::load(&path, &BundledRegions)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            prepare(&scenario, None).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            names.push(scenario.name);
+        }
+    }
+    names.sort();
+    assert_eq!(names.len(), 7, "{names:?}");
 }

@@ -3,6 +3,7 @@
 //! (see [`crate::scenario::trace`] for what each option does).
 
 use super::super::error::ScenarioError;
+use super::super::limits::TIME_SCALE;
 use super::super::trace::{TraceFormat, TraceSpec};
 use super::super::yaml::{Node, Value};
 use super::Mapping;
@@ -76,8 +77,8 @@ impl Reader<'_> {
             Some(node) => self.bounded(
                 node,
                 &map.field("timeScale"),
-                "must be greater than 0",
-                |v| v > 0.0,
+                "must be from 0.000001 to 1000000 (see Limits in scenarios/README.md)",
+                |v| (TIME_SCALE.0..=TIME_SCALE.1).contains(&v),
             )?,
             None => 1.0,
         };

@@ -18,8 +18,10 @@ use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{self as serde_de, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_saphyr::budget::BudgetBreach;
 use serde_saphyr::{
-    DefaultMessageFormatter, DuplicateKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
+    Budget, DuplicateKeyPolicy, MessageFormatter, NonFiniteFloatPolicy, Spanned,
+    UserMessageFormatter,
 };
 
 pub use self::de::{DeError, Located, UnknownField, from_node, from_node_strict};
@@ -203,15 +205,18 @@ pub fn parse_stream(text: &str, rules: ParseOptions) -> Result<Vec<Node>, Syntax
         strict_booleans: rules.strict_booleans,
         with_snippet: false,
     };
-    if rules.keep_duplicate_keys {
-        options.duplicate_keys = DuplicateKeyPolicy::PassThrough;
-    }
+    // Repeated keys always reach the tree: when they are not kept, the
+    // check below names both places, which serde-saphyr's error cannot.
+    options.duplicate_keys = DuplicateKeyPolicy::PassThrough;
     if rules.keep_non_finite_floats {
         options.non_finite_float_policy = NonFiniteFloatPolicy::PassThrough;
     }
+    let mut budget = Budget::default();
     if let Some(max_nodes) = rules.max_nodes {
-        options.budget = serde_saphyr::budget! { max_nodes: max_nodes };
+        budget.max_nodes = max_nodes;
     }
+    let limits = (budget.clone(), options.alias_limits);
+    options.budget = Some(budget);
     let parsed: Result<Vec<Node>, _> = if rules.scalar_keys_only {
         serde_saphyr::from_str_multiple_with_options::<Read<true>, Vec<_>>(text, options)
             .map(|documents| documents.into_iter().map(|read| read.0).collect())
@@ -227,16 +232,194 @@ pub fn parse_stream(text: &str, rules: ParseOptions) -> Result<Vec<Node>, Syntax
                 column: l.column(),
             })
             .unwrap_or_default();
-        let message = DefaultMessageFormatter.format_message(err.without_snippet());
         SyntaxError {
             position,
-            message: one_line(&message),
+            message: one_line(&message_of(err.without_snippet(), &limits.0, &limits.1)),
         }
     })?;
+    if !rules.keep_duplicate_keys {
+        for document in &documents {
+            no_repeated_keys(document)?;
+        }
+    }
     Ok(documents
         .into_iter()
         .filter(|node| node.value != Value::Null)
         .collect())
+}
+
+/// The first mapping key (in document order) given twice in one mapping.
+/// Keys are compared by value, so `1` and `"1"` are different keys, as in
+/// YAML; only scalar keys are compared.
+fn no_repeated_keys(node: &Node) -> Result<(), SyntaxError> {
+    match &node.value {
+        Value::Seq(items) => items.iter().try_for_each(no_repeated_keys),
+        Value::Map(entries) => {
+            let mut seen: std::collections::HashMap<ScalarKey<'_>, Position> =
+                std::collections::HashMap::with_capacity(entries.len());
+            for (key, value) in entries {
+                if let Some(scalar) = ScalarKey::of(key) {
+                    if let Some(first) = seen.get(&scalar) {
+                        let shown = key.key_text().unwrap_or_default();
+                        return Err(SyntaxError {
+                            position: key.position,
+                            message: format!(
+                                "duplicate key {shown:?} (first at line {})",
+                                first.line
+                            ),
+                        });
+                    }
+                    seen.insert(scalar, key.position);
+                }
+                no_repeated_keys(key)?;
+                no_repeated_keys(value)?;
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A scalar mapping key, comparable and hashable (floats by their bits).
+#[derive(PartialEq, Eq, Hash)]
+enum ScalarKey<'n> {
+    Null,
+    Bool(bool),
+    Int(i128),
+    Float(u64),
+    Str(&'n str),
+}
+
+impl<'n> ScalarKey<'n> {
+    fn of(node: &'n Node) -> Option<ScalarKey<'n>> {
+        Some(match &node.value {
+            Value::Null => ScalarKey::Null,
+            Value::Bool(b) => ScalarKey::Bool(*b),
+            Value::Int(i) => ScalarKey::Int(*i),
+            Value::Float(f) => ScalarKey::Float(f.to_bits()),
+            Value::Str(s) => ScalarKey::Str(s),
+            Value::Seq(_) | Value::Map(_) => return None,
+        })
+    }
+}
+
+/// serde-saphyr's error in karpsim's words: its developer messages advise
+/// on parser options and print budget breaches as Rust values, neither of
+/// which means anything to someone editing a YAML file.
+fn message_of(
+    err: &serde_saphyr::Error,
+    budget: &Budget,
+    aliases: &serde_saphyr::options::AliasLimits,
+) -> String {
+    use serde_saphyr::Error;
+    const TOO_BIG: &str = "the YAML is too large or too complex";
+    match err {
+        Error::Budget { breach, .. } => breach_message(breach, budget),
+        Error::DuplicateMappingKey { key: Some(key), .. } => format!("duplicate key {key:?}"),
+        Error::DuplicateMappingKey { key: None, .. } => "duplicate key".to_string(),
+        Error::AliasReplayLimitExceeded { .. } | Error::AliasReplayCounterOverflow { .. } => {
+            format!(
+                "{TOO_BIG}: aliases expand to more than {} YAML events",
+                aliases.max_total_replayed_events
+            )
+        }
+        Error::AliasExpansionLimitExceeded { .. } => format!(
+            "{TOO_BIG}: an anchor is used more than {} times",
+            aliases.max_alias_expansions_per_anchor
+        ),
+        Error::AliasReplayStackDepthExceeded { .. } => format!(
+            "{TOO_BIG}: aliases nest deeper than {} levels",
+            aliases.max_replay_stack_depth
+        ),
+        Error::UnknownAnchor { .. } => {
+            "alias (*name) of an anchor (&name) not defined before it".to_string()
+        }
+        Error::NonFiniteFloat { value, .. } => format!("{value} is not a finite number"),
+        Error::InvalidUtf8Input => "the text is not valid UTF-8".to_string(),
+        other => UserMessageFormatter.format_message(other).into_owned(),
+    }
+}
+
+/// A budget breach as the limit that was passed.
+fn breach_message(breach: &BudgetBreach, budget: &Budget) -> String {
+    match breach {
+        BudgetBreach::Depth { .. } => {
+            format!("nesting deeper than {} levels", budget.max_depth)
+        }
+        BudgetBreach::Nodes { .. } => format!(
+            "more than {} YAML values (scalars, lists and mappings, aliases expanded)",
+            budget.max_nodes
+        ),
+        BudgetBreach::Events { .. } => {
+            format!(
+                "more than {} YAML events (the file is too large)",
+                budget.max_events
+            )
+        }
+        BudgetBreach::Aliases { .. } => format!("more than {} aliases", budget.max_aliases),
+        BudgetBreach::Anchors { .. } => format!("more than {} anchors", budget.max_anchors),
+        BudgetBreach::Documents { .. } => {
+            format!("more than {} YAML documents", budget.max_documents)
+        }
+        BudgetBreach::ScalarBytes { .. } => format!(
+            "more than {} bytes of text in values",
+            budget.max_total_scalar_bytes
+        ),
+        BudgetBreach::MergeKeys { .. } => {
+            format!("more than {} merge keys (<<)", budget.max_merge_keys)
+        }
+        BudgetBreach::AliasAnchorRatio { aliases, anchors } => format!(
+            "{aliases} aliases of {anchors} anchors: too many aliases for the anchors \
+             defined (an alias bomb?)"
+        ),
+        BudgetBreach::InputBytes { .. } => "the file is too large".to_string(),
+        BudgetBreach::RecordedAnchorEvents { .. } | BudgetBreach::RecordedAnchorBytes { .. } => {
+            "anchored values (&name) are too large to reuse".to_string()
+        }
+        BudgetBreach::SequenceUnbalanced => "a list or mapping ends that never started".to_string(),
+        _ => "the YAML is too large or too complex".to_string(),
+    }
+}
+
+/// A file that is not UTF-8 text, with the place of its first invalid
+/// byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("not UTF-8 text: invalid byte 0x{value:02x} at byte offset {offset}")]
+pub struct NotUtf8 {
+    /// Line and column (in characters) of the invalid byte.
+    pub position: Position,
+    /// Its offset in the file, from 0.
+    pub offset: usize,
+    /// The byte.
+    pub value: u8,
+}
+
+/// `bytes` as text, or where the first byte that is not UTF-8 is.
+pub fn utf8_text(bytes: &[u8]) -> Result<&str, NotUtf8> {
+    std::str::from_utf8(bytes).map_err(|err| {
+        let offset = err.valid_up_to();
+        NotUtf8 {
+            position: position_of(bytes, offset),
+            offset,
+            value: bytes[offset],
+        }
+    })
+}
+
+/// The line and column (in characters) of byte `offset` of `bytes`, whose
+/// first `offset` bytes are UTF-8.
+pub fn position_of(bytes: &[u8], offset: usize) -> Position {
+    let before = &bytes[..offset.min(bytes.len())];
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |newline| newline + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() as u64 + 1;
+    let column = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count() as u64
+        + 1;
+    Position { line, column }
 }
 
 /// Collapses line breaks and other control characters so that every error
@@ -466,7 +649,7 @@ mod tests {
         assert_eq!(duplicate.position, Position { line: 2, column: 1 });
         assert!(duplicate.message.contains("duplicate"), "{duplicate:?}");
         let infinite = parse_stream("a: .inf\n", STRICT).unwrap_err();
-        assert!(infinite.message.contains("non-finite"), "{infinite:?}");
+        assert_eq!(infinite.message, ".inf is not a finite number");
         let sequence_key = parse_stream("a: 1\n[x]: 2\n", STRICT).unwrap_err();
         assert_eq!(
             sequence_key,
@@ -485,6 +668,76 @@ mod tests {
         };
         assert!(parse_stream("[1, 2]\n", small).is_ok());
         assert!(parse_stream("[1, 2, 3, 4, 5, 6, 7, 8]\n", small).is_err());
+    }
+
+    /// serde-saphyr's developer wording (parser options, Rust values)
+    /// never reaches a message: repeated keys name both lines, limits are
+    /// said as limits.
+    /// Runs `f` on a thread with a main thread's stack: 64 nested levels
+    /// of unoptimized serde frames need more than a test thread's 2 MiB.
+    fn with_big_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(16 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn messages_are_in_karpsim_words() {
+        with_big_stack(messages_in_karpsim_words);
+    }
+
+    fn messages_in_karpsim_words() {
+        let repeated = parse_stream("a: 1\nb:\n  c: 2\n  d: 3\n  c: 4\n", STRICT).unwrap_err();
+        assert_eq!(
+            repeated,
+            SyntaxError {
+                position: Position { line: 5, column: 3 },
+                message: "duplicate key \"c\" (first at line 3)".to_string(),
+            }
+        );
+        let deep = format!("{}1{}\n", "[".repeat(65), "]".repeat(65));
+        let err = parse_stream(&deep, STRICT).unwrap_err();
+        assert_eq!(err.message, "nesting deeper than 64 levels", "{err:?}");
+        let many = ParseOptions {
+            max_nodes: Some(5),
+            ..LENIENT
+        };
+        let err = parse_stream("[1, 2, 3, 4, 5, 6, 7, 8]\n", many).unwrap_err();
+        assert!(
+            err.message
+                .starts_with("more than 5 YAML values (scalars, lists and mappings"),
+            "{err:?}"
+        );
+        for text in ["a: 1\na: 2\n", "x: &a [1]\ny: *b\n", &deep, "a: .nan\n"] {
+            let err = parse_stream(text, STRICT).unwrap_err();
+            for leak in ["Options", "Policy", "{", "budget", "breached"] {
+                assert!(!err.message.contains(leak), "{text:?}: {err:?}");
+            }
+        }
+    }
+
+    /// A key given again by a merge (`<<: *base`) and then set is an
+    /// override, not a repeat.
+    #[test]
+    fn merged_keys_may_be_overridden() {
+        let text = "base: &b {a: 1, b: 2}\nx:\n  <<: *b\n  a: 3\n";
+        let root = one(text, STRICT);
+        assert_eq!(root.at_path("x.a").map(|n| &n.value), Some(&Value::Int(3)));
+    }
+
+    #[test]
+    fn invalid_utf8_is_located() {
+        assert_eq!(utf8_text(b"ok\n"), Ok("ok\n"));
+        let err = utf8_text(b"a: 1\nb: \xc3\xa9\xc3\n").unwrap_err();
+        assert_eq!(err.position, Position { line: 2, column: 5 });
+        assert_eq!(err.offset, 10);
+        assert_eq!(
+            err.to_string(),
+            "not UTF-8 text: invalid byte 0xc3 at byte offset 10"
+        );
     }
 
     #[test]

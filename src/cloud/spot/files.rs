@@ -117,16 +117,23 @@ impl CsvTable {
         required: &'static [&'static str],
         optional: &'static [&'static str],
     ) -> Result<CsvTable, SpotFileError> {
+        // The text is a `&str`, so csv's only other errors (UTF-8, I/O)
+        // cannot happen; rows of the wrong length are read (flexible) and
+        // named below in karpsim's words.
         let syntax = |err: csv::Error| SpotFileError::Syntax {
             file: file.to_string(),
             message: match err.position() {
-                Some(position) => format!("line {}: {err}", line_of_record(text, position.byte())),
-                None => err.to_string(),
+                Some(position) => format!(
+                    "line {}: unreadable CSV row",
+                    line_of_record(text, position.byte())
+                ),
+                None => "unreadable CSV".to_string(),
             },
         };
         let mut reader = csv::ReaderBuilder::new()
             .trim(csv::Trim::All)
             .comment(Some(b'#'))
+            .flexible(true)
             .from_reader(text.as_bytes());
         let header = reader.headers().map_err(syntax)?.clone();
         let valid: Vec<&'static str> = required.iter().chain(optional).copied().collect();
@@ -162,6 +169,19 @@ impl CsvTable {
             let line = record
                 .position()
                 .map_or(0, |position| line_of_record(text, position.byte()));
+            if record.len() != header.len() {
+                return Err(SpotFileError::Row {
+                    file: file.to_string(),
+                    row: RowRef::Line(line),
+                    reason: format!(
+                        "{} {}, but the header has {} columns ({})",
+                        record.len(),
+                        if record.len() == 1 { "field" } else { "fields" },
+                        header.len(),
+                        header.iter().collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
             rows.push((line, record));
         }
         Ok(CsvTable { columns, rows })
@@ -268,6 +288,16 @@ mod tests {
         let ragged = CsvTable::read("time,zone\n0,a\n\n1m\n", "t.csv", &["time", "zone"], &[])
             .err()
             .unwrap();
-        assert!(ragged.to_string().starts_with("t.csv: line 4:"), "{ragged}");
+        assert_eq!(
+            ragged.to_string(),
+            "t.csv:4: 1 field, but the header has 2 columns (time, zone)"
+        );
+        let long = CsvTable::read("time,zone\n0,a,b\n", "t.csv", &["time", "zone"], &[])
+            .err()
+            .unwrap();
+        assert_eq!(
+            long.to_string(),
+            "t.csv:2: 3 fields, but the header has 2 columns (time, zone)"
+        );
     }
 }

@@ -102,8 +102,10 @@ impl PriceHistory {
     /// and `Timestamp` (ISO-8601). Other keys are ignored.
     pub fn parse_json(text: &str, file: &str) -> Result<PriceHistory, SpotFileError> {
         let root: Value = serde_json::from_str(text).map_err(|err| SpotFileError::Syntax {
-            file: file.to_string(),
-            message: format!("invalid JSON: {err}"),
+            // serde_json's message ends with its own " at line L column C";
+            // the place goes first, as in every other message.
+            file: format!("{file}:{}:{}", err.line(), err.column()),
+            message: format!("invalid JSON: {}", json_reason(&err)),
         })?;
         let items = root
             .get("SpotPriceHistory")
@@ -341,15 +343,33 @@ impl PriceHistory {
     }
 }
 
+/// serde_json's explanation without its position suffix.
+fn json_reason(err: &serde_json::Error) -> String {
+    let text = err.to_string();
+    let suffix = format!(" at line {} column {}", err.line(), err.column());
+    text.strip_suffix(&suffix).unwrap_or(&text).to_string()
+}
+
 /// A row of one (type, zone) series: signed milliseconds since the run
 /// start, whether it is a VPC row, and the row.
 type TimedPoint<'p> = (i128, bool, &'p PricePoint);
 
-/// A positive decimal number of dollars.
+/// A positive decimal number of dollars. Prices are kept in whole
+/// micro-dollars per hour, so a positive price that rounds to none is
+/// refused with that limit rather than read as free.
 fn parse_price(text: &str) -> Result<Price, String> {
+    let positive = crate::cloud::price::plain_decimal(text)
+        .is_some_and(|plain| plain.bytes().any(|b| (b'1'..=b'9').contains(&b)));
     match Price::parse_dollars(text) {
         Some(price) if price > Price::ZERO => Ok(price),
+        Some(_) if positive => Err(format!(
+            "price {text:?} is below $0.000001 per hour, the smallest price karpsim keeps \
+             (prices are whole micro-dollars per hour)"
+        )),
         Some(_) => Err(format!("price {text:?} must be greater than zero")),
+        None if positive && !text.starts_with('-') && text.parse::<f64>().is_ok() => Err(format!(
+            "price {text:?} is too large (at most $9223372036854 per hour)"
+        )),
         None => Err(format!(
             "invalid price {text:?}: expected a decimal number of dollars such as 0.0384"
         )),

@@ -141,11 +141,12 @@ impl Fraction {
         self.0
     }
 
-    /// Reads a decimal such as `0.3`, `1`, `1.0` or `.25`, with at most six
-    /// decimals, greater than 0 and at most 1.
+    /// Reads a decimal such as `0.3`, `1`, `1.0`, `.25` or `5e-1`, with at
+    /// most six decimals, greater than 0 and at most 1.
     pub fn parse(text: &str) -> Result<Fraction, String> {
         let invalid = || format!("expected a number greater than 0 and at most 1, found {text}");
-        let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
+        let expanded = crate::cloud::price::plain_decimal(text).ok_or_else(invalid)?;
+        let (whole, decimals) = expanded.split_once('.').unwrap_or((&expanded, ""));
         let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
         if (whole.is_empty() && decimals.is_empty()) || !all_digits(whole) || !all_digits(decimals)
         {

@@ -108,8 +108,17 @@ fn fractions_are_exact_and_round_up() {
     assert_eq!(Fraction::parse("1.000").unwrap(), Fraction::ONE);
     assert_eq!(Fraction::parse(".25").unwrap().millionths(), 250_000);
     assert_eq!(Fraction::parse("0.000001").unwrap().millionths(), 1);
+    // The exponent form, as YAML and JSON write floats.
+    assert_eq!(Fraction::parse("1e-3").unwrap().millionths(), 1_000);
+    assert_eq!(Fraction::parse("2.5E-1").unwrap().millionths(), 250_000);
+    assert_eq!(Fraction::parse("1e0").unwrap(), Fraction::ONE);
+    assert!(
+        Fraction::parse("1e-7")
+            .unwrap_err()
+            .contains("six decimals")
+    );
     for bad in [
-        "0", "0.0", "1.5", "2", "-0.5", "", ".", "abc", "0.3.1", "1e-1",
+        "0", "0.0", "1.5", "2", "-0.5", "", ".", "abc", "0.3.1", "1e", "e-1", "1e-1.5",
     ] {
         assert!(Fraction::parse(bad).is_err(), "{bad:?}");
     }

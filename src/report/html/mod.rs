@@ -368,6 +368,16 @@ fn page(
             autoscaler_name(variant.autoscaler)
         ));
         figures(&mut out, charts);
+        if variant.summary.steps_missing_target > 0 {
+            out.push_str(&format!(
+                "<p>{}</p>\n",
+                escape(&format!(
+                    "Warning: {} scale or delete steps named an object that did not exist \
+                     (the NotFound rows of events.csv).",
+                    variant.summary.steps_missing_target
+                ))
+            ));
+        }
         sections::decisions(&mut out, variant);
         sections::why(&mut out, variant, pending);
         out.push_str("</section>\n");

@@ -103,6 +103,7 @@ struct SummaryJson<'a> {
     events: usize,
     churn: ChurnJson<'a>,
     trace_rows_skipped: u64,
+    steps_missing_target: u64,
     spot: SpotJson<'a>,
 }
 
@@ -262,6 +263,7 @@ pub fn write_summary_json(
         churn: churn_json(&s.churn),
         spot: spot_json(s),
         trace_rows_skipped: s.trace_rows_skipped,
+        steps_missing_target: s.steps_missing_target(),
     };
     serde_json::to_writer_pretty(&mut *out, &json).map_err(io::Error::other)?;
     writeln!(out)

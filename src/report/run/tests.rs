@@ -46,6 +46,7 @@ fn output() -> RunOutput {
             churn: Churn::default(),
             spot: SpotSummary::default(),
             trace_rows_skipped: 0,
+            missing_targets: Vec::new(),
             cost_lower_bound: MicroUsd(48_000),
             cost_efficiency: Some(0.5),
         },

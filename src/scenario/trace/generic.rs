@@ -28,6 +28,7 @@ use crate::kube::quantity::Quantity;
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::kube::taints::{TaintEffect, Toleration};
 use crate::scenario::DEFAULT_NAMESPACE;
+use crate::scenario::limits::MAX_REPLICAS;
 use crate::scenario::names::{check_dns_label, check_dns_subdomain};
 use crate::sim::engine::{Target, TargetKind};
 use crate::sim::parse_duration;
@@ -132,13 +133,14 @@ impl RowFormat for GenericFormat {
             text => text
                 .parse::<u32>()
                 .ok()
-                .filter(|r| *r <= i32::MAX as u32)
+                .filter(|r| u64::from(*r) <= MAX_REPLICAS)
                 .ok_or_else(|| {
                     RowProblem::new(
                         "replicas",
                         format!(
-                            "expected a whole number from 0 to {}, found {text:?}",
-                            i32::MAX
+                            "expected a whole number from 0 to {MAX_REPLICAS} (the most \
+                             replicas per workload, see Limits in scenarios/README.md), \
+                             found {text:?}"
                         ),
                     )
                 })?,

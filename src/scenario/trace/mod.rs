@@ -38,6 +38,7 @@ use crate::kube::workload::{JobSpec, Workload, WorkloadKind};
 use crate::sim::engine::{SourceError, SourceFactory, Step, StepAction, StepSource, Target};
 use crate::sim::rng::{Stream, stream_seed};
 use crate::sim::{SimDuration, SimTime};
+use crate::yaml::{NotUtf8, Position};
 
 /// The supported trace formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +103,14 @@ pub enum TraceError {
         file: String,
         /// What is wrong.
         message: String,
+    },
+    /// The file is not UTF-8 text.
+    #[error("{file}:{}: {error}", error.position)]
+    NotUtf8 {
+        /// The file.
+        file: String,
+        /// Where the first invalid byte is.
+        error: NotUtf8,
     },
     /// An unusable row.
     #[error("{file}:{line}: row {row}, column {column}: {message}")]
@@ -198,7 +207,9 @@ pub trait RowFormat {
 /// window, sampling or placement (see [`TraceSource`] for those).
 pub struct TraceRows<R: Read> {
     file: String,
-    reader: csv::Reader<R>,
+    reader: csv::Reader<Utf8Checked<R>>,
+    /// The header's column names, for rows of the wrong length.
+    header: Vec<String>,
     format: Box<dyn RowFormat + Send>,
     record: csv::StringRecord,
     row: u64,
@@ -215,16 +226,15 @@ impl<R: Read> TraceRows<R> {
         mut format: Box<dyn RowFormat + Send>,
         skip_bad_rows: bool,
     ) -> Result<TraceRows<R>, TraceError> {
+        // Flexible, so that a row of the wrong length reaches the check in
+        // `next_event`, which names the columns, instead of csv's message.
         let mut reader = csv::ReaderBuilder::new()
             .has_headers(true)
             .flexible(true)
-            .from_reader(input);
-        let header = reader.headers().map_err(|e| TraceError::Io {
-            file: file.to_string(),
-            reason: e.to_string(),
-        })?;
+            .from_reader(Utf8Checked::new(input));
+        let header = reader.headers().map_err(|e| read_error(file, e))?.clone();
         format
-            .header(header)
+            .header(&header)
             .map_err(|message| TraceError::Header {
                 file: file.to_string(),
                 message,
@@ -232,6 +242,7 @@ impl<R: Read> TraceRows<R> {
         Ok(TraceRows {
             file: file.to_string(),
             reader,
+            header: header.iter().map(|h| h.trim().to_string()).collect(),
             format,
             record: csv::StringRecord::new(),
             row: 0,
@@ -256,6 +267,23 @@ impl<R: Read> TraceRows<R> {
             };
             let problem = match read {
                 Ok(false) => return Ok(None),
+                Ok(true) if self.record.len() != self.header.len() => {
+                    self.row += 1;
+                    Err(RowProblem::new(
+                        "*",
+                        format!(
+                            "{} {}, but the header has {} columns ({})",
+                            self.record.len(),
+                            if self.record.len() == 1 {
+                                "field"
+                            } else {
+                                "fields"
+                            },
+                            self.header.len(),
+                            self.header.join(", ")
+                        ),
+                    ))
+                }
                 Ok(true) => {
                     self.row += 1;
                     match self.format.row(&self.record) {
@@ -270,15 +298,13 @@ impl<R: Read> TraceRows<R> {
                     }
                 }
                 Err(error) => match error.kind() {
-                    csv::ErrorKind::Io(e) => {
-                        return Err(TraceError::Io {
-                            file: self.file.clone(),
-                            reason: e.to_string(),
-                        });
-                    }
+                    csv::ErrorKind::Io(_) => return Err(read_error(&self.file, error)),
+                    // Not reached: the input is checked to be UTF-8 and rows
+                    // of any length are read; kept as a row problem in
+                    // karpsim's words rather than csv's.
                     _ => {
                         self.row += 1;
-                        Err(RowProblem::new("*", error.to_string()))
+                        Err(RowProblem::new("*", "unreadable row"))
                     }
                 },
             };
@@ -296,6 +322,123 @@ impl<R: Read> TraceRows<R> {
                         column: problem.column,
                         message: problem.message,
                     });
+                }
+            }
+        }
+    }
+}
+
+/// A csv reading error: the file's UTF-8 problem, or the OS error.
+fn read_error(file: &str, error: csv::Error) -> TraceError {
+    let not_utf8 = match error.kind() {
+        csv::ErrorKind::Io(e) => e
+            .get_ref()
+            .and_then(|inner| inner.downcast_ref::<NotUtf8>())
+            .copied(),
+        _ => None,
+    };
+    match not_utf8 {
+        Some(error) => TraceError::NotUtf8 {
+            file: file.to_string(),
+            error,
+        },
+        None => TraceError::Io {
+            file: file.to_string(),
+            reason: match error.into_kind() {
+                csv::ErrorKind::Io(e) => e.to_string(),
+                _ => "unreadable header".to_string(),
+            },
+        },
+    }
+}
+
+/// A reader that passes on only UTF-8 text and fails at the first byte
+/// that is not, naming its line, column and offset: the trace is streamed,
+/// so this is the one place that sees every byte in order.
+pub struct Utf8Checked<R> {
+    inner: R,
+    /// Bytes read but not handed out; the first `valid` are checked.
+    pending: Vec<u8>,
+    valid: usize,
+    /// Bytes checked so far in the whole file, and the position after them.
+    checked: usize,
+    position: Position,
+    failed: Option<NotUtf8>,
+}
+
+impl<R: Read> Utf8Checked<R> {
+    /// Checks `inner`.
+    pub fn new(inner: R) -> Utf8Checked<R> {
+        Utf8Checked {
+            inner,
+            pending: Vec::new(),
+            valid: 0,
+            checked: 0,
+            position: Position { line: 1, column: 1 },
+            failed: None,
+        }
+    }
+
+    /// Counts `bytes` (valid UTF-8) into the position.
+    fn advance(&mut self, from: usize, to: usize) {
+        for &byte in &self.pending[from..to] {
+            if byte == b'\n' {
+                self.position.line += 1;
+                self.position.column = 1;
+            } else if byte & 0xC0 != 0x80 {
+                // Not a continuation byte: a new character.
+                self.position.column += 1;
+            }
+        }
+        self.checked += to - from;
+    }
+
+    fn fail_at(&mut self, index: usize) {
+        self.failed = Some(NotUtf8 {
+            position: self.position,
+            offset: self.checked,
+            value: self.pending[index],
+        });
+    }
+}
+
+impl<R: Read> Read for Utf8Checked<R> {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            if self.valid > 0 || out.is_empty() {
+                let n = out.len().min(self.valid);
+                out[..n].copy_from_slice(&self.pending[..n]);
+                self.pending.drain(..n);
+                self.valid -= n;
+                return Ok(n);
+            }
+            if let Some(failed) = self.failed {
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, failed));
+            }
+            let mut chunk = [0u8; 8192];
+            let read = self.inner.read(&mut chunk)?;
+            if read == 0 {
+                if self.pending.is_empty() {
+                    return Ok(0);
+                }
+                // A character cut off by the end of the file.
+                self.fail_at(0);
+                continue;
+            }
+            self.pending.extend_from_slice(&chunk[..read]);
+            match std::str::from_utf8(&self.pending) {
+                Ok(_) => {
+                    self.advance(0, self.pending.len());
+                    self.valid = self.pending.len();
+                }
+                Err(err) => {
+                    let good = err.valid_up_to();
+                    self.advance(0, good);
+                    self.valid = good;
+                    if err.error_len().is_some() {
+                        self.fail_at(good);
+                    }
+                    // Otherwise a character continues in the next chunk.
                 }
             }
         }

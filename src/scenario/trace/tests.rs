@@ -405,3 +405,96 @@ fn reading_stops_at_the_end_of_the_window() {
     assert_eq!(n, 100);
     assert!(bytes_read.get() < 64 * 1024);
 }
+
+/// A row with fewer or more fields than the header is an error naming the
+/// file, row and columns (such rows were read as if the missing cells were
+/// empty and the extra ones absent); with skipping it is counted.
+#[test]
+fn rows_of_the_wrong_length_name_the_columns() {
+    let text = generic_with("0,create,Pod,a,10\n1,create,Pod\n2,create,Pod,c,10,extra\n");
+    let err = read_all(&text, TraceFormat::Generic, false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "trace.csv:3: row 2, column *: 3 fields, but the header has 5 columns (time, event, \
+         kind, name, duration)"
+    );
+    let (events, skipped) = read_all(&text, TraceFormat::Generic, true).unwrap();
+    assert_eq!((events.len(), skipped), (1, 2));
+    let alibaba = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\n\
+                   p-1,1000,512,0,0,100,150,7\n";
+    let err = read_all(alibaba, TraceFormat::Alibaba, false).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("trace.csv:2: row 1, column *: 8 fields, but the header has 7 columns"),
+        "{err}"
+    );
+}
+
+/// A trace that is not UTF-8 names the line, column and byte offset of
+/// the first invalid byte, found as the file streams (also when the byte
+/// comes after many rows, past the reader's buffers).
+#[test]
+fn invalid_utf8_is_located_while_streaming() {
+    let mut text = generic_with("0,create,Pod,a,10\n").into_bytes();
+    text.extend_from_slice(b"1,create,Pod,b\xe9,10\n");
+    let mut rows = TraceRows::new(
+        "trace.csv",
+        &text[..],
+        row_format(TraceFormat::Generic),
+        false,
+    )
+    .unwrap();
+    assert!(rows.next_event().unwrap().is_some(), "the first row reads");
+    let err = rows.next_event().unwrap_err();
+    // Line 3: "1,create,Pod,b" is 14 characters; the header and first row
+    // are 30 + 18 bytes.
+    assert_eq!(
+        err.to_string(),
+        "trace.csv:3:15: not UTF-8 text: invalid byte 0xe9 at byte offset 62"
+    );
+    // Far into the file, and a character split by a read boundary is fine.
+    let mut long = generic_with("").into_bytes();
+    for i in 0..5_000 {
+        long.extend_from_slice(format!("{i},create,Pod,p-{i},é\n").as_bytes());
+    }
+    let err = read_all(
+        std::str::from_utf8(&long).unwrap(),
+        TraceFormat::Generic,
+        false,
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("column duration"), "{err}");
+    long.extend_from_slice(b"9999,create,Pod,z,\xff\n");
+    let mut rows = TraceRows::new(
+        "trace.csv",
+        &long[..],
+        row_format(TraceFormat::Generic),
+        true,
+    )
+    .unwrap();
+    let err = loop {
+        match rows.next_event() {
+            Ok(Some(_)) => {}
+            Ok(None) => panic!("expected an error"),
+            Err(err) => break err,
+        }
+    };
+    assert!(
+        matches!(&err, TraceError::NotUtf8 { error, .. } if error.position.line == 5_002 && error.offset == long.len() - 2),
+        "{err}"
+    );
+}
+
+/// Replica counts past the limit of one workload name it.
+#[test]
+fn trace_replicas_are_bounded() {
+    let text = "time,event,kind,name,replicas\n0,create,Deployment,web,2147483647\n";
+    let err = read_all(text, TraceFormat::Generic, false).unwrap_err();
+    assert!(
+        err.to_string().contains(
+            "column replicas: expected a whole number from 0 to 100000 (the most replicas per \
+             workload, see Limits in scenarios/README.md), found \"2147483647\""
+        ),
+        "{err}"
+    );
+}

@@ -102,8 +102,8 @@ pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use event_log::EventSink;
 pub use profile::{Component, Profile};
 pub use record::{
-    Churn, DisruptionNote, EventRecord, EventType, NodeClaimRecord, ReasonCount, RunOutput,
-    RunSummary, Sample,
+    Churn, DisruptionNote, EventRecord, EventType, MissingTarget, NodeClaimRecord, ReasonCount,
+    RunOutput, RunSummary, Sample,
 };
 pub use run::{run, run_checked, run_profiled, run_to_sink, run_with};
 pub use source::{ListSource, SharedSource, SourceError, SourceFactory, StepSource};
@@ -248,6 +248,12 @@ impl TargetKind {
     }
 }
 
+/// The most pods one run creates (bare pods, Jobs' and controllers' pods,
+/// replacements included): every pod ever created keeps its record to the
+/// end of the run, so this bounds the run's memory (a few GB at most). A
+/// run that would pass it stops with [`EngineError::TooManyPods`].
+pub const MAX_PODS_CREATED: usize = 1_000_000;
+
 /// A namespaced object named by a step.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Target {
@@ -288,6 +294,16 @@ pub enum EngineError {
         variant: String,
         /// What went wrong, naming the file, row and column.
         message: String,
+    },
+    /// The run would create more pods than one run simulates.
+    #[error(
+        "variant {variant}: the run would create more than {limit} pods, the most one run simulates (see Limits in scenarios/README.md)"
+    )]
+    TooManyPods {
+        /// Variant.
+        variant: String,
+        /// [`MAX_PODS_CREATED`].
+        limit: usize,
     },
     /// An event was scheduled in the past.
     #[error("variant {variant}: event queue: {source}")]
@@ -589,6 +605,9 @@ struct Engine<'a> {
     bound: BoundTracker,
     /// Wall time per component, when profiling.
     profile: Option<Profile>,
+    /// Scale and delete steps whose object did not exist, by verb and
+    /// object: (first time, steps).
+    missing_targets: BTreeMap<(&'static str, Target), (SimTime, u64)>,
 }
 
 impl<'a> Engine<'a> {
@@ -640,6 +659,7 @@ impl<'a> Engine<'a> {
             next_sample: SimTime::ZERO,
             integrated_until: SimTime::ZERO,
             usage_sums: None,
+            missing_targets: BTreeMap::new(),
             cpu_requested_ms: 0,
             cpu_allocatable_ms: 0,
             memory_requested_ms: 0,

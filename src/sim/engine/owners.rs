@@ -8,7 +8,8 @@
 use std::sync::Arc;
 
 use super::{
-    Engine, EngineError, Event, EventType, PodMeta, StepAction, Target, TargetKind, WorkloadState,
+    Engine, EngineError, Event, EventType, MAX_PODS_CREATED, PodMeta, StepAction, Target,
+    TargetKind, WorkloadState,
 };
 use crate::kube::labels::{LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED, NO_UNDEFINED_LABELS};
 use crate::kube::pod::{PodSpec, term_requirements};
@@ -67,7 +68,12 @@ impl Engine<'_> {
             .filter(|&w| !self.workloads[w].deleted)
     }
 
-    fn not_found(&mut self, target: &Target, verb: &str) {
+    fn not_found(&mut self, target: &Target, verb: &'static str) {
+        let now = self.now();
+        self.missing_targets
+            .entry((verb, target.clone()))
+            .or_insert((now, 0))
+            .1 += 1;
         self.log(
             EventType::Warning,
             "NotFound",
@@ -226,6 +232,7 @@ impl Engine<'_> {
                 let stateful = matches!(kind, WorkloadKind::StatefulSet { .. });
                 let held = if stateful { terminating_count } else { 0 };
                 if active_count + held < desired {
+                    self.room_for_pods(desired - active_count - held)?;
                     // Ordinals in use (only a StatefulSet names pods by them).
                     let mut ordinals: Vec<u32> = if stateful {
                         self.workloads[w]
@@ -293,6 +300,7 @@ impl Engine<'_> {
                     None => job.parallelism,
                 };
                 let want = job.parallelism.min(remaining) as usize;
+                self.room_for_pods(want.saturating_sub(active_count))?;
                 for _ in active_count..want {
                     let name = self.next_pod_name(w);
                     self.create_pod(w, name, None)?;
@@ -342,6 +350,18 @@ impl Engine<'_> {
         })
     }
 
+    /// Fails when `count` more pods would pass [`MAX_PODS_CREATED`],
+    /// before any is made.
+    fn room_for_pods(&self, count: usize) -> Result<(), EngineError> {
+        if self.pod_meta.len().saturating_add(count) > MAX_PODS_CREATED {
+            return Err(EngineError::TooManyPods {
+                variant: self.input.variant.clone(),
+                limit: MAX_PODS_CREATED,
+            });
+        }
+        Ok(())
+    }
+
     /// Creates a pending pod of workload `w`.
     fn create_pod(
         &mut self,
@@ -349,6 +369,7 @@ impl Engine<'_> {
         name: String,
         ordinal: Option<u32>,
     ) -> Result<PodId, EngineError> {
+        self.room_for_pods(1)?;
         let spec = self.workloads[w].workload.template.clone();
         let pod = self.new_pod(w, name, ordinal, spec, false);
         self.wake_scheduler()?;

@@ -218,13 +218,36 @@ pub struct RunSummary {
     pub spot: super::SpotSummary,
     /// Trace rows skipped as unusable (`--skip-bad-rows`).
     pub trace_rows_skipped: u64,
+    /// The objects scale and delete steps named that did not exist when
+    /// the step came (steps whose object only a trace could have created;
+    /// the others are refused when the scenario is read), by verb and
+    /// object.
+    pub missing_targets: Vec<MissingTarget>,
     /// The cost lower bound over the run (see [`crate::sim::lower_bound`]).
     pub cost_lower_bound: MicroUsd,
     /// `cost_lower_bound / total_cost`; `None` when nothing was paid.
     pub cost_efficiency: Option<f64>,
 }
 
+/// Scale or delete steps that named one object that did not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MissingTarget {
+    /// `scale` or `delete`.
+    pub verb: &'static str,
+    /// The object named.
+    pub target: super::Target,
+    /// When the first such step came.
+    pub first_at: SimTime,
+    /// How many steps named it.
+    pub steps: u64,
+}
+
 impl RunSummary {
+    /// Scale and delete steps whose object did not exist.
+    pub fn steps_missing_target(&self) -> u64 {
+        self.missing_targets.iter().map(|m| m.steps).sum()
+    }
+
     /// Node-hours.
     pub fn node_hours(&self) -> f64 {
         self.node_millis as f64 / 3_600_000.0
@@ -375,6 +398,16 @@ impl Engine<'_> {
             churn: self.churn.clone(),
             spot: self.spot_summary(end),
             trace_rows_skipped: 0,
+            missing_targets: self
+                .missing_targets
+                .iter()
+                .map(|((verb, target), (first_at, steps))| MissingTarget {
+                    verb,
+                    target: target.clone(),
+                    first_at: *first_at,
+                    steps: *steps,
+                })
+                .collect(),
             cost_lower_bound: self.bound.total(),
             cost_efficiency: (totals.total.0 > 0)
                 .then(|| self.bound.total().0 as f64 / totals.total.0 as f64),

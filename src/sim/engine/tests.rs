@@ -443,6 +443,101 @@ fn scale_steps_change_the_pod_count() {
     assert_eq!(at_end.cpu_requested_millis, 500);
 }
 
+/// Scale and delete steps whose object does not exist change nothing and
+/// are counted per verb and object, with the first time.
+#[test]
+fn steps_on_missing_objects_are_counted() {
+    let mut run = input(&deployment("web", 1, "500m"), SimDuration::from_hours(1));
+    let missing = Target {
+        kind: TargetKind::Deployment,
+        namespace: "shop".into(),
+        name: "web".into(),
+    };
+    for (secs, action) in [
+        (
+            60,
+            StepAction::Scale {
+                target: missing.clone(),
+                replicas: 4,
+            },
+        ),
+        (
+            120,
+            StepAction::Scale {
+                target: missing.clone(),
+                replicas: 6,
+            },
+        ),
+        (
+            180,
+            StepAction::Delete {
+                target: Target {
+                    kind: TargetKind::Pod,
+                    namespace: "default".into(),
+                    name: "nothing".into(),
+                },
+            },
+        ),
+    ] {
+        run.steps.push(Step {
+            at: SimTime::from_secs(secs),
+            action,
+        });
+    }
+    let out = simulate(&run);
+    assert_eq!(out.summary.pods_created, 1);
+    assert_eq!(out.summary.steps_missing_target(), 3);
+    let found: Vec<(&str, &str, &str, SimTime, u64)> = out
+        .summary
+        .missing_targets
+        .iter()
+        .map(|m| {
+            (
+                m.verb,
+                m.target.namespace.as_str(),
+                m.target.name.as_str(),
+                m.first_at,
+                m.steps,
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            ("delete", "default", "nothing", SimTime::from_secs(180), 1),
+            ("scale", "shop", "web", SimTime::from_secs(60), 2),
+        ]
+    );
+}
+
+/// A scale past the pods one run creates stops the run with an error
+/// before any pod is made, instead of exhausting memory.
+#[test]
+fn scaling_past_the_pod_limit_is_an_error_not_an_abort() {
+    let mut run = input(&deployment("web", 1, "500m"), SimDuration::from_hours(1));
+    run.steps.push(Step {
+        at: SimTime::from_secs(60),
+        action: StepAction::Scale {
+            target: Target {
+                kind: TargetKind::Deployment,
+                namespace: "default".into(),
+                name: "web".into(),
+            },
+            replicas: i32::MAX as u32,
+        },
+    });
+    let err = run_with(&run, STAND_INS, &mut |_| {}).unwrap_err();
+    assert!(
+        matches!(err, EngineError::TooManyPods { limit, .. } if limit == MAX_PODS_CREATED),
+        "{err}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "variant test: the run would create more than 1000000 pods, the most one run \
+         simulates (see Limits in scenarios/README.md)"
+    );
+}
+
 /// A DaemonSet pod is bound on each node when it registers.
 #[test]
 fn daemonset_pods_land_on_registered_nodes() {
