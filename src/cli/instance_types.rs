@@ -16,10 +16,10 @@ pub struct InstanceTypesArgs {
     pub region: String,
     /// YAML file with karpenter.sh/v1 NodePools (and their EC2NodeClasses);
     /// lists only the types they allow and explains the exclusions on stderr.
-    #[arg(long, value_name = "FILE")]
-    pub nodepool: Option<PathBuf>,
+    #[arg(long = "nodepools", alias = "nodepool", value_name = "FILE")]
+    pub nodepools: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
+    #[arg(short = 'o', long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Row order.
     #[arg(long, value_enum, default_value_t = Sort::Name)]
@@ -31,6 +31,7 @@ pub enum Output {
     Table,
     Csv,
     Json,
+    Yaml,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -44,7 +45,7 @@ pub fn instance_types_command(args: &InstanceTypesArgs) -> Result<()> {
         Sort::Name => SortBy::Name,
         Sort::Price => SortBy::Price,
     };
-    let listing = match &args.nodepool {
+    let listing = match &args.nodepools {
         None => instance_types::catalog_listing(&args.region, sort)?,
         Some(path) => {
             let text = std::fs::read_to_string(path)
@@ -77,6 +78,10 @@ fn write_listing(listing: &instance_types::Listing, output: Output) -> io::Resul
         Output::Table => instance_types::write_table_text(listing, &mut out)?,
         Output::Csv => instance_types::write_csv(listing, &mut out)?,
         Output::Json => instance_types::write_json(listing, &mut out)?,
+        Output::Yaml => {
+            let text = serde_saphyr::to_string(listing).map_err(io::Error::other)?;
+            out.write_all(text.as_bytes())?;
+        }
     }
     out.flush()
 }

@@ -8,4 +8,5 @@ mod parallel;
 mod pricing;
 mod report;
 mod run;
+mod signals;
 mod util;
