@@ -51,9 +51,11 @@ pub fn instance_types_command(args: &InstanceTypesArgs) -> Result<()> {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
             let loaded = manifests::load_str(&path.display().to_string(), &text)?;
+            let mut warnings = super::Warnings::new(false);
             for warning in &loaded.warnings {
-                eprintln!("warning: {warning}");
+                warnings.add(&warning.to_string(), &[]);
             }
+            warnings.flush();
             if loaded.nodepools.is_empty() {
                 anyhow::bail!(
                     "{}: no karpenter.sh/v1 NodePool in this file",
