@@ -53,6 +53,9 @@ enum Command {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Before any thread starts, so every thread leaves stop requests to
+    // the watcher.
+    cli::signals::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Chart(args) => cli::chart::chart_command(&args),

@@ -8,6 +8,8 @@ use anyhow::Result;
 
 use karpsim::report::chart;
 
+use super::report::lock_report_dir;
+
 #[derive(clap::Args)]
 pub struct ChartArgs {
     /// Report directory (as written by `karpsim run`), holding one folder
@@ -16,6 +18,7 @@ pub struct ChartArgs {
 }
 
 pub fn chart_command(args: &ChartArgs) -> Result<()> {
+    let _lock = lock_report_dir(&args.report_dir)?;
     let written = chart::redraw(&args.report_dir)?;
     let mut stdout = io::BufWriter::new(io::stdout().lock());
     for path in &written {

@@ -8,10 +8,10 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use karpsim::report::compare::{self, VariantSummary};
-use karpsim::scenario::{BundledRegions, Scenario};
+use karpsim::scenario::{BundledRegions, Problem, Scenario};
 
 use super::run::{Simulated, SimulationArgs, default_out, print_profile, simulate, write_report};
-use super::{OutputFormat, print_document};
+use super::{OutputFormat, Warnings, print_document};
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
@@ -21,7 +21,7 @@ pub struct CompareArgs {
     /// A file of karpenter.sh/v1 NodePools (and EC2NodeClasses): one variant
     /// each, named after the file, in the order given; the first is the
     /// base of the deltas. Without it, the scenario's own variants are
-    /// compared.
+    /// compared; with it, the scenario needs no `variants:`.
     #[arg(long = "nodepools", value_name = "FILE")]
     pub nodepools: Vec<PathBuf>,
     /// Report directory [default: reports/<scenario name>-compare].
@@ -38,7 +38,7 @@ pub struct CompareArgs {
 }
 
 pub fn compare_command(args: &CompareArgs) -> Result<()> {
-    let mut scenario = Scenario::load(&args.scenario, &BundledRegions)?;
+    let mut scenario = load_scenario(args)?;
     scenario.set_skip_bad_rows(args.skip_bad_rows);
     if !args.nodepools.is_empty() {
         scenario.set_nodepool_variants(&args.nodepools)?;
@@ -59,7 +59,13 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
         profile,
         pricing,
         staged,
-    } = simulate(&scenario, None, &args.sim, &out_dir)?;
+    } = simulate(
+        &scenario,
+        None,
+        &args.sim,
+        &out_dir,
+        &mut Warnings::new(args.sim.quiet),
+    )?;
     let report_started = std::time::Instant::now();
     write_report(&scenario, &pricing, &outputs, staged, &out_dir)?;
     if let Some(profile) = profile {
@@ -93,53 +99,50 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
             writeln!(stdout, "report: {}", out_dir.join("report.html").display())?;
             stdout.flush()?;
         }
-        format => print_document(
-            format,
-            &comparison_document(&scenario, &summaries, &out_dir),
-        )?,
+        format => {
+            let document = serde_json::json!({
+                "scenario": scenario.name,
+                "seed": scenario.seed,
+                "base": summaries[0].variant,
+                "variants": summaries.iter().map(|s| s.variant.as_str()).collect::<Vec<_>>(),
+                "report_dir": out_dir.display().to_string(),
+                "rows": compare::comparison_json_rows(&summaries),
+            });
+            print_document(format, &document)?;
+        }
     }
     Ok(())
 }
 
-/// The comparison as data: per row each variant's number and each later
-/// variant's absolute and percent difference from the first.
-fn comparison_document(
-    scenario: &Scenario,
-    summaries: &[VariantSummary],
-    out_dir: &std::path::Path,
-) -> serde_json::Value {
-    let names: Vec<&str> = summaries.iter().map(|s| s.variant.as_str()).collect();
-    let rows: Vec<serde_json::Value> = compare::comparison_rows(summaries)
-        .into_iter()
-        .map(|row| {
-            let values: serde_json::Map<String, serde_json::Value> = names
-                .iter()
-                .zip(&row.numbers)
-                .map(|(name, number)| (name.to_string(), serde_json::json!(number)))
-                .collect();
-            let deltas: serde_json::Map<String, serde_json::Value> = names[1..]
-                .iter()
-                .zip(&row.deltas)
-                .map(|(name, delta)| {
-                    let value = delta
-                        .as_ref()
-                        .map(|d| serde_json::json!({"absolute": d.absolute, "percent": d.percent}));
-                    (name.to_string(), serde_json::json!(value))
-                })
-                .collect();
-            serde_json::json!({
-                "measure": row.label.trim(),
-                "values": values,
-                "deltas_vs_first": deltas,
-            })
-        })
-        .collect();
-    serde_json::json!({
-        "scenario": scenario.name,
-        "seed": scenario.seed,
-        "base": names[0],
-        "variants": names,
-        "report_dir": out_dir.display().to_string(),
-        "rows": rows,
-    })
+/// Reads the scenario. With `--nodepools`, a scenario without `variants:`
+/// is accepted: the NodePool files are its variants.
+fn load_scenario(args: &CompareArgs) -> Result<Scenario> {
+    let error = match Scenario::load(&args.scenario, &BundledRegions) {
+        Ok(scenario) => return Ok(scenario),
+        Err(error) => error,
+    };
+    let lacks_variants = matches!(
+        error.problem(),
+        Some(Problem::MissingKey { key: "variants" })
+    );
+    let Some(first) = args.nodepools.first().filter(|_| lacks_variants) else {
+        return Err(error.into());
+    };
+    // The reader requires a variant list; a stand-in one, appended after
+    // the file's own lines (so every position stays true), is replaced by
+    // the NodePool files right after.
+    let text = std::fs::read_to_string(&args.scenario)
+        .with_context(|| format!("cannot read {}", args.scenario.display()))?;
+    match std::fs::metadata(first) {
+        Ok(meta) if meta.is_file() => {}
+        // As `set_nodepool_variants` says it.
+        Ok(_) => anyhow::bail!("{}: cannot read NodePool file: not a file", first.display()),
+        Err(e) => anyhow::bail!("{}: cannot read NodePool file: {e}", first.display()),
+    }
+    let first = std::path::absolute(first).unwrap_or_else(|_| first.clone());
+    let stand_in = format!(
+        "{text}\nvariants:\n  - name: nodepools\n    karpenter:\n      nodePools: {}\n",
+        serde_json::to_string(&first.display().to_string())?
+    );
+    Ok(Scenario::parse(&stand_in, &args.scenario, &BundledRegions)?)
 }

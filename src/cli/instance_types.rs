@@ -16,10 +16,10 @@ pub struct InstanceTypesArgs {
     pub region: String,
     /// YAML file with karpenter.sh/v1 NodePools (and their EC2NodeClasses);
     /// lists only the types they allow and explains the exclusions on stderr.
-    #[arg(long, value_name = "FILE")]
-    pub nodepool: Option<PathBuf>,
+    #[arg(long = "nodepools", alias = "nodepool", value_name = "FILE")]
+    pub nodepools: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = Output::Table)]
+    #[arg(short = 'o', long, value_enum, default_value_t = Output::Table)]
     pub output: Output,
     /// Row order.
     #[arg(long, value_enum, default_value_t = Sort::Name)]
@@ -31,6 +31,7 @@ pub enum Output {
     Table,
     Csv,
     Json,
+    Yaml,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -44,15 +45,17 @@ pub fn instance_types_command(args: &InstanceTypesArgs) -> Result<()> {
         Sort::Name => SortBy::Name,
         Sort::Price => SortBy::Price,
     };
-    let listing = match &args.nodepool {
+    let listing = match &args.nodepools {
         None => instance_types::catalog_listing(&args.region, sort)?,
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
             let loaded = manifests::load_str(&path.display().to_string(), &text)?;
+            let mut warnings = super::Warnings::new(false);
             for warning in &loaded.warnings {
-                eprintln!("warning: {warning}");
+                warnings.add(&warning.to_string(), &[]);
             }
+            warnings.flush();
             if loaded.nodepools.is_empty() {
                 anyhow::bail!(
                     "{}: no karpenter.sh/v1 NodePool in this file",
@@ -77,6 +80,10 @@ fn write_listing(listing: &instance_types::Listing, output: Output) -> io::Resul
         Output::Table => instance_types::write_table_text(listing, &mut out)?,
         Output::Csv => instance_types::write_csv(listing, &mut out)?,
         Output::Json => instance_types::write_json(listing, &mut out)?,
+        Output::Yaml => {
+            let text = serde_saphyr::to_string(listing).map_err(io::Error::other)?;
+            out.write_all(text.as_bytes())?;
+        }
     }
     out.flush()
 }

@@ -1,5 +1,6 @@
 //! The subcommands of the `karpsim` binary, one module each, and what they
-//! share: one-line error text and the progress bar.
+//! share: one-line error text, warnings shown once, the progress bar and
+//! the handling of stop requests (`signals`).
 
 pub mod chart;
 pub mod compare;
@@ -8,6 +9,7 @@ pub mod instance_types;
 pub mod pricing;
 pub mod report;
 pub mod run;
+pub mod signals;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,13 +44,107 @@ pub fn print_document(format: OutputFormat, document: &serde_json::Value) -> any
     Ok(())
 }
 
-/// A progress bar over simulated seconds on stderr. It stays hidden when
-/// stderr is not a terminal or with `--quiet`, and appears only once the
-/// run has taken a second, so short runs print nothing.
+/// The bar's layout: at most 77 columns (a 16-column name, a 30-column
+/// bar, the percentage, the time so far and the time left), so it fits an
+/// 80-column terminal.
+const PROGRESS_TEMPLATE: &str =
+    "{msg:16!} [{bar:30}] {percent:>3}% {elapsed_precise} ETA {eta_precise}";
+
+/// The warnings of one command, each distinct message shown once: exact
+/// repeats are counted (`(×3)`), and a message every variant gave
+/// (`variant NAME: ...`) is shown once with the variants' names. Nothing is
+/// shown with `--quiet`.
+pub struct Warnings {
+    quiet: bool,
+    /// (message without its variant prefix, variants, times given, shown).
+    entries: Vec<(String, Vec<String>, usize, bool)>,
+}
+
+impl Warnings {
+    /// No warnings yet; with `quiet`, none will be shown.
+    pub fn new(quiet: bool) -> Warnings {
+        Warnings {
+            quiet,
+            entries: Vec::new(),
+        }
+    }
+
+    /// Adds one warning; `variants` are the names a `variant NAME: `
+    /// prefix may carry.
+    pub fn add(&mut self, message: &str, variants: &[&str]) {
+        let (variant, text) = variants
+            .iter()
+            .find_map(|name| {
+                message
+                    .strip_prefix("variant ")
+                    .and_then(|rest| rest.strip_prefix(name))
+                    .and_then(|rest| rest.strip_prefix(": "))
+                    .map(|rest| (Some(name.to_string()), rest))
+            })
+            .unwrap_or((None, message));
+        let entry = match self.entries.iter_mut().find(|e| e.0 == text) {
+            Some(entry) => entry,
+            None => {
+                self.entries.push((text.to_string(), Vec::new(), 0, false));
+                self.entries.last_mut().expect("just pushed")
+            }
+        };
+        entry.2 += 1;
+        if let Some(name) = variant
+            && !entry.1.contains(&name)
+        {
+            entry.1.push(name);
+        }
+    }
+
+    /// The lines not shown yet, in the order their messages first came.
+    pub fn pending_lines(&mut self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for (text, variants, count, shown) in &mut self.entries {
+            if *shown {
+                continue;
+            }
+            *shown = true;
+            let mut line = match variants.as_slice() {
+                [] => format!("warning: {text}"),
+                [one] => format!("warning: variant {one}: {text}"),
+                many => format!("warning: variants {}: {text}", many.join(", ")),
+            };
+            // Repeats beyond one per variant.
+            if *count > variants.len().max(1) {
+                line.push_str(&format!(" (×{count})"));
+            }
+            lines.push(line);
+        }
+        lines
+    }
+
+    /// Prints the warnings not shown yet on stderr (none with `--quiet`).
+    pub fn flush(&mut self) {
+        let lines = self.pending_lines();
+        if self.quiet {
+            return;
+        }
+        for line in lines {
+            eprintln!("{line}");
+        }
+    }
+}
+
+/// A progress bar over simulated seconds on stderr, with the time left.
+/// It stays hidden when stderr is not a terminal or with `--quiet`, and
+/// appears only once the run has taken a second, so short runs print
+/// nothing.
 pub struct Progress {
     bar: Option<indicatif::ProgressBar>,
     started: Instant,
     shown: AtomicBool,
+}
+
+fn progress_style() -> indicatif::ProgressStyle {
+    indicatif::ProgressStyle::with_template(PROGRESS_TEMPLATE)
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
 }
 
 impl Progress {
@@ -59,12 +155,7 @@ impl Progress {
                 Some(total_seconds),
                 indicatif::ProgressDrawTarget::hidden(),
             );
-            let style = indicatif::ProgressStyle::with_template(
-                "{msg:>16} [{bar:40}] {percent:>3}% simulated, {elapsed} elapsed",
-            )
-            .map(|s| s.progress_chars("=> "))
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-            bar.set_style(style);
+            bar.set_style(progress_style());
             bar
         });
         Progress {
@@ -123,4 +214,98 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .chain()
         .filter_map(|c| c.downcast_ref::<io::Error>())
         .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A terminal of `width` columns that keeps what is drawn.
+    #[derive(Debug, Clone)]
+    struct Screen {
+        width: u16,
+        lines: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl indicatif::TermLike for Screen {
+        fn width(&self) -> u16 {
+            self.width
+        }
+        fn move_cursor_up(&self, _: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_down(&self, _: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_right(&self, _: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn move_cursor_left(&self, _: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn write_line(&self, line: &str) -> io::Result<()> {
+            self.lines.lock().unwrap().push(line.to_string());
+            Ok(())
+        }
+        fn write_str(&self, text: &str) -> io::Result<()> {
+            self.lines.lock().unwrap().push(text.to_string());
+            Ok(())
+        }
+        fn clear_line(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn flush(&self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_bar_shows_the_time_left_within_80_columns() {
+        let screen = Screen {
+            width: 200,
+            lines: Arc::default(),
+        };
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(86_400),
+            indicatif::ProgressDrawTarget::term_like(Box::new(screen.clone())),
+        );
+        bar.set_style(progress_style());
+        bar.set_message("a-long-variant-name-of-many-words");
+        bar.set_position(43_200);
+        bar.tick();
+        let lines = screen.lines.lock().unwrap().clone();
+        let line = lines
+            .iter()
+            .rev()
+            .find(|l| l.contains('%'))
+            .unwrap_or_else(|| panic!("{lines:?}"));
+        assert!(line.contains(" 50% ") && line.contains(" ETA "), "{line}");
+        assert!(line.chars().count() <= 80, "{} columns: {line}", line.len());
+    }
+
+    #[test]
+    fn warnings_are_shown_once_with_their_variants_and_count() {
+        let mut warnings = Warnings::new(false);
+        let variants = ["on-demand", "spot"];
+        warnings.add("variant on-demand: NodePool a: no EC2NodeClass", &variants);
+        warnings.add("variant spot: NodePool a: no EC2NodeClass", &variants);
+        warnings.add("web.yaml:3:1: field not modelled", &variants);
+        warnings.add("web.yaml:3:1: field not modelled", &variants);
+        warnings.add("web.yaml:3:1: field not modelled", &variants);
+        warnings.add("variant spot: NodePool b: other", &variants);
+        assert_eq!(
+            warnings.pending_lines(),
+            [
+                "warning: variants on-demand, spot: NodePool a: no EC2NodeClass",
+                "warning: web.yaml:3:1: field not modelled (×3)",
+                "warning: variant spot: NodePool b: other",
+            ]
+        );
+        warnings.add("web.yaml:3:1: field not modelled", &variants);
+        assert!(
+            warnings.pending_lines().is_empty(),
+            "shown once per command"
+        );
+    }
 }

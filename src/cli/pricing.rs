@@ -52,8 +52,8 @@ pub struct ImportSpotArgs {
     pub file: PathBuf,
     /// Snapshot file to update; created from the bundled On-Demand prices
     /// when missing [default: pricing-snapshots/refreshed/<region>.json].
-    #[arg(long, value_name = "FILE")]
-    pub snapshot: Option<PathBuf>,
+    #[arg(long, alias = "snapshot", value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -122,7 +122,7 @@ fn import_spot(args: &ImportSpotArgs) -> Result<()> {
         std::fs::read_to_string(&args.file).with_context(|| format!("cannot read {shown}"))?;
     let import = spot_import::read_spot_history(&text, &shown)?;
     let target = args
-        .snapshot
+        .out
         .clone()
         .unwrap_or_else(|| default_snapshot_path(import.region));
     let (mut snapshot, created) = if target.exists() {

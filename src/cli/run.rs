@@ -10,18 +10,18 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use karpsim::cloud::snapshot::SnapshotIdentity;
-use karpsim::report::{chart, html, run as run_report};
+use karpsim::report::{atomic, chart, html, run as run_report};
 use karpsim::scenario::{BundledRegions, Scenario, prepare};
 use karpsim::sim::engine::{self, RunOutput};
 
-use super::{OutputFormat, Progress, print_document};
+use super::{OutputFormat, Progress, Warnings, print_document};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// Scenario file (YAML).
     pub scenario: PathBuf,
-    /// Report directory; each variant gets a folder inside it
-    /// [default: reports/<scenario name>].
+    /// Report directory, replaced as a whole when the run is done; each
+    /// variant gets a folder inside it [default: reports/<scenario name>].
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Run only this variant.
@@ -42,7 +42,8 @@ pub struct RunArgs {
 /// Options of how variants are simulated, shared by `run` and `compare`.
 #[derive(clap::Args)]
 pub struct SimulationArgs {
-    /// No progress bar and no per-variant timing lines.
+    /// Errors only: no warnings, no progress bar, no per-variant timing
+    /// lines.
     #[arg(short, long)]
     pub quiet: bool,
     /// Print the wall time of each engine component (scheduler,
@@ -75,7 +76,13 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
         profile,
         pricing,
         staged,
-    } = simulate(&scenario, args.variant.as_deref(), &args.sim, &out_dir)?;
+    } = simulate(
+        &scenario,
+        args.variant.as_deref(),
+        &args.sim,
+        &out_dir,
+        &mut Warnings::new(args.sim.quiet),
+    )?;
     let report_started = Instant::now();
     write_report(&scenario, &pricing, &outputs, staged, &out_dir)?;
     if let Some(profile) = profile {
@@ -125,36 +132,56 @@ pub struct Simulated {
     pub staged: StagedReport,
 }
 
-/// A report folder being written: one temporary folder per variant, in
-/// variant order, each already holding the variant's complete
-/// `events.csv`. Dropped without [`write_report`], it leaves nothing
-/// behind.
+/// A report folder being written: the whole tree in one temporary folder
+/// beside `--out`, with one folder per variant (in variant order) already
+/// holding the variant's complete `events.csv`. Dropped without
+/// [`write_report`], it leaves nothing behind.
 pub struct StagedReport {
-    staging: run_report::atomic::Staging,
+    tree: atomic::ReportTree,
     dirs: Vec<PathBuf>,
+    /// Variants not run this time whose folders the previous report had
+    /// (kept with `--variant`).
+    kept: Vec<String>,
 }
 
 /// Simulates the scenario's variants (or only `variant`), streaming each
-/// variant's events into its `events.csv` in a temporary folder of
-/// `out_dir` as they happen, so memory does not grow with the event log.
+/// variant's events into its `events.csv` in the temporary report folder
+/// as they happen, so memory does not grow with the event log. The
+/// scenario's warnings go to `warnings`.
 pub fn simulate(
     scenario: &Scenario,
     variant: Option<&str>,
     options: &SimulationArgs,
     out_dir: &Path,
+    warnings: &mut Warnings,
 ) -> Result<Simulated> {
     let prepared = prepare(scenario, variant)?;
+    let variant_names: Vec<&str> = prepared.runs.iter().map(|r| r.variant.as_str()).collect();
     for warning in &prepared.warnings {
-        eprintln!("warning: {warning}");
+        warnings.add(warning, &variant_names);
     }
+    warnings.flush();
     let cannot_write = || format!("cannot write the report to {}", out_dir.display());
-    let mut staging = run_report::atomic::Staging::begin(out_dir).with_context(cannot_write)?;
+    let tree = atomic::ReportTree::begin(out_dir).with_context(cannot_write)?;
+    // A run of one variant completes the earlier report of the others.
+    let mut kept = Vec::new();
+    if variant.is_some() {
+        for other in &scenario.variants {
+            if !variant_names.contains(&other.name.as_str())
+                && tree.keep_previous(&other.name).with_context(cannot_write)?
+            {
+                kept.push(other.name.clone());
+            }
+        }
+    }
     let mut dirs = Vec::new();
     let mut sinks = Vec::new();
     for input in &prepared.runs {
-        let dir = staging.add(&input.variant).with_context(cannot_write)?;
-        let file = std::fs::File::create(dir.join(run_report::EVENTS_FILE))
+        let dir = tree.add_dir(&input.variant).with_context(cannot_write)?;
+        let path = dir.join(run_report::EVENTS_FILE);
+        let file = std::fs::File::create(&path)
             .and_then(|file| run_report::EventsCsv::new(io::BufWriter::new(file)))
+            .map_err(|e| run_report::with_path(&path, e))
             .with_context(cannot_write)?;
         dirs.push(dir);
         sinks.push(file);
@@ -167,9 +194,11 @@ pub fn simulate(
     });
     let results = simulate_variants(&prepared.runs, &mut sinks, options, &progress)?;
     progress.finish();
-    for sink in sinks {
+    for (sink, dir) in sinks.into_iter().zip(&dirs) {
+        let path = dir.join(run_report::EVENTS_FILE);
         sink.finish()
             .and_then(|mut file| file.flush())
+            .map_err(|e| run_report::with_path(&path, e))
             .with_context(cannot_write)?;
     }
     let show_times = options.profile || (!options.quiet && !progress.is_visible());
@@ -203,14 +232,14 @@ pub fn simulate(
         outputs,
         profile: options.profile.then_some(profile),
         pricing: prepared.pricing,
-        staged: StagedReport { staging, dirs },
+        staged: StagedReport { tree, dirs, kept },
     })
 }
 
-/// Finishes the report folder: per variant its other files and charts,
-/// then every variant folder moved into place (each replacing an earlier
-/// one as a whole), then the comparison chart and `report.html` beside
-/// them.
+/// Finishes the report in its temporary folder (per variant its other
+/// files and charts, then the comparison chart and `report.html` over the
+/// variants run and those kept) and swaps it in place of `out_dir` in one
+/// step.
 pub fn write_report(
     scenario: &Scenario,
     pricing: &SnapshotIdentity,
@@ -219,7 +248,7 @@ pub fn write_report(
     out_dir: &Path,
 ) -> Result<()> {
     let cannot_write = || format!("cannot write the report to {}", out_dir.display());
-    let StagedReport { staging, dirs } = staged;
+    let StagedReport { tree, dirs, kept } = staged;
     // Each variant's chart data, read back from its CSVs, feeds the
     // comparison chart too.
     let mut series = Vec::new();
@@ -232,12 +261,20 @@ pub fn write_report(
         chart::write_variant_charts(&read, dir)
             .map_err(io::Error::other)
             .with_context(cannot_write)?;
-        series.push(read);
+        series.push((output.summary.variant.clone(), read));
     }
-    staging.commit().with_context(cannot_write)?;
-    let order: Vec<String> = outputs.iter().map(|o| o.summary.variant.clone()).collect();
-    chart::write_comparison_charts(&series, out_dir)?;
-    html::write_report_html_ordered(out_dir, &order)?;
+    for name in kept {
+        let read = chart::VariantSeries::read_dir(&tree.root().join(&name))
+            .map_err(io::Error::other)
+            .with_context(cannot_write)?;
+        series.push((name, read));
+    }
+    // Scenario order, whichever variants ran this time.
+    series.sort_by_key(|(name, _)| scenario.variants.iter().position(|v| &v.name == name));
+    let (order, series): (Vec<String>, Vec<_>) = series.into_iter().unzip();
+    chart::write_comparison_charts(&series, tree.root()).with_context(cannot_write)?;
+    html::write_report_html_ordered(tree.root(), &order).with_context(cannot_write)?;
+    tree.commit().with_context(cannot_write)?;
     Ok(())
 }
 

@@ -211,6 +211,19 @@ pub enum Unit {
     Ratio,
 }
 
+impl Unit {
+    /// The unit's name in `compare -o json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Unit::Usd => "usd",
+            Unit::Count => "count",
+            Unit::Hours => "hours",
+            Unit::Seconds => "seconds",
+            Unit::Ratio => "ratio",
+        }
+    }
+}
+
 /// One variant's difference from the first variant.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Delta {
@@ -228,6 +241,9 @@ pub struct Delta {
 pub struct ComparisonRow {
     /// What is measured; sub-rows start with two spaces.
     pub label: String,
+    /// Where the number is in `summary.json`, as a dotted path
+    /// (`churn.evictions_by_reason.drift`).
+    pub key: String,
     /// How the numbers are written.
     pub unit: Unit,
     /// Each variant's number, in input order (`None`: not in its summary).
@@ -244,50 +260,156 @@ pub struct ComparisonRow {
 /// efficiency) appear only when at least one summary has them.
 pub fn comparison_rows(variants: &[VariantSummary]) -> Vec<ComparisonRow> {
     let mut rows = Vec::new();
-    let mut push = |label: &str, unit: Unit, number: &dyn Fn(&VariantSummary) -> Option<f64>| {
-        let numbers: Vec<Option<f64>> = variants.iter().map(number).collect();
-        rows.push(row(label, unit, numbers));
-    };
-    push("total cost", Unit::Usd, &|v| Some(v.total_cost_usd));
-    for capacity_type in union_keys(variants, |v| &v.cost_by_capacity_type) {
-        push(&format!("  {capacity_type}"), Unit::Usd, &|v| {
-            Some(value_of(&v.cost_by_capacity_type, &capacity_type))
-        });
-    }
-    push("spot share of node-hours", Unit::Ratio, &|v| {
-        Some(v.spot.spot_share_of_node_hours)
+    let mut push =
+        |label: &str, key: &str, unit: Unit, number: &dyn Fn(&VariantSummary) -> Option<f64>| {
+            let numbers: Vec<Option<f64>> = variants.iter().map(number).collect();
+            rows.push(row(label, key, unit, numbers));
+        };
+    push("total cost", "total_cost_usd", Unit::Usd, &|v| {
+        Some(v.total_cost_usd)
     });
-    push("node-hours", Unit::Hours, &|v| Some(v.node_hours));
-    push("peak nodes", Unit::Count, &|v| Some(v.peak_nodes as f64));
-    push("evictions", Unit::Count, &|v| {
+    for capacity_type in union_keys(variants, |v| &v.cost_by_capacity_type) {
+        push(
+            &format!("  {capacity_type}"),
+            &format!("cost_by_capacity_type.{capacity_type}"),
+            Unit::Usd,
+            &|v| Some(value_of(&v.cost_by_capacity_type, &capacity_type)),
+        );
+    }
+    push(
+        "spot share of node-hours",
+        "spot.spot_share_of_node_hours",
+        Unit::Ratio,
+        &|v| Some(v.spot.spot_share_of_node_hours),
+    );
+    push("node-hours", "node_hours", Unit::Hours, &|v| {
+        Some(v.node_hours)
+    });
+    push("peak nodes", "peak_nodes", Unit::Count, &|v| {
+        Some(v.peak_nodes as f64)
+    });
+    push("evictions", "churn.evictions", Unit::Count, &|v| {
         Some(v.churn.evictions as f64)
     });
     for reason in union_keys(variants, |v| &v.churn.evictions_by_reason) {
-        push(&format!("  {reason}"), Unit::Count, &|v| {
-            Some(count_of(&v.churn.evictions_by_reason, &reason))
-        });
+        push(
+            &format!("  {reason}"),
+            &format!("churn.evictions_by_reason.{reason}"),
+            Unit::Count,
+            &|v| Some(count_of(&v.churn.evictions_by_reason, &reason)),
+        );
     }
-    push("nodeclaims launched", Unit::Count, &|v| {
-        Some(v.nodeclaims_launched as f64)
+    push(
+        "nodeclaims launched",
+        "nodeclaims_launched",
+        Unit::Count,
+        &|v| Some(v.nodeclaims_launched as f64),
+    );
+    push(
+        "nodeclaims terminated",
+        "churn.nodeclaims_terminated",
+        Unit::Count,
+        &|v| Some(v.nodeclaims_terminated() as f64),
+    );
+    push("pending p95", "pending_seconds_p95", Unit::Seconds, &|v| {
+        v.pending_seconds_p95
     });
-    push("nodeclaims terminated", Unit::Count, &|v| {
-        Some(v.nodeclaims_terminated() as f64)
+    push("cpu allocation", "cpu_allocation", Unit::Ratio, &|v| {
+        Some(v.cpu_allocation)
     });
-    push("pending p95", Unit::Seconds, &|v| v.pending_seconds_p95);
-    push("cpu allocation", Unit::Ratio, &|v| Some(v.cpu_allocation));
-    push("memory allocation", Unit::Ratio, &|v| {
-        Some(v.memory_allocation)
-    });
+    push(
+        "memory allocation",
+        "memory_allocation",
+        Unit::Ratio,
+        &|v| Some(v.memory_allocation),
+    );
     if variants.iter().any(|v| v.cost_lower_bound_usd.is_some()) {
-        push("cost lower bound", Unit::Usd, &|v| v.cost_lower_bound_usd);
+        push(
+            "cost lower bound",
+            "cost_lower_bound_usd",
+            Unit::Usd,
+            &|v| v.cost_lower_bound_usd,
+        );
     }
     if variants.iter().any(|v| v.cost_efficiency.is_some()) {
-        push("cost efficiency", Unit::Ratio, &|v| v.cost_efficiency);
+        push("cost efficiency", "cost_efficiency", Unit::Ratio, &|v| {
+            v.cost_efficiency
+        });
     }
     rows
 }
 
-fn row(label: &str, unit: Unit, numbers: Vec<Option<f64>>) -> ComparisonRow {
+impl ComparisonRow {
+    /// Decimals of the row's numbers in `summary.json` (`None`: whole
+    /// numbers).
+    pub fn json_decimals(&self) -> Option<i32> {
+        match self.unit {
+            Unit::Count => None,
+            Unit::Usd => Some(6),
+            Unit::Hours | Unit::Ratio if self.key == "cost_efficiency" => Some(6),
+            Unit::Hours | Unit::Ratio => Some(4),
+            Unit::Seconds => Some(3),
+        }
+    }
+
+    /// `number` as `summary.json` writes this row's numbers.
+    fn json_number(&self, number: f64) -> serde_json::Value {
+        match self.json_decimals() {
+            None => serde_json::json!(number.round() as i64),
+            Some(decimals) => serde_json::json!(round(number, decimals)),
+        }
+    }
+}
+
+/// Rounds to `decimals` places, as `summary.json` does.
+fn round(value: f64, decimals: i32) -> f64 {
+    let scale = 10f64.powi(decimals);
+    (value * scale).round() / scale
+}
+
+/// The rows as data for `compare -o json|yaml`: per row its
+/// `summary.json` key (a dotted path, `cost_by_capacity_type.spot`), unit,
+/// each variant's value (`null` when its summary lacks it) and each later
+/// variant's `absolute` and `percent` difference from the first, rounded
+/// as `summary.json` rounds the key (percent to two places; `null` when the
+/// first variant's value is 0).
+pub fn comparison_json_rows(variants: &[VariantSummary]) -> Vec<serde_json::Value> {
+    comparison_rows(variants)
+        .into_iter()
+        .map(|row| {
+            let values: serde_json::Map<String, serde_json::Value> = variants
+                .iter()
+                .zip(&row.numbers)
+                .map(|(v, number)| {
+                    let value = number.map_or(serde_json::Value::Null, |n| row.json_number(n));
+                    (v.variant.clone(), value)
+                })
+                .collect();
+            let deltas: serde_json::Map<String, serde_json::Value> = variants
+                .iter()
+                .skip(1)
+                .zip(&row.deltas)
+                .map(|(v, delta)| {
+                    let value = delta.as_ref().map_or(serde_json::Value::Null, |d| {
+                        serde_json::json!({
+                            "absolute": row.json_number(d.absolute),
+                            "percent": d.percent.map(|p| round(p, 2)),
+                        })
+                    });
+                    (v.variant.clone(), value)
+                })
+                .collect();
+            serde_json::json!({
+                "key": row.key,
+                "unit": row.unit.name(),
+                "values": values,
+                "deltas_vs_first": deltas,
+            })
+        })
+        .collect()
+}
+
+fn row(label: &str, key: &str, unit: Unit, numbers: Vec<Option<f64>>) -> ComparisonRow {
     let values = numbers
         .iter()
         .map(|n| n.map_or_else(|| "-".to_string(), |n| format_value(unit, n)))
@@ -303,6 +425,7 @@ fn row(label: &str, unit: Unit, numbers: Vec<Option<f64>>) -> ComparisonRow {
         .collect();
     ComparisonRow {
         label: label.to_string(),
+        key: key.to_string(),
         unit,
         numbers,
         values,

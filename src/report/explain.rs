@@ -40,7 +40,7 @@ pub enum ExplainError {
         /// The name given.
         name: String,
         /// Similar names that do exist.
-        near: Vec<String>,
+        near: Near,
     },
     /// A bare pod name that exists in several namespaces.
     #[error("pod name {name:?} is ambiguous: {}", candidates.join(", "))]
@@ -52,12 +52,23 @@ pub enum ExplainError {
     },
 }
 
-fn near_text(near: &[String]) -> String {
-    if near.is_empty() {
-        String::new()
-    } else {
-        format!(" (did you mean: {}?)", near.join(", "))
+fn near_text(near: &Near) -> String {
+    match near {
+        Near::Close(names) => format!(" (did you mean: {}?)", names.join(", ")),
+        Near::Nearest(names) if !names.is_empty() => {
+            format!(" (nearest: {})", names.join(", "))
+        }
+        Near::Nearest(_) => String::new(),
     }
+}
+
+/// Names that exist, offered in place of an unknown one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Near {
+    /// Names within two edits of it, or containing it.
+    Close(Vec<String>),
+    /// With none close, the few least far (empty when nothing exists).
+    Nearest(Vec<String>),
 }
 
 /// The history of `target` in each of `variants` (or only in `variant`),
@@ -187,22 +198,73 @@ fn resolve_pod(name: &str, known: &BTreeSet<String>) -> Result<String, ExplainEr
 }
 
 /// Up to five known names close to `name`: those containing it or within
-/// two edits, closest first.
-fn near_matches<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut scored: Vec<(usize, &str)> = known
+/// two edits, closest first; with none, the three least far.
+fn near_matches<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Near {
+    let mut scored: Vec<(usize, bool, &str)> = known
         .into_iter()
-        .filter_map(|k| {
+        .map(|k| {
             let distance = edit_distance(name, k);
-            (distance <= 2 || (name.len() >= 3 && k.contains(name))).then_some((distance, k))
+            let close = distance <= 2 || (name.len() >= 3 && k.contains(name));
+            (distance, close, k)
         })
         .collect();
     scored.sort();
     scored.dedup();
-    scored
-        .into_iter()
-        .take(5)
-        .map(|(_, k)| k.to_string())
-        .collect()
+    let names = |scored: &[(usize, bool, &str)], n| {
+        scored
+            .iter()
+            .take(n)
+            .map(|(_, _, k)| k.to_string())
+            .collect::<Vec<_>>()
+    };
+    let close: Vec<(usize, bool, &str)> = scored.iter().copied().filter(|s| s.1).collect();
+    if close.is_empty() {
+        Near::Nearest(names(&scored, 3))
+    } else {
+        Near::Close(names(&close, 5))
+    }
+}
+
+/// Every NodeClaim and pod of `variants` (or only of `variant`), one per
+/// line as `VARIANT KIND NAME`, for `karpsim explain DIR --list`.
+pub fn list(variants: &[VariantReport], variant: Option<&str>) -> Result<String, ExplainError> {
+    if let Some(name) = variant
+        && !variants.iter().any(|v| v.name == name)
+    {
+        return Err(ExplainError::UnknownVariant {
+            name: name.to_string(),
+            known: variants.iter().map(|v| v.name.clone()).collect(),
+        });
+    }
+    let mut rows = Vec::new();
+    for v in variants
+        .iter()
+        .filter(|v| variant.is_none_or(|name| v.name == name))
+    {
+        let claims: BTreeSet<&str> = nodeclaim_names(v).collect();
+        let kind = match v.autoscaler {
+            Autoscaler::ClusterAutoscaler => "node",
+            Autoscaler::Karpenter => "nodeclaim",
+        };
+        for claim in claims {
+            rows.push(vec![v.name.clone(), kind.to_string(), claim.to_string()]);
+        }
+        for pod in pod_ids(v) {
+            rows.push(vec![v.name.clone(), "pod".to_string(), pod]);
+        }
+    }
+    let mut out = Vec::new();
+    write_table(
+        &mut out,
+        &[
+            ("VARIANT", Align::Left),
+            ("KIND", Align::Left),
+            ("NAME", Align::Left),
+        ],
+        &rows,
+    )
+    .expect("writing to memory");
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Levenshtein distance over characters.
@@ -600,7 +662,36 @@ mod tests {
             "{error}"
         );
         let error = explain(&sample(), &Target::Pod("zzz".into()), None).unwrap_err();
-        assert_eq!(error.to_string(), "no pod named \"zzz\"");
+        let text = error.to_string();
+        assert!(
+            text.starts_with("no pod named \"zzz\" (nearest: "),
+            "{text}"
+        );
+        assert!(text.contains("default/api-1"), "{text}");
+        assert_eq!(near_matches("x", []), Near::Nearest(Vec::new()));
+    }
+
+    #[test]
+    fn the_list_names_every_nodeclaim_and_pod_of_the_variants() {
+        let text = list(&sample(), None).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(
+            lines[0].starts_with("VARIANT") && lines[0].contains("NAME"),
+            "{text}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("nodeclaim") && l.ends_with("np-00001")),
+            "{text}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("pod") && l.ends_with("default/api-1")),
+            "{text}"
+        );
+        assert!(list(&sample(), Some("nope")).is_err());
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! Renders results for people and programs: terminal tables, CSV and JSON.
 //! Writers take `&mut impl Write`; nothing here decides anything.
 
+pub mod atomic;
 pub mod chart;
+pub mod cleanup;
 pub mod compare;
 pub mod explain;
 pub mod html;

@@ -87,7 +87,16 @@ fn unknown_names_and_variants_are_one_error_line() {
     let dir = quickstart_report();
     let dir = dir.to_str().unwrap();
     let line = single_error_line(&karpsim(&["explain", dir, "--pod", "no-such-pod"]));
-    assert_eq!(line, "error: no pod named \"no-such-pod\"");
+    assert!(
+        line.starts_with("error: no pod named \"no-such-pod\" (nearest: default/"),
+        "{line}"
+    );
+    assert!(
+        line.ends_with(&format!(
+            "; list them all with `karpsim explain {dir} --list`"
+        )),
+        "{line}"
+    );
     let line = single_error_line(&karpsim(&[
         "explain",
         dir,
@@ -110,4 +119,31 @@ fn unknown_names_and_variants_are_one_error_line() {
         Some(2),
         "neither --pod nor --nodeclaim"
     );
+}
+
+/// `--list` names every NodeClaim and pod `--nodeclaim` and `--pod` accept.
+#[test]
+fn list_names_what_can_be_explained() {
+    let dir = quickstart_report();
+    let text = explain(&["--list", "--variant", "spot-first"]);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("VARIANT"), "{text}");
+    assert!(
+        lines[1..].iter().all(|l| l.starts_with("spot-first ")),
+        "{text}"
+    );
+    let mut reader = csv::Reader::from_path(dir.join("spot-first/nodeclaims.csv")).unwrap();
+    let claim = reader.records().next().unwrap().unwrap()[0].to_string();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" nodeclaim ") && l.ends_with(&claim)),
+        "{text}"
+    );
+    let pod = lines
+        .iter()
+        .find(|l| l.contains(" pod "))
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap();
+    assert!(explain(&["--pod", pod, "--variant", "spot-first"]).contains("Events:"));
 }

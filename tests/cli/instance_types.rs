@@ -156,3 +156,22 @@ fn file_without_nodepool_is_an_error() {
         "error: deploy.yaml: no karpenter.sh/v1 NodePool in this file"
     );
 }
+
+/// `-o` works as everywhere else, with csv, json and yaml, and NodePool
+/// files are given with `--nodepools` (the old `--nodepool` still works).
+#[test]
+fn short_output_flag_and_nodepools() {
+    let csv = karpsim(&["instance-types", "-o", "csv"]);
+    assert!(csv.status.success(), "{}", stderr(&csv));
+    assert!(stdout(&csv).starts_with(&format!("{HEADER},")));
+    let yaml = karpsim(&["instance-types", "-o", "yaml", "--region", "eu-west-1"]);
+    assert!(yaml.status.success(), "{}", stderr(&yaml));
+    let parsed: serde_json::Value = serde_saphyr::from_str(&stdout(&yaml)).unwrap();
+    assert_eq!(parsed["region"], "eu-west-1");
+    let file = "tests/fixtures/manifests/nodepool-general-purpose.yaml";
+    let new = karpsim(&["instance-types", "--nodepools", file, "-o", "csv"]);
+    let old = karpsim(&["instance-types", "--nodepool", file, "-o", "csv"]);
+    assert!(new.status.success(), "{}", stderr(&new));
+    assert_eq!(new.stdout, old.stdout);
+    assert!(stdout(&new).lines().count() > 10);
+}

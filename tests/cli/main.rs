@@ -9,4 +9,5 @@ mod parallel;
 mod pricing;
 mod report;
 mod run;
+mod signals;
 mod util;

@@ -438,7 +438,7 @@ fn import_spot_creates_a_snapshot_with_zone_prices() {
             "pricing",
             "import-spot",
             history.to_str().unwrap(),
-            "--snapshot",
+            "--out",
             "spot.json",
         ],
     );
@@ -457,7 +457,8 @@ fn import_spot_creates_a_snapshot_with_zone_prices() {
     assert_eq!(snapshot["spot"]["date"], "2021-02-09T01:40:10Z");
     assert_eq!(snapshot["date"], "2026-07-20");
 
-    // A second import of the same file replaces the same five prices.
+    // A second import of the same file replaces the same five prices
+    // (`--snapshot`, the flag's old name, still works).
     let again = karpsim_in(
         dir.path(),
         &[

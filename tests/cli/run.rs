@@ -515,3 +515,152 @@ fn a_run_failing_midway_leaves_no_report_behind() {
         "{}"
     );
 }
+
+/// Writes the one-variant scenario `s.yaml` (and its files) into `dir`,
+/// with a second variant `w` on the same NodePool file when `two`.
+fn write_small_scenario(dir: &Path, two: bool) {
+    let mut text = scenario("");
+    if two {
+        text.push_str("  - name: w\n    karpenter: {nodePools: pool.yaml}\n");
+    }
+    fs::write(dir.join("s.yaml"), text).unwrap();
+    fs::write(dir.join("web.yaml"), WORKLOAD).unwrap();
+    fs::write(dir.join("pool.yaml"), GOOD_POOL).unwrap();
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The new report replaces the previous one as a whole: a variant folder
+/// the scenario no longer has and the old page are gone, and so are the
+/// temporary folders killed runs left beside it and inside it.
+#[test]
+fn the_report_replaces_the_previous_one_as_a_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    write_small_scenario(dir.path(), false);
+    let out = dir.path().join("out");
+    fs::create_dir_all(out.join("gone")).unwrap();
+    fs::write(out.join("gone/summary.json"), "{}").unwrap();
+    fs::write(out.join("report.html"), "old page").unwrap();
+    fs::create_dir_all(out.join(".v.tmp-999999999")).unwrap();
+    fs::create_dir_all(dir.path().join(".out.tmp-999999999/v")).unwrap();
+    let output = karpsim_in(dir.path(), &["run", "s.yaml", "--out", "out", "-q"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(names(dir.path()), ["out"]);
+    assert_eq!(names(&out), ["cost.png", "cost.svg", "report.html", "v"]);
+    assert_ne!(
+        fs::read_to_string(out.join("report.html")).unwrap(),
+        "old page"
+    );
+}
+
+/// `--variant` reruns one variant and keeps the report's others.
+#[test]
+fn a_run_of_one_variant_keeps_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    write_small_scenario(dir.path(), true);
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", "s.yaml", "--out", "out", "-q"];
+        args.extend_from_slice(extra);
+        let output = karpsim_in(dir.path(), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+    };
+    run(&[]);
+    let before = fs::read(dir.path().join("out/w/events.csv")).unwrap();
+    run(&["--variant", "v"]);
+    let out = dir.path().join("out");
+    assert_eq!(
+        names(&out),
+        ["cost.png", "cost.svg", "report.html", "v", "w"]
+    );
+    assert_eq!(fs::read(out.join("w/events.csv")).unwrap(), before);
+    let page = fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        page.contains(">w<") || page.contains("w</"),
+        "both variants shown"
+    );
+}
+
+/// A folder holding other things is not replaced: one error line, and it
+/// is left as it was.
+#[test]
+fn a_folder_that_is_not_a_report_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write_small_scenario(dir.path(), false);
+    fs::create_dir(dir.path().join("home")).unwrap();
+    fs::write(dir.path().join("home/notes.txt"), "mine").unwrap();
+    let line = single_error_line(&karpsim_in(dir.path(), &["run", "s.yaml", "--out", "home"]));
+    assert!(line.contains("home holds \"notes.txt\""), "{line}");
+    assert_eq!(names(&dir.path().join("home")), ["notes.txt"]);
+    assert_eq!(names(dir.path()), ["home"]);
+}
+
+/// A full disk (here: a file-size limit, which fails writes the same way)
+/// or an `--out` that cannot be created is one error line naming the path,
+/// and nothing partial stays.
+#[test]
+fn a_full_disk_or_unwritable_out_is_one_line_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    write_small_scenario(dir.path(), false);
+    let output = std::process::Command::new("sh")
+        .current_dir(dir.path())
+        .args([
+            "-c",
+            "ulimit -f 4; trap '' XFSZ; exec \"$0\" \"$@\"",
+            env!("CARGO_BIN_EXE_karpsim"),
+            "run",
+            "s.yaml",
+            "--out",
+            "reports/out",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let line = single_error_line(&output);
+    assert!(
+        line.starts_with("error: cannot write the report to reports/out: "),
+        "{line}"
+    );
+    assert!(line.contains("reports/.out.tmp-"), "names the file: {line}");
+    assert_eq!(names(dir.path()), Vec::<String>::new(), "nothing left");
+    fs::write(dir.path().join("blocker"), "a file").unwrap();
+    let line = single_error_line(&karpsim_in(
+        dir.path(),
+        &["run", "s.yaml", "--out", "blocker/out"],
+    ));
+    assert!(
+        line.contains("cannot write the report to blocker/out: blocker"),
+        "{line}"
+    );
+    assert_eq!(names(dir.path()), ["blocker"]);
+}
+
+/// A warning every variant gives is shown once, naming the variants;
+/// `--quiet` shows errors only.
+#[test]
+fn warnings_are_shown_once_and_quiet_shows_none() {
+    let dir = tempfile::tempdir().unwrap();
+    write_small_scenario(dir.path(), true);
+    let output = karpsim_in(dir.path(), &["run", "s.yaml", "--out", "out"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stderr(&output);
+    let about_class: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("EC2NodeClass \"default\""))
+        .collect();
+    assert_eq!(about_class.len(), 1, "{text}");
+    assert!(
+        about_class[0].starts_with("warning: variants v, w: NodePool default:"),
+        "{text}"
+    );
+    let quiet = karpsim_in(dir.path(), &["run", "s.yaml", "--out", "out", "--quiet"]);
+    assert!(quiet.status.success(), "{}", stderr(&quiet));
+    assert_eq!(stderr(&quiet), "");
+}

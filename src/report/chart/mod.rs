@@ -143,17 +143,16 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, png::Encod
 /// Writes `bytes` to `dir/name` through a temporary file in `dir` and a
 /// rename, so readers never see a half-written chart.
 pub fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> Result<(), ChartError> {
-    let target = dir.join(name);
-    let temp = dir.join(format!(".{name}.tmp-{}", std::process::id()));
-    let result = fs::write(&temp, bytes).and_then(|()| fs::rename(&temp, &target));
-    if let Err(source) = result {
-        let _ = fs::remove_file(&temp);
-        return Err(ChartError::Io {
-            path: target,
-            source,
-        });
-    }
-    Ok(())
+    use std::io::Write;
+    super::atomic::write_file(dir, name, |out| out.write_all(bytes))
+        .map(|_| ())
+        .map_err(|error| match error {
+            super::atomic::ReportDirError::Io { path, source } => ChartError::Io { path, source },
+            other => ChartError::Io {
+                path: dir.join(name),
+                source: io::Error::other(other.to_string()),
+            },
+        })
 }
 
 /// Renders `figure` and writes `NAME.svg` and `NAME.png` into `dir`;

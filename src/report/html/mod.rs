@@ -98,25 +98,16 @@ pub fn write_report_html_ordered(
     order: &[String],
 ) -> Result<PathBuf, HtmlError> {
     let html = render_report_ordered(report_dir, order)?;
-    let target = report_dir.join(REPORT_HTML);
-    let temp = report_dir.join(format!(".{REPORT_HTML}.tmp-{}", std::process::id()));
-    let io_error = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| HtmlError::Io { path, source }
-    };
-    let written = fs::File::create(&temp).and_then(|mut file| {
-        file.write_all(html.as_bytes())?;
-        file.sync_all()
-    });
-    if let Err(source) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(io_error(&temp)(source));
-    }
-    fs::rename(&temp, &target).map_err(|source| {
-        let _ = fs::remove_file(&temp);
-        io_error(&target)(source)
-    })?;
-    Ok(target)
+    super::atomic::write_file(report_dir, REPORT_HTML, |out| {
+        out.write_all(html.as_bytes())
+    })
+    .map_err(|error| match error {
+        super::atomic::ReportDirError::Io { path, source } => HtmlError::Io { path, source },
+        other => HtmlError::Io {
+            path: report_dir.join(REPORT_HTML),
+            source: io::Error::other(other.to_string()),
+        },
+    })
 }
 
 /// Known charts of the report folder, in display order, with captions.

@@ -1,7 +1,7 @@
 //! The report of `karpsim run`: a summary table for the terminal (with
 //! deltas against the first variant) and, per variant, `summary.json`,
 //! `nodeclaims.csv`, `events.csv`, `timeseries.csv` and `disruption.csv`,
-//! written atomically (see [`atomic`]). A Cluster Autoscaler variant writes
+//! written atomically (see [`crate::report::atomic`]). A Cluster Autoscaler variant writes
 //! `nodes.csv` (the columns of `nodeclaims.csv`, `nodepool` being the node
 //! group) in place of `nodeclaims.csv`, and `scaledown.csv` (CA's
 //! unremovable reasons) in place of `disruption.csv`. `karpsim run` writes
@@ -11,7 +11,6 @@
 //! Numbers are written from exact integers with fixed decimals (money with
 //! six, times with three), so the same run always gives the same bytes.
 
-pub mod atomic;
 mod events;
 
 pub use events::{EVENTS_FILE, EventsCsv};
@@ -163,6 +162,8 @@ struct ChurnJson<'a> {
     evictions: u64,
     evictions_by_reason: BTreeMap<&'a str, u64>,
     nodeclaims_launched_by_reason: BTreeMap<&'a str, u64>,
+    /// The sum of `nodeclaims_terminated_by_reason`.
+    nodeclaims_terminated: u64,
     nodeclaims_terminated_by_reason: BTreeMap<&'a str, u64>,
     pod_restarts: BTreeMap<&'a str, u64>,
     pdb_blocked_evictions: u64,
@@ -187,6 +188,7 @@ fn churn_json(churn: &Churn) -> ChurnJson<'_> {
         evictions: churn.evictions(),
         evictions_by_reason: counts(&churn.evictions_by_reason),
         nodeclaims_launched_by_reason: counts(&churn.nodeclaims_launched_by_reason),
+        nodeclaims_terminated: churn.nodeclaims_terminated_by_reason.values().sum(),
         nodeclaims_terminated_by_reason: counts(&churn.nodeclaims_terminated_by_reason),
         pod_restarts: counts(&churn.pod_restarts),
         pdb_blocked_evictions: churn.pdb_blocked_evictions,
@@ -422,31 +424,48 @@ pub fn write_variant_files_but_events(
     run: &RunOutput,
     dir: &std::path::Path,
 ) -> io::Result<()> {
-    let create = |name: &str| -> io::Result<io::BufWriter<std::fs::File>> {
-        Ok(io::BufWriter::new(std::fs::File::create(dir.join(name))?))
-    };
     let names = if run.scale_down.is_some() {
         CA_FILES
     } else {
         FILES
     };
-    let mut f = create(names[0])?;
-    write_summary_json(scenario, pricing, run, &mut f)?;
-    f.flush()?;
-    let mut f = create(names[1])?;
-    write_nodeclaims_csv(run, &mut f)?;
-    f.flush()?;
+    type Writer<'w> = dyn FnOnce(&mut io::BufWriter<std::fs::File>) -> io::Result<()> + 'w;
+    let files: [(&str, Box<Writer>); 4] = [
+        (
+            names[0],
+            Box::new(|f| write_summary_json(scenario, pricing, run, f)),
+        ),
+        (names[1], Box::new(|f| write_nodeclaims_csv(run, f))),
+        (names[3], Box::new(|f| write_timeseries_csv(run, f))),
+        (
+            names[4],
+            Box::new(|f| {
+                if run.scale_down.is_some() {
+                    write_scaledown_csv(run, f)
+                } else {
+                    write_disruption_csv(run, f)
+                }
+            }),
+        ),
+    ];
     debug_assert_eq!(names[2], EVENTS_FILE);
-    let mut f = create(names[3])?;
-    write_timeseries_csv(run, &mut f)?;
-    f.flush()?;
-    let mut f = create(names[4])?;
-    if run.scale_down.is_some() {
-        write_scaledown_csv(run, &mut f)?;
-    } else {
-        write_disruption_csv(run, &mut f)?;
+    for (name, write) in files {
+        let path = dir.join(name);
+        std::fs::File::create(&path)
+            .map(io::BufWriter::new)
+            .and_then(|mut f| {
+                write(&mut f)?;
+                f.flush()
+            })
+            .map_err(|e| with_path(&path, e))?;
     }
-    f.flush()
+    Ok(())
+}
+
+/// `error` with `path` in front, keeping its kind (a full disk, a closed
+/// pipe stay recognisable).
+pub fn with_path(path: &std::path::Path, error: io::Error) -> io::Error {
+    io::Error::new(error.kind(), format!("{}: {error}", path.display()))
 }
 
 /// The spot rows of the terminal summary: the spot share and savings when
