@@ -24,6 +24,7 @@ use crate::kube::labels::{
     LABEL_INSTANCE_TYPE, LABEL_TOPOLOGY_ZONE_ID, is_well_known_label, normalize_label_key,
 };
 use crate::kube::requirements::{Operator, Requirement, Requirements};
+use crate::yaml::suggest::levenshtein as edit_distance;
 
 /// The requirements of a NodePool's NodeClaim template.
 pub fn template_requirements(pool: &NodePool) -> Requirements {
@@ -313,25 +314,6 @@ fn did_you_mean(value: &str, known: &BTreeSet<&str>) -> String {
         .map(|(.., k)| *k)
         .collect();
     format!(" (did you mean {}?)", names.join(", "))
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            current.push(
-                (previous[j] + cost)
-                    .min(previous[j + 1] + 1)
-                    .min(current[j] + 1),
-            );
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ use aws_sdk_pricing::Client;
 use aws_sdk_pricing::config::{BehaviorVersion, Region};
 use aws_sdk_pricing::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_pricing::types::{Filter, FilterType};
+use aws_smithy_http_client::tls::{Provider, rustls_provider::CryptoMode};
 
 use super::price_list::{
     OnDemandTable, PAGE_SIZE, PriceListError, Query, SERVICE_CODE, endpoint_region,
@@ -170,7 +171,14 @@ pub async fn fetch_on_demand(client: &Client, region: &str) -> Result<OnDemandTa
 /// with `endpoint_url` in place of the chain's endpoint when given.
 pub async fn client_for(region: &str, endpoint_url: Option<&str>) -> Client {
     let mut loader = aws_config::defaults(BehaviorVersion::latest())
-        .region(Region::new(endpoint_region(region)));
+        .region(Region::new(endpoint_region(region)))
+        // One HTTPS client for the Price List API and the credential
+        // providers: rustls on the ring crypto provider.
+        .http_client(
+            aws_smithy_http_client::Builder::new()
+                .tls_provider(Provider::Rustls(CryptoMode::Ring))
+                .build_https(),
+        );
     if let Some(url) = endpoint_url {
         loader = loader.endpoint_url(url);
     }

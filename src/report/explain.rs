@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 
 use super::read::{Autoscaler, EventRow, NodeClaimRow, VariantReport, sim_time};
 use super::table::{Align, write_table};
+use crate::yaml::suggest::levenshtein as edit_distance;
 
 /// What to explain.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -265,25 +266,6 @@ pub fn list(variants: &[VariantReport], variant: Option<&str>) -> Result<String,
     )
     .expect("writing to memory");
     Ok(String::from_utf8_lossy(&out).into_owned())
-}
-
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            current.push(
-                (previous[j] + cost)
-                    .min(previous[j + 1] + 1)
-                    .min(current[j] + 1),
-            );
-        }
-        previous = current;
-    }
-    previous[b.len()]
 }
 
 /// The component an event comes from, as `kubectl describe` would show

@@ -59,21 +59,7 @@ fn check_label_chars(label: &str) -> Result<(), ()> {
     if ok { Ok(()) } else { Err(()) }
 }
 
-/// The Levenshtein distance between two names (in characters), for "did
-/// you mean" hints.
-pub(super) fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut previous: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut current = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = previous[j] + usize::from(ca != *cb);
-            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
-        }
-        previous = current;
-    }
-    previous[b.len()]
-}
+pub(super) use crate::yaml::suggest::levenshtein as edit_distance;
 
 #[cfg(test)]
 mod tests {

@@ -29,6 +29,22 @@ pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     best.map(|(_, candidate)| candidate)
 }
 
+/// Levenshtein distance over characters (each insertion, deletion or
+/// substitution counts one), for readers that rank several near names.
+pub fn levenshtein(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut current = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current.push(substitution.min(previous[j + 1] + 1).min(current[j] + 1));
+        }
+        previous = current;
+    }
+    previous[b.len()]
+}
+
 /// Optimal-string-alignment distance: Levenshtein plus swaps of two
 /// neighbouring characters, the most common typo (`Deploymnet`).
 fn edit_distance(a: &[char], b: &[char]) -> usize {

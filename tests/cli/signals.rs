@@ -33,11 +33,11 @@ fn scenario(duration: &str) -> String {
     )
 }
 
-/// A folder with `long.yaml` (30 days), `short.yaml` (10 minutes) and the
+/// A folder with `long.yaml` (5 days, under the limit of pods a run creates), `short.yaml` (10 minutes) and the
 /// NodePool files `pool.yaml` and `pool2.yaml`.
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    fs::write(dir.path().join("long.yaml"), scenario("30d")).unwrap();
+    fs::write(dir.path().join("long.yaml"), scenario("5d")).unwrap();
     fs::write(dir.path().join("short.yaml"), scenario("10m")).unwrap();
     fs::write(dir.path().join("pool.yaml"), POOL).unwrap();
     fs::write(dir.path().join("pool2.yaml"), POOL).unwrap();

@@ -188,7 +188,7 @@ fn duplicate_keys_are_errors() {
     let text = deployment("web", "        image: web:2\n");
     assert_eq!(
         error(&text),
-        "m.yaml:17:9: malformed YAML: duplicate mapping key: image"
+        "m.yaml:17:9: malformed YAML: duplicate key \"image\" (first at line 16)"
     );
 }
 

@@ -27,17 +27,8 @@ pub const KUBERNETES_YAML: ParseOptions = ParseOptions {
 pub fn parse_stream(file: &str, text: &str) -> Result<Vec<Node>, ManifestError> {
     yaml::parse_stream(text, KUBERNETES_YAML).map_err(|e| ManifestError::Yaml {
         at: Position::at(file, e.position),
-        message: without_library_advice(e.message),
+        message: e.message,
     })
-}
-
-/// serde-saphyr's duplicate-key message ends with advice about its own
-/// options, which a manifest's author cannot act on; the fact stays.
-fn without_library_advice(message: String) -> String {
-    match message.split_once(", set DuplicateKeyPolicy") {
-        Some((fact, _)) => fact.to_string(),
-        None => message,
-    }
 }
 
 /// Deserializes a typed value from `node`. Errors carry the position and
