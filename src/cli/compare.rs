@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use karpsim::report::compare::{self, VariantSummary};
-use karpsim::scenario::{BundledRegions, Problem, Scenario};
+use karpsim::scenario::{BundledRegions, Scenario};
 
 use super::run::{Simulated, SimulationArgs, default_out, print_profile, simulate, write_report};
 use super::{OutputFormat, Warnings, print_document};
@@ -117,32 +117,9 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
 /// Reads the scenario. With `--nodepools`, a scenario without `variants:`
 /// is accepted: the NodePool files are its variants.
 fn load_scenario(args: &CompareArgs) -> Result<Scenario> {
-    let error = match Scenario::load(&args.scenario, &BundledRegions) {
-        Ok(scenario) => return Ok(scenario),
-        Err(error) => error,
-    };
-    let lacks_variants = matches!(
-        error.problem(),
-        Some(Problem::MissingKey { key: "variants" })
-    );
-    let Some(first) = args.nodepools.first().filter(|_| lacks_variants) else {
-        return Err(error.into());
-    };
-    // The reader requires a variant list; a stand-in one, appended after
-    // the file's own lines (so every position stays true), is replaced by
-    // the NodePool files right after.
-    let text = std::fs::read_to_string(&args.scenario)
-        .with_context(|| format!("cannot read {}", args.scenario.display()))?;
-    match std::fs::metadata(first) {
-        Ok(meta) if meta.is_file() => {}
-        // As `set_nodepool_variants` says it.
-        Ok(_) => anyhow::bail!("{}: cannot read NodePool file: not a file", first.display()),
-        Err(e) => anyhow::bail!("{}: cannot read NodePool file: {e}", first.display()),
-    }
-    let first = std::path::absolute(first).unwrap_or_else(|_| first.clone());
-    let stand_in = format!(
-        "{text}\nvariants:\n  - name: nodepools\n    karpenter:\n      nodePools: {}\n",
-        serde_json::to_string(&first.display().to_string())?
-    );
-    Ok(Scenario::parse(&stand_in, &args.scenario, &BundledRegions)?)
+    Ok(if args.nodepools.is_empty() {
+        Scenario::load(&args.scenario, &BundledRegions)?
+    } else {
+        Scenario::load_without_variants(&args.scenario, &BundledRegions)?
+    })
 }

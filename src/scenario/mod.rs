@@ -345,16 +345,7 @@ impl Scenario {
         path: &Path,
         catalog: &C,
     ) -> Result<Scenario, ScenarioError> {
-        let bytes = std::fs::read(path).map_err(|err| ScenarioError::Read {
-            file: path.display().to_string(),
-            reason: err.to_string(),
-        })?;
-        let text = crate::yaml::utf8_text(&bytes).map_err(|err| ScenarioError::Yaml {
-            file: path.display().to_string(),
-            position: err.position,
-            message: err.to_string(),
-        })?;
-        Scenario::parse(text, path, catalog)
+        Scenario::load_with(path, catalog, true)
     }
 
     /// Validates `text` as the content of the scenario file at `path`, which
@@ -365,6 +356,33 @@ impl Scenario {
         path: &Path,
         catalog: &C,
     ) -> Result<Scenario, ScenarioError> {
-        read::read_scenario(text, path, catalog)
+        read::read_scenario(text, path, catalog, true)
+    }
+
+    /// [`Scenario::load`] for a caller that supplies the variants itself
+    /// (`compare --nodepools`, through [`Scenario::set_nodepool_variants`]):
+    /// a file without `variants:` reads, with no variants.
+    pub fn load_without_variants<C: RegionCatalog + ?Sized>(
+        path: &Path,
+        catalog: &C,
+    ) -> Result<Scenario, ScenarioError> {
+        Scenario::load_with(path, catalog, false)
+    }
+
+    fn load_with<C: RegionCatalog + ?Sized>(
+        path: &Path,
+        catalog: &C,
+        variants_required: bool,
+    ) -> Result<Scenario, ScenarioError> {
+        let bytes = std::fs::read(path).map_err(|err| ScenarioError::Read {
+            file: path.display().to_string(),
+            reason: err.to_string(),
+        })?;
+        let text = crate::yaml::utf8_text(&bytes).map_err(|err| ScenarioError::Yaml {
+            file: path.display().to_string(),
+            position: err.position,
+            message: err.to_string(),
+        })?;
+        read::read_scenario(text, path, catalog, variants_required)
     }
 }

@@ -145,6 +145,7 @@ pub(super) fn read_scenario<C: RegionCatalog + ?Sized>(
     text: &str,
     path: &Path,
     catalog: &C,
+    variants_required: bool,
 ) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
     let source = std::path::absolute(path).map_err(|err| ScenarioError::Read {
@@ -161,6 +162,7 @@ pub(super) fn read_scenario<C: RegionCatalog + ?Sized>(
         file,
         text,
         base_dir,
+        variants_required,
     };
     match root {
         Some(root) => reader.scenario(&root, &source, catalog),
@@ -174,6 +176,8 @@ struct Reader<'t> {
     file: String,
     text: &'t str,
     base_dir: PathBuf,
+    /// False when the caller supplies the variants (`compare --nodepools`).
+    variants_required: bool,
 }
 
 /// A mapping whose keys have been checked against its [`Keys`].
@@ -549,7 +553,10 @@ impl Reader<'_> {
             .into_iter()
             .map(str::to_string)
             .collect();
-        let variants = self.variants(self.required(&top, "variants")?, &region, &region_zones)?;
+        let variants = match top.get("variants") {
+            None if !self.variants_required => Vec::new(),
+            _ => self.variants(self.required(&top, "variants")?, &region, &region_zones)?,
+        };
         let spot = self.spot(&top, (duration, &self.written(duration_node)), &zones)?;
         let pricing_snapshot = match top.get("pricingSnapshot") {
             Some(node) => Some(PinnedSnapshot {

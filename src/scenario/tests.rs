@@ -850,3 +850,15 @@ fn bundled_scenarios_prepare() {
     names.sort();
     assert_eq!(names.len(), 7, "{names:?}");
 }
+
+/// `variants:` is required unless the caller brings the variants
+/// (`compare --nodepools`); then a file without it reads with none.
+#[test]
+fn variants_are_optional_only_when_the_caller_brings_them() {
+    let text = "duration: 90m\nworkloads:\n  - manifests: workloads/base.yaml\n";
+    let message = error(text);
+    assert!(message.contains("variants"), "{message}");
+    let scenario = read::read_scenario(text, Path::new(INLINE), REGIONS, false).expect("reads");
+    assert!(scenario.variants.is_empty());
+    assert_eq!(scenario.duration, SimDuration::from_secs(90 * 60));
+}
