@@ -48,7 +48,9 @@ pub fn check_dns_label(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn is_label_text(label: &str) -> bool {
+/// Whether `label` has a DNS-1123 label's characters: lowercase
+/// alphanumerics and `-`, starting and ending alphanumeric (length aside).
+pub fn is_label_text(label: &str) -> bool {
     let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
     label.starts_with(alnum)
         && label.ends_with(alnum)

@@ -1,6 +1,8 @@
 //! Name rules: scenario and variant names (which become report file names)
 //! and the Kubernetes object names a workload step refers to.
 
+use crate::kube::names::{DNS_LABEL_MAX_LEN, DNS_SUBDOMAIN_MAX_LEN, is_label_text};
+
 /// Longest scenario or variant name.
 const MAX_NAME_LEN: usize = 63;
 
@@ -25,16 +27,17 @@ pub(super) fn check_report_name(name: &str) -> Result<(), &'static str> {
 }
 
 /// Kubernetes object names (DNS-1123 subdomain: dot-separated labels of
-/// lowercase letters, digits and '-', at most 253 characters).
+/// lowercase letters, digits and '-', at most 253 characters), in the
+/// scenario reader's words.
 pub(super) fn check_dns_subdomain(name: &str) -> Result<(), &'static str> {
-    if name.len() > 253 {
+    if name.len() > DNS_SUBDOMAIN_MAX_LEN {
         return Err("a Kubernetes name has at most 253 characters");
     }
-    for label in name.split('.') {
-        check_label_chars(label).map_err(|_| {
+    if !name.split('.').all(is_label_text) {
+        return Err(
             "a Kubernetes name is lowercase letters, digits, '-' and '.', \
-             starting and ending with a letter or digit"
-        })?;
+             starting and ending with a letter or digit",
+        );
     }
     Ok(())
 }
@@ -42,21 +45,14 @@ pub(super) fn check_dns_subdomain(name: &str) -> Result<(), &'static str> {
 /// Kubernetes namespaces (DNS-1123 label: at most 63 lowercase letters,
 /// digits and '-').
 pub(super) fn check_dns_label(name: &str) -> Result<(), &'static str> {
-    if name.len() > 63 {
+    if name.len() > DNS_LABEL_MAX_LEN {
         return Err("a namespace has at most 63 characters");
     }
-    check_label_chars(name).map_err(|_| {
-        "a namespace is lowercase letters, digits and '-', \
-         starting and ending with a letter or digit"
-    })
-}
-
-fn check_label_chars(label: &str) -> Result<(), ()> {
-    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let ok = label.starts_with(alnum)
-        && label.ends_with(alnum)
-        && label.chars().all(|c| alnum(c) || c == '-');
-    if ok { Ok(()) } else { Err(()) }
+    if !is_label_text(name) {
+        return Err("a namespace is lowercase letters, digits and '-', \
+         starting and ending with a letter or digit");
+    }
+    Ok(())
 }
 
 pub(super) use crate::yaml::suggest::levenshtein as edit_distance;

@@ -3,19 +3,7 @@
 
 use std::fs;
 
-use crate::util::{karpsim_in, single_error_line};
-
-const POOL: &str = "
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-";
+use crate::util::{ON_DEMAND_POOL, karpsim_in, single_error_line};
 
 const SCENARIO: &str = "name: typo\nduration: 1h\nworkloads:\n  - manifests: web.yaml\nvariants:\n  - name: v\n    karpenter: {nodePools: pool.yaml}\n";
 
@@ -24,7 +12,7 @@ fn run_error(workload: &str) -> String {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("s.yaml"), SCENARIO).unwrap();
     fs::write(dir.path().join("web.yaml"), workload).unwrap();
-    fs::write(dir.path().join("pool.yaml"), POOL).unwrap();
+    fs::write(dir.path().join("pool.yaml"), ON_DEMAND_POOL).unwrap();
     let out = karpsim_in(dir.path(), &["run", "s.yaml", "--out", "out/report"]);
     let line = single_error_line(&out);
     assert!(!dir.path().join("out").exists(), "no report directory left");

@@ -4,7 +4,9 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::{karpsim, karpsim_in, repo, single_error_line, stderr, stdout};
+use crate::util::{
+    ON_DEMAND_POOL, entries_but_yaml, karpsim, karpsim_in, repo, single_error_line, stderr, stdout,
+};
 
 use crate::util::{QUICKSTART_VARIANTS as VARIANTS, run_quickstart};
 const FILES: [&str; 5] = [
@@ -156,18 +158,6 @@ fn runs_are_byte_identical() {
     }
 }
 
-const GOOD_POOL: &str = "
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-";
-
 const WORKLOAD: &str = "
 apiVersion: apps/v1
 kind: Deployment
@@ -214,7 +204,7 @@ fn missing_scenario_file() {
 fn unknown_key() {
     fails(
         &scenario("regoin: us-east-1\n"),
-        GOOD_POOL,
+        ON_DEMAND_POOL,
         "unknown key \"regoin\"",
     );
 }
@@ -223,14 +213,14 @@ fn unknown_key() {
 fn bad_duration() {
     fails(
         "name: bad\nduration: 2x\nworkloads:\n  - manifests: web.yaml\nvariants:\n  - name: v\n    karpenter: {nodePools: pool.yaml}\n",
-        GOOD_POOL,
+        ON_DEMAND_POOL,
         "invalid duration",
     );
 }
 
 #[test]
 fn nodepool_allowing_no_instance_type() {
-    let pool = GOOD_POOL.replace(
+    let pool = ON_DEMAND_POOL.replace(
         "values: [on-demand]}",
         "values: [on-demand]}\n        - {key: node.kubernetes.io/instance-type, operator: In, values: [no-such.type]}",
     );
@@ -525,17 +515,7 @@ fn write_small_scenario(dir: &Path, two: bool) {
     }
     fs::write(dir.join("s.yaml"), text).unwrap();
     fs::write(dir.join("web.yaml"), WORKLOAD).unwrap();
-    fs::write(dir.join("pool.yaml"), GOOD_POOL).unwrap();
-}
-
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".yaml"))
-        .collect();
-    names.sort();
-    names
+    fs::write(dir.join("pool.yaml"), ON_DEMAND_POOL).unwrap();
 }
 
 /// The new report replaces the previous one as a whole: a variant folder
@@ -553,8 +533,11 @@ fn the_report_replaces_the_previous_one_as_a_whole() {
     fs::create_dir_all(dir.path().join(".out.tmp-999999999/v")).unwrap();
     let output = karpsim_in(dir.path(), &["run", "s.yaml", "--out", "out", "-q"]);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert_eq!(names(dir.path()), ["out"]);
-    assert_eq!(names(&out), ["cost.png", "cost.svg", "report.html", "v"]);
+    assert_eq!(entries_but_yaml(dir.path()), ["out"]);
+    assert_eq!(
+        entries_but_yaml(&out),
+        ["cost.png", "cost.svg", "report.html", "v"]
+    );
     assert_ne!(
         fs::read_to_string(out.join("report.html")).unwrap(),
         "old page"
@@ -577,7 +560,7 @@ fn a_run_of_one_variant_keeps_the_others() {
     run(&["--variant", "v"]);
     let out = dir.path().join("out");
     assert_eq!(
-        names(&out),
+        entries_but_yaml(&out),
         ["cost.png", "cost.svg", "report.html", "v", "w"]
     );
     assert_eq!(fs::read(out.join("w/events.csv")).unwrap(), before);
@@ -598,8 +581,8 @@ fn a_folder_that_is_not_a_report_is_refused() {
     fs::write(dir.path().join("home/notes.txt"), "mine").unwrap();
     let line = single_error_line(&karpsim_in(dir.path(), &["run", "s.yaml", "--out", "home"]));
     assert!(line.contains("home holds \"notes.txt\""), "{line}");
-    assert_eq!(names(&dir.path().join("home")), ["notes.txt"]);
-    assert_eq!(names(dir.path()), ["home"]);
+    assert_eq!(entries_but_yaml(&dir.path().join("home")), ["notes.txt"]);
+    assert_eq!(entries_but_yaml(dir.path()), ["home"]);
 }
 
 /// A full disk (here: a file-size limit, which fails writes the same way)
@@ -629,7 +612,11 @@ fn a_full_disk_or_unwritable_out_is_one_line_and_leaves_nothing() {
         "{line}"
     );
     assert!(line.contains("reports/.out.tmp-"), "names the file: {line}");
-    assert_eq!(names(dir.path()), Vec::<String>::new(), "nothing left");
+    assert_eq!(
+        entries_but_yaml(dir.path()),
+        Vec::<String>::new(),
+        "nothing left"
+    );
     fs::write(dir.path().join("blocker"), "a file").unwrap();
     let line = single_error_line(&karpsim_in(
         dir.path(),
@@ -639,7 +626,7 @@ fn a_full_disk_or_unwritable_out_is_one_line_and_leaves_nothing() {
         line.contains("cannot write the report to blocker/out: blocker"),
         "{line}"
     );
-    assert_eq!(names(dir.path()), ["blocker"]);
+    assert_eq!(entries_but_yaml(dir.path()), ["blocker"]);
 }
 
 /// A warning every variant gives is shown once, naming the variants;

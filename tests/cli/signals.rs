@@ -7,19 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{karpsim_in, single_error_line, stderr};
-
-const POOL: &str = "
-apiVersion: karpenter.sh/v1
-kind: NodePool
-metadata: {name: default}
-spec:
-  template:
-    spec:
-      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
-      requirements:
-        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
-";
+use crate::util::{ON_DEMAND_POOL, entries_but_yaml, karpsim_in, single_error_line, stderr};
 
 /// A scenario of `duration` with a steady stream of short pods, so a long
 /// one is still simulating seconds after it started.
@@ -39,8 +27,8 @@ fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("long.yaml"), scenario("5d")).unwrap();
     fs::write(dir.path().join("short.yaml"), scenario("10m")).unwrap();
-    fs::write(dir.path().join("pool.yaml"), POOL).unwrap();
-    fs::write(dir.path().join("pool2.yaml"), POOL).unwrap();
+    fs::write(dir.path().join("pool.yaml"), ON_DEMAND_POOL).unwrap();
+    fs::write(dir.path().join("pool2.yaml"), ON_DEMAND_POOL).unwrap();
     dir
 }
 
@@ -113,15 +101,24 @@ fn temporary(dir: &Path, out: &str, child: &Child) -> PathBuf {
     dir.join(format!(".{out}.tmp-{}", child.id()))
 }
 
-/// Entries of `dir` other than the scenario and NodePool files.
-fn left_behind(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.ends_with(".yaml"))
-        .collect();
-    names.sort();
-    names
+/// Waits until `child` has streamed some events into `events`.
+fn wait_for_events(child: &mut Child, events: &Path) {
+    wait_until(child, "events are written", || {
+        fs::metadata(events).is_ok_and(|m| m.len() > 100)
+    });
+}
+
+/// A child asked to stop exits with `code`, says only that nothing was
+/// written, and leaves nothing in `dir` beside the inputs.
+fn assert_stopped_leaving_nothing(child: Child, code: i32, dir: &Path) {
+    let (status, text) = finish(child);
+    assert_eq!(status, Some(code), "{text}");
+    assert_eq!(
+        not_warnings(&text),
+        ["interrupted; nothing written"],
+        "{text}"
+    );
+    assert_eq!(entries_but_yaml(dir), Vec::<String>::new());
 }
 
 /// SIGINT while events stream into the temporary report: exit 130, one
@@ -132,9 +129,7 @@ fn sigint_during_a_run_removes_the_temporary_report() {
     let dir = workspace();
     let mut child = spawn(dir.path(), &["run", "long.yaml", "--out", "out"]);
     let events = temporary(dir.path(), "out", &child).join("a/events.csv");
-    wait_until(&mut child, "events are written", || {
-        fs::metadata(&events).is_ok_and(|m| m.len() > 100)
-    });
+    wait_for_events(&mut child, &events);
     let second = karpsim_in(dir.path(), &["run", "short.yaml", "--out", "out"]);
     let line = single_error_line(&second);
     assert!(
@@ -145,14 +140,7 @@ fn sigint_during_a_run_removes_the_temporary_report() {
         "{line}"
     );
     send(&child, "-INT");
-    let (code, text) = finish(child);
-    assert_eq!(code, Some(130), "{text}");
-    assert_eq!(
-        not_warnings(&text),
-        ["interrupted; nothing written"],
-        "{text}"
-    );
-    assert_eq!(left_behind(dir.path()), Vec::<String>::new());
+    assert_stopped_leaving_nothing(child, 130, dir.path());
 }
 
 /// SIGTERM during `compare`: exit 143, one line, nothing left.
@@ -173,18 +161,9 @@ fn sigterm_during_compare_removes_the_temporary_report() {
         ],
     );
     let events = temporary(dir.path(), "cmp", &child).join("pool2/events.csv");
-    wait_until(&mut child, "events are written", || {
-        fs::metadata(&events).is_ok_and(|m| m.len() > 100)
-    });
+    wait_for_events(&mut child, &events);
     send(&child, "-TERM");
-    let (code, text) = finish(child);
-    assert_eq!(code, Some(143), "{text}");
-    assert_eq!(
-        not_warnings(&text),
-        ["interrupted; nothing written"],
-        "{text}"
-    );
-    assert_eq!(left_behind(dir.path()), Vec::<String>::new());
+    assert_stopped_leaving_nothing(child, 143, dir.path());
 }
 
 /// A writer killed outright (SIGKILL) leaves its temporary folder; the next
@@ -195,16 +174,14 @@ fn the_next_run_removes_what_a_killed_run_left() {
     let mut child = spawn(dir.path(), &["run", "long.yaml", "--out", "out"]);
     let temp = temporary(dir.path(), "out", &child);
     let events = temp.join("a/events.csv");
-    wait_until(&mut child, "events are written", || {
-        fs::metadata(&events).is_ok_and(|m| m.len() > 100)
-    });
+    wait_for_events(&mut child, &events);
     send(&child, "-KILL");
     let (code, _) = finish(child);
     assert_eq!(code, None, "killed by the signal");
     assert!(temp.is_dir(), "SIGKILL leaves the folder");
     let next = karpsim_in(dir.path(), &["run", "short.yaml", "--out", "out", "-q"]);
     assert!(next.status.success(), "{}", stderr(&next));
-    assert_eq!(left_behind(dir.path()), ["out"]);
+    assert_eq!(entries_but_yaml(dir.path()), ["out"]);
     assert!(dir.path().join("out/a/summary.json").is_file());
     assert!(dir.path().join("out/report.html").is_file());
 }

@@ -69,3 +69,28 @@ pub fn run_quickstart(out: &Path) {
         assert!(text.contains(variant), "{text}");
     }
 }
+
+/// A NodePool `default` that launches on-demand only.
+pub const ON_DEMAND_POOL: &str = "
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: default}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}
+";
+
+/// The entries of `dir` other than `.yaml` files, sorted: what a command
+/// left beside the inputs a test wrote.
+pub fn entries_but_yaml(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".yaml"))
+        .collect();
+    names.sort();
+    names
+}
