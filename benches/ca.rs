@@ -25,27 +25,28 @@
 //!   checks that the loop scales up for every pending batch pod and finds
 //!   both unneeded and unremovable underutilized nodes.
 
+use karpsim_catalog::BundledCatalog;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use karpsim::autoscaler::groups::{asg_launch, node_for_launch};
-use karpsim::autoscaler::{
+use karpsim_deciders::autoscaler::groups::{asg_launch, node_for_launch};
+use karpsim_deciders::autoscaler::{
     Action, Actions, CaConfig, CaInput, CaState, CapacitySplit, GroupMember, NodeGroupSpec,
     NodeGroupState, SpotAllocationStrategy, UnremovableReason, ValidCaConfig, run_once,
 };
-use karpsim::cloud::Catalog;
-use karpsim::cloud::nodeclass::NodeClassSettings;
-use karpsim::karpenter::disruption::{ControllerScales, PdbLimits};
-use karpsim::kube::pod::PodSpec;
-use karpsim::kube::resources::{MIB, ResourceKind, Resources};
-use karpsim::kube::selector::LabelSelector;
-use karpsim::kube::workload::{IntOrPercent, PodDisruptionBudget};
-use karpsim::scenario::{BundledRegions, Scenario, prepare};
-use karpsim::scheduler::cluster::PodLifecycle;
-use karpsim::scheduler::{Cluster, NodeId, OwnerKind, OwnerRef, Pod, PodPhase};
-use karpsim::sim::engine::{self, RunInput};
-use karpsim::time::{SimDuration, SimTime};
+use karpsim_model::cloud::Catalog;
+use karpsim_model::cloud::nodeclass::NodeClassSettings;
+use karpsim_deciders::karpenter::disruption::{ControllerScales, PdbLimits};
+use karpsim_model::kube::pod::PodSpec;
+use karpsim_model::kube::resources::{MIB, ResourceKind, Resources};
+use karpsim_model::kube::selector::LabelSelector;
+use karpsim_model::kube::workload::{IntOrPercent, PodDisruptionBudget};
+use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
+use karpsim_model::cluster::PodLifecycle;
+use karpsim_deciders::scheduler::{Cluster, NodeId, OwnerKind, OwnerRef, Pod, PodPhase};
+use karpsim_sim::engine::{self, RunInput};
+use karpsim_model::time::{SimDuration, SimTime};
 
 fn main() {
     divan::main();

@@ -1,8 +1,9 @@
 //! Benchmarks of loading one region's catalog from the embedded snapshot
 //! (parse, allocatable for every type, labels, offerings and spot prices).
 
-use karpsim::cloud::Catalog;
-use karpsim::cloud::nodeclass::NodeClassSettings;
+use karpsim_catalog::BundledCatalog;
+use karpsim_model::cloud::Catalog;
+use karpsim_model::cloud::nodeclass::NodeClassSettings;
 
 fn main() {
     divan::main();

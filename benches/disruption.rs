@@ -11,27 +11,28 @@
 //!   `single_node_candidate_limit` (which only matters when multi-node
 //!   finds nothing and single-node walks its candidates).
 
+use karpsim_catalog::BundledCatalog;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use karpsim::cloud::nodeclass::NodeClassSettings;
-use karpsim::cloud::{CapacityType, Catalog};
-use karpsim::karpenter::disruption::{
+use karpsim_model::cloud::nodeclass::NodeClassSettings;
+use karpsim_model::cloud::{CapacityType, Catalog};
+use karpsim_deciders::karpenter::disruption::{
     ControllerScales, DisruptionInput, DisruptionOptions, PassOutcome, next_command,
 };
-use karpsim::karpenter::manifests::load_str;
-use karpsim::karpenter::nodepool::NodePool;
-use karpsim::karpenter::provisioning::NodePoolContext;
-use karpsim::kube::labels::{
+use karpsim_input::nodepools::load_str;
+use karpsim_model::nodepool::NodePool;
+use karpsim_deciders::karpenter::provisioning::NodePoolContext;
+use karpsim_model::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
     Labels,
 };
-use karpsim::kube::pod::PodSpec;
-use karpsim::kube::resources::{MIB, ResourceKind, Resources};
-use karpsim::scheduler::cluster::{ClaimLifecycle, NodeClaimInfo, PodLifecycle};
-use karpsim::scheduler::{Cluster, Node, OwnerKind, OwnerRef, Pod, PodPhase};
-use karpsim::sim::SimTime;
+use karpsim_model::kube::pod::PodSpec;
+use karpsim_model::kube::resources::{MIB, ResourceKind, Resources};
+use karpsim_model::cluster::{ClaimLifecycle, NodeClaimInfo, PodLifecycle};
+use karpsim_deciders::scheduler::{Cluster, Node, OwnerKind, OwnerRef, Pod, PodPhase};
+use karpsim_sim::SimTime;
 
 const NODES: usize = 500;
 const PODS_PER_NODE: usize = 20;

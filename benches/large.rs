@@ -7,9 +7,9 @@
 
 use std::path::Path;
 
-use karpsim::scenario::{BundledRegions, Scenario, prepare};
-use karpsim::sim::SimDuration;
-use karpsim::sim::engine::{self, RunInput};
+use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
+use karpsim_sim::SimDuration;
+use karpsim_sim::engine::{self, RunInput};
 
 fn main() {
     divan::main();

@@ -8,16 +8,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use karpsim::cloud::fake;
-use karpsim::karpenter::manifests::load_str;
-use karpsim::karpenter::provisioning::{NodePoolContext, ProvisioningInput, solve};
-use karpsim::kube::pod::{
+use karpsim_model::cloud::fake;
+use karpsim_input::nodepools::load_str;
+use karpsim_deciders::karpenter::provisioning::{NodePoolContext, ProvisioningInput, solve};
+use karpsim_model::kube::pod::{
     InclusionPolicy, PodAffinityTerm, PodSpec, TopologySpreadConstraint, WhenUnsatisfiable,
 };
-use karpsim::kube::resources::{MIB, ResourceKind, Resources};
-use karpsim::kube::selector::LabelSelector;
-use karpsim::scheduler::{Cluster, OwnerKind, OwnerRef, Pod, PodId, PodPhase};
-use karpsim::sim::SimTime;
+use karpsim_model::kube::resources::{MIB, ResourceKind, Resources};
+use karpsim_model::kube::selector::LabelSelector;
+use karpsim_deciders::scheduler::{Cluster, OwnerKind, OwnerRef, Pod, PodId, PodPhase};
+use karpsim_sim::SimTime;
 
 const ZONE: &str = "topology.kubernetes.io/zone";
 const HOSTNAME: &str = "kubernetes.io/hostname";
@@ -123,8 +123,8 @@ fn diverse_pods(count: usize) -> Vec<PodSpec> {
 struct Setup {
     cluster: Cluster,
     pending: Vec<PodId>,
-    pool: karpsim::karpenter::nodepool::NodePool,
-    catalog: karpsim::cloud::Catalog,
+    pool: karpsim_model::nodepool::NodePool,
+    catalog: karpsim_model::cloud::Catalog,
 }
 
 fn setup(count: usize) -> Setup {

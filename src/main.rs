@@ -3,6 +3,7 @@
 //! (usage errors exit 2, as clap does).
 
 mod cli;
+mod pricing;
 
 use std::process::ExitCode;
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use karpsim::report::chart;
+use karpsim_report::chart;
 
 use super::report::lock_report_dir;
 

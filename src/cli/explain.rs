@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use karpsim::report::explain::{ExplainError, Target, explain, list};
-use karpsim::report::read::read_report;
+use karpsim_report::explain::{ExplainError, Target, explain, list};
+use karpsim_report::read::read_report;
 
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("object").required(true).args(["nodeclaim", "pod", "list"])))]
@@ -46,7 +46,7 @@ pub fn explain_command(args: &ExplainArgs) -> Result<()> {
 /// The history, or for an unknown name the error with how to list the
 /// names that exist.
 fn explain_or_hint(
-    variants: &[karpsim::report::read::VariantReport],
+    variants: &[karpsim_report::read::VariantReport],
     target: Target,
     args: &ExplainArgs,
 ) -> Result<String> {

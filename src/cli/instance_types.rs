@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
 
-use karpsim::karpenter::manifests;
-use karpsim::report::instance_types::{self, SortBy};
+use karpsim_input::nodepools;
+use karpsim_report::instance_types::{self, SortBy};
 
 #[derive(clap::Args)]
 pub struct InstanceTypesArgs {
@@ -50,7 +50,7 @@ pub fn instance_types_command(args: &InstanceTypesArgs) -> Result<()> {
         Some(path) => {
             let text = std::fs::read_to_string(path)
                 .with_context(|| format!("cannot read {}", path.display()))?;
-            let loaded = manifests::load_str(&path.display().to_string(), &text)?;
+            let loaded = nodepools::load_str(&path.display().to_string(), &text)?;
             let mut warnings = super::Warnings::new(false);
             for warning in &loaded.warnings {
                 warnings.add(&warning.to_string(), &[]);

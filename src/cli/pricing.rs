@@ -7,11 +7,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use karpsim::cloud::snapshot::PriceSnapshot;
-use karpsim::pricing::{
+use karpsim_catalog::snapshot::PriceSnapshot;
+use crate::pricing::{
     SnapshotSummary, bundled_snapshot, default_snapshot_path, spot_import, write_snapshot,
 };
-use karpsim::scenario::{BundledRegions, Scenario};
+use karpsim_input::scenario::{BundledRegions, Scenario};
 
 #[derive(clap::Args)]
 pub struct PricingArgs {
@@ -87,10 +87,10 @@ fn refresh(args: &RefreshArgs) -> Result<()> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64 * 1000)
         .unwrap_or(0);
-    let snapshot = karpsim::pricing::fetch::refresh(
+    let snapshot = crate::pricing::fetch::refresh(
         &args.region,
         args.endpoint_url.as_deref(),
-        karpsim::cloud::spot::Timestamp::from_unix_millis(now),
+        karpsim_sim::spot::Timestamp::from_unix_millis(now),
     )
     .with_context(|| format!("pricing refresh {}", args.region))?;
     let out = args

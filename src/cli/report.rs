@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use karpsim::report::atomic::{ReportLock, remove_stale_temporaries};
-use karpsim::report::html::write_report_html;
+use karpsim_report::atomic::{ReportLock, remove_stale_temporaries};
+use karpsim_report::html::write_report_html;
 
 #[derive(clap::Args)]
 pub struct ReportArgs {

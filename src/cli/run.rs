@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-use karpsim::cloud::snapshot::SnapshotIdentity;
-use karpsim::report::{atomic, chart, html, run as run_report};
-use karpsim::scenario::{BundledRegions, Scenario, prepare};
-use karpsim::sim::engine::{self, RunOutput};
+use karpsim_catalog::snapshot::SnapshotIdentity;
+use karpsim_report::{atomic, chart, html, run as run_report};
+use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
+use karpsim_sim::engine::{self, RunOutput};
 
 use super::{OutputFormat, Progress, Warnings, print_document};
 
@@ -298,7 +298,7 @@ fn simulate_variants<W: Write + Send>(
                     sink: &mut run_report::EventsCsv<W>|
      -> Result<VariantResult> {
         let started = Instant::now();
-        let mut report_progress = |t: karpsim::sim::time::SimTime| {
+        let mut report_progress = |t: karpsim_sim::time::SimTime| {
             if progress.is_visible() {
                 done_ms[index].store(t.as_millis(), Ordering::Relaxed);
                 let total: u64 = done_ms.iter().map(|d| d.load(Ordering::Relaxed)).sum();

@@ -2,12 +2,12 @@
 //! (the mask is set before any thread starts, and threads inherit it) and
 //! taken by one watcher thread with `sigwait`, so no code runs inside a
 //! signal handler. The watcher removes the registered temporary files and
-//! folders ([`karpsim::report::cleanup`]), prints one line and exits with
+//! folders ([`karpsim_report::cleanup`]), prints one line and exits with
 //! 128 + the signal number (130 for SIGINT, 143 for SIGTERM).
 
 use std::io::{IsTerminal, Write};
 
-use karpsim::report::cleanup;
+use karpsim_report::cleanup;
 
 /// Starts the watcher. Call first in `main`, before any other thread.
 pub fn install() {

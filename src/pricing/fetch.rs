@@ -21,8 +21,8 @@ use aws_smithy_http_client::tls::{Provider, rustls_provider::CryptoMode};
 use super::price_list::{
     OnDemandTable, PAGE_SIZE, PriceListError, Query, SERVICE_CODE, endpoint_region,
 };
-use crate::cloud::snapshot::PriceSnapshot;
-use crate::cloud::spot::Timestamp;
+use karpsim_catalog::snapshot::PriceSnapshot;
+use karpsim_sim::spot::Timestamp;
 
 /// Why a refresh failed; each message is one line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -12,7 +12,7 @@ use aws_smithy_types::body::SdkBody;
 use serde_json::{Value, json};
 
 use super::*;
-use crate::cloud::Price;
+use karpsim_model::cloud::Price;
 
 const M5_LARGE_ITEM: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),

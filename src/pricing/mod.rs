@@ -6,19 +6,20 @@
 //! The parsing is pure ([`price_list`], [`spot_import`]); only [`fetch`]
 //! talks to AWS, and [`write_snapshot`] writes a snapshot file atomically.
 //! The file format and how a catalog uses it are described in
-//! [`crate::cloud::snapshot`].
+//! [`karpsim_catalog::snapshot`].
 
 #[cfg(feature = "aws")]
 pub mod fetch;
 pub mod price_list;
 pub mod spot_import;
 
+use karpsim_catalog::BundledCatalog;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::cloud::catalog::{Catalog, CatalogError};
-use crate::cloud::snapshot::{self, PriceSnapshot, SnapshotIdentity};
-use crate::cloud::{CapacityType, nodeclass::NodeClassSettings};
+use karpsim_model::cloud::catalog::{Catalog, CatalogError};
+use karpsim_catalog::snapshot::{self, PriceSnapshot, SnapshotIdentity};
+use karpsim_model::cloud::{CapacityType, nodeclass::NodeClassSettings};
 
 /// Where `refresh` and `import-spot` write a region's snapshot unless told
 /// otherwise (relative to the working directory).
@@ -41,7 +42,7 @@ pub fn bundled_snapshot(region: &str) -> Result<PriceSnapshot, CatalogError> {
         region: identity.region,
         date: identity.date,
         source: identity.source,
-        on_demand: crate::cloud::catalog::bundled_on_demand(region)?,
+        on_demand: karpsim_catalog::bundled_on_demand(region)?,
         spot: None,
     })
 }
@@ -166,7 +167,7 @@ impl SnapshotSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloud::Price;
+    use karpsim_model::cloud::Price;
     use std::collections::BTreeMap;
 
     #[test]
@@ -195,7 +196,7 @@ mod tests {
                 ("m5.large".to_string(), Price::from_micros(123_456)),
                 ("m5.xlarge".to_string(), Price::from_micros(200_000)),
             ]),
-            spot: Some(crate::cloud::snapshot::SpotSnapshot {
+            spot: Some(karpsim_catalog::snapshot::SpotSnapshot {
                 date: "2021-02-09T01:40:10Z".into(),
                 source: "m5.json".into(),
                 prices: BTreeMap::from([(

@@ -21,7 +21,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::cloud::Price;
+use karpsim_model::cloud::Price;
 
 /// The Price List service code of EC2.
 pub const SERVICE_CODE: &str = "AmazonEC2";

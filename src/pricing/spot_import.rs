@@ -12,9 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::cloud::Price;
-use crate::cloud::snapshot::{self, PriceSnapshot, SpotSnapshot};
-use crate::cloud::spot::{PriceHistory, RowRef, RowTime, SpotFileError, Timestamp};
+use karpsim_model::cloud::Price;
+use karpsim_catalog::snapshot::{self, PriceSnapshot, SpotSnapshot};
+use karpsim_sim::spot::{PriceHistory, RowRef, RowTime, SpotFileError, Timestamp};
 
 /// The latest spot prices of one history file.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 
 use std::fs;
 
-use karpsim::report::chart::{self, VariantSeries};
+use karpsim_report::chart::{self, VariantSeries};
 
 use crate::util::{karpsim, single_error_line, stderr, stdout};
 

@@ -6,8 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use karpsim::report::compare::{VariantSummary, comparison_rows, write_comparison_table};
-use karpsim::report::html::escape;
+use karpsim_report::compare::{VariantSummary, comparison_rows, write_comparison_table};
+use karpsim_report::html::escape;
 
 use crate::util::{karpsim, single_error_line, stderr, stdout};
 

@@ -1,0 +1,274 @@
+//! The Cluster Autoscaler (CA) decision model: node groups (ASGs), node
+//! templates, filter-out-schedulable, the binpacking estimator, expanders,
+//! balancing of similar groups, backoff and the scale-down planner, as one
+//! pure function [`run_once`] of a read-only cluster view, CA's remembered
+//! [`CaState`] and `now`. Facts and constants come from
+//! kubernetes/autoscaler `cluster-autoscaler/` at f7bb0c3623 (now
+//! kubernetes-sigs/cluster-autoscaler `pkg/`) and the AWS provider.
+//!
+//! One loop ([`run_once`], after `core/static_autoscaler.go` `RunOnce`):
+//! open scale-ups are checked (all nodes registered ⇒ closed and backoff
+//! reset; past `maxNodeProvisionTime` ⇒ [`Action::DecreaseTargetSize`] and
+//! backoff); stale backoffs are dropped; a snapshot gets one template node
+//! per upcoming node; [`scale_up`] plans at most one expander choice
+//! (+ balancing); [`scale_down`] updates the unneeded timers and, unless in
+//! cooldown or a scale-up happened this loop, picks deletions.
+//! [`next_state`] folds the loop's outcome into the next [`CaState`]; the
+//! engine reports launch failures with [`CaState::with_failed_scale_up`].
+//!
+//! Biases reproduced on purpose: feasibility is kube-scheduler filters
+//! only, first fit (no scoring); the cloud template has allocatable =
+//! capacity and 110 pods; a group is planned with its first instance type
+//! whatever the ASG then launches ([`groups::asg_launch`]).
+//!
+//! Simplified versus upstream (see also each submodule):
+//! - no cluster-health gate (unready counts), no `fixNodeGroupSize`, no
+//!   unregistered-node cleanup, no resource quotas (`--cores-total`,
+//!   `--memory-total`), no GPU or DRA utilization, no scale-up to min size,
+//!   no fast-path binpacking, no per-ASG option tags;
+//! - registered means Ready: unready-node timers (`scale-down-unready-time`)
+//!   are not modelled;
+//! - pods of nodes being drained are not re-injected as pending
+//!   (CurrentlyDrainedNodes): they count once evicted and re-created;
+//! - terminating pods never block or move; the replica-count rule
+//!   (owner object missing) and unknown owner kinds do not occur;
+//! - unremovable nodes are re-checked every loop (no 5 min recheck cache),
+//!   and the simulation has no time budget or candidate-pool cap;
+//! - the random expander's pick is an input (`random_choice`).
+
+pub mod config;
+pub mod estimator;
+pub mod expander;
+pub mod groups;
+pub mod scale_down;
+pub mod scale_up;
+pub mod snapshot;
+pub mod state;
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_scale_down;
+
+use std::collections::BTreeMap;
+
+pub use config::{
+    CaConfig, CaConfigError, CapacitySplit, ExpanderKind, NodeGroupSpec, SpotAllocationStrategy,
+    TerminationHandler, ValidCaConfig,
+};
+pub use groups::{GroupMember, LaunchChoice, LaunchFailure, NodeGroupState, NodeTemplate};
+pub use scale_down::{BlockingRule, UnremovableReason};
+pub use state::{CaState, ScaleUpFailure};
+
+use crate::cloud::Catalog;
+use crate::pdb::PdbLimits;
+use crate::cluster::{Cluster, NodeId, PodId};
+use crate::time::SimTime;
+use scale_down::{ScaleDownInput, plan_scale_down};
+use scale_up::{GroupSkip, ScaleUpInput, plan_scale_up};
+use snapshot::Snapshot;
+
+/// Everything one CA loop reads.
+#[derive(Debug, Clone, Copy)]
+pub struct CaInput<'a> {
+    /// The cluster (nodes, pods, PDBs).
+    pub cluster: &'a Cluster,
+    /// The validated configuration.
+    pub config: &'a ValidCaConfig,
+    /// Instance types and offerings of the region.
+    pub catalog: &'a Catalog,
+    /// Live state of every group (the cloud provider's view).
+    pub groups: &'a [NodeGroupState],
+    /// PDB statuses (`disruptionsAllowed`).
+    pub pdbs: &'a PdbLimits,
+    /// CA's memory from the previous loop.
+    pub state: &'a CaState,
+    /// Now.
+    pub now: SimTime,
+    /// The random expander's pick (reduced modulo the options left).
+    pub random_choice: u64,
+}
+
+/// One thing CA asks the cloud provider to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// `IncreaseSize(delta)` of an ASG.
+    ScaleUp {
+        /// Group.
+        group: String,
+        /// Nodes added to the desired capacity.
+        delta: u32,
+    },
+    /// `DecreaseTargetSize`: a scale-up timed out; the unregistered
+    /// instances are given up.
+    DecreaseTargetSize {
+        /// Group.
+        group: String,
+        /// Nodes removed from the desired capacity.
+        delta: u32,
+    },
+    /// Drain (unless empty) and terminate the node, decrementing the
+    /// group's desired capacity.
+    RemoveNode {
+        /// The node.
+        node: NodeId,
+        /// No pod needs to move.
+        empty: bool,
+    },
+}
+
+/// The outcome of one loop.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Actions {
+    /// Actions, in order: target decreases, scale-ups, removals.
+    pub actions: Vec<Action>,
+    /// Groups whose open scale-up completed (all nodes registered).
+    pub completed_scale_ups: Vec<String>,
+    /// Groups whose open scale-up timed out.
+    pub timed_out_scale_ups: Vec<String>,
+    /// Unneeded nodes with their first-seen time.
+    pub unneeded: BTreeMap<NodeId, SimTime>,
+    /// Why each examined node is not removed.
+    pub unremovable: Vec<(NodeId, UnremovableReason)>,
+    /// Pending pods that fit existing or upcoming capacity.
+    pub pods_fit_existing: Vec<PodId>,
+    /// Pending pods the chosen scale-up is for.
+    pub pods_triggering_scale_up: Vec<PodId>,
+    /// Pending pods no scale-up helps this loop.
+    pub pods_not_helped: Vec<PodId>,
+    /// Groups that offered no option, with why.
+    pub skipped_groups: Vec<(String, GroupSkip)>,
+    /// The expander's choice (group, new nodes), before balancing.
+    pub expander_choice: Option<(String, u32)>,
+}
+
+/// One CA loop.
+pub fn run_once(input: &CaInput<'_>) -> Actions {
+    let cfg = input.config.config();
+    let mut out = Actions::default();
+    // Groups as this loop sees them: a timed-out scale-up gives up its
+    // unregistered instances at once.
+    let mut groups: Vec<NodeGroupState> = input.groups.to_vec();
+
+    // Open scale-ups: completed or timed out (clusterstate).
+    let mut state = input.state.without_stale_backoff(input.now, cfg);
+    for (group, request) in &input.state.scale_up_requests {
+        let Some(g) = groups.iter_mut().find(|g| &g.name == group) else {
+            continue;
+        };
+        let upcoming = g.upcoming(input.cluster);
+        if upcoming == 0 {
+            out.completed_scale_ups.push(group.clone());
+            state = state.with_scale_up_completed(group);
+        } else if input.now > request.expected_add_time {
+            out.timed_out_scale_ups.push(group.clone());
+            out.actions.push(Action::DecreaseTargetSize {
+                group: group.clone(),
+                delta: upcoming,
+            });
+            g.target_size -= upcoming;
+            state = state.with_failed_scale_up(group, ScaleUpFailure::Timeout, input.now, cfg);
+        }
+    }
+
+    let by_name: BTreeMap<String, &NodeGroupState> =
+        groups.iter().map(|g| (g.name.clone(), g)).collect();
+    let templates: BTreeMap<String, NodeTemplate> = cfg
+        .node_groups
+        .iter()
+        .filter_map(|spec| {
+            groups::template_for(
+                spec,
+                by_name.get(&spec.name).copied(),
+                input.cluster,
+                input.catalog,
+                input.now,
+            )
+            .map(|t| (spec.name.clone(), t))
+        })
+        .collect();
+    let mut snapshot = Snapshot::new(input.cluster);
+    scale_up::inject_upcoming(&mut snapshot, input.cluster, &groups, &templates);
+
+    let up = plan_scale_up(
+        &mut snapshot,
+        &ScaleUpInput {
+            cluster: input.cluster,
+            config: input.config,
+            groups: &by_name,
+            templates: &templates,
+            state: &state,
+            now: input.now,
+            random_choice: input.random_choice,
+        },
+    );
+    out.pods_fit_existing = up.fit_existing.clone();
+    out.skipped_groups = up.skipped.clone();
+    if let Some(best) = up.chosen.and_then(|i| up.options.get(i)) {
+        out.expander_choice = Some((best.group.clone(), best.node_count));
+        out.pods_triggering_scale_up = best.pods.clone();
+    }
+    out.pods_not_helped = up
+        .remaining
+        .iter()
+        .copied()
+        .filter(|p| !out.pods_triggering_scale_up.contains(p))
+        .collect();
+    for (group, delta) in &up.increases {
+        out.actions.push(Action::ScaleUp {
+            group: group.clone(),
+            delta: *delta,
+        });
+    }
+
+    let scaled_up = !up.increases.is_empty();
+    let may_delete = cfg.scale_down_enabled
+        && !scaled_up
+        && !up.all_pods_new
+        && !state.scale_down_in_cooldown(input.now, cfg);
+    let down = plan_scale_down(
+        &mut snapshot,
+        &ScaleDownInput {
+            cluster: input.cluster,
+            config: cfg,
+            groups: &groups,
+            pdbs: input.pdbs,
+            state: &state,
+            now: input.now,
+            may_delete,
+        },
+    );
+    for &(node, empty) in &down.removals {
+        out.actions.push(Action::RemoveNode { node, empty });
+    }
+    out.unneeded = down.unneeded;
+    out.unremovable = down.unremovable;
+    out
+}
+
+/// The state after a loop: closed and timed-out scale-ups, new scale-up
+/// requests, unneeded timers, and the last deletion time.
+pub fn next_state(state: &CaState, actions: &Actions, now: SimTime, config: &CaConfig) -> CaState {
+    let mut next = state.without_stale_backoff(now, config);
+    for group in &actions.completed_scale_ups {
+        next = next.with_scale_up_completed(group);
+    }
+    for group in &actions.timed_out_scale_ups {
+        next = next.with_failed_scale_up(group, ScaleUpFailure::Timeout, now, config);
+    }
+    for action in &actions.actions {
+        match action {
+            Action::ScaleUp { group, delta } => {
+                next = next.with_scale_up(group, *delta, now, config)
+            }
+            Action::RemoveNode { .. } => next.last_scale_down_delete = Some(now),
+            Action::DecreaseTargetSize { .. } => {}
+        }
+    }
+    next.unneeded_since = actions.unneeded.clone();
+    for action in &actions.actions {
+        if let Action::RemoveNode { node, .. } = action {
+            next.unneeded_since.remove(node);
+        }
+    }
+    next
+}

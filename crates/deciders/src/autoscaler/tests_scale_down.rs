@@ -1,0 +1,339 @@
+//! Conformance tests of the scale-down planner: timers, cooldowns,
+//! drainability rules, PDBs, min size, budgets and committed simulation.
+
+use super::scale_down::{PdbTracker, PodDrain, SAFE_TO_EVICT_ANNOTATION, classify, utilization};
+use super::tests::{World, group, owned};
+use super::*;
+use crate::pdb::PdbLimit;
+use crate::kube::resources::GIB;
+use crate::kube::selector::LabelSelector;
+use crate::cluster::{OwnerKind, OwnerRef, Pod};
+use crate::scheduler::testing::PodBuilder;
+use crate::time::SimDuration;
+
+const T0: SimTime = SimTime::from_secs(10_000);
+
+fn world(min: u32) -> World {
+    World::new(CaConfig {
+        node_groups: vec![group("g", &["m5.xlarge"], min, 20)],
+        ..CaConfig::default()
+    })
+}
+
+fn bound(w: &mut World, name: &str, node: NodeId, cpu: i64, edit: impl FnOnce(&mut Pod)) -> PodId {
+    let mut p = owned(
+        PodBuilder::new(name)
+            .label("app", name)
+            .requests(cpu, GIB / 4)
+            .build(),
+        name,
+    );
+    p.unschedulable = false;
+    p.node = Some(node);
+    edit(&mut p);
+    w.cluster.add_pod(p)
+}
+
+fn removed(a: &Actions) -> Vec<NodeId> {
+    a.actions
+        .iter()
+        .filter_map(|x| match x {
+            Action::RemoveNode { node, .. } => Some(*node),
+            _ => None,
+        })
+        .collect()
+}
+
+fn reason(a: &Actions, node: NodeId) -> Option<UnremovableReason> {
+    a.unremovable
+        .iter()
+        .find(|(n, _)| *n == node)
+        .map(|(_, r)| *r)
+}
+
+/// core/scaledown/unneeded/nodes.go `unremovableReason`: a node is removed
+/// only once unneeded for longer than scale-down-unneeded-time (10 m,
+/// strict), keeping its first-seen time across loops.
+#[test]
+fn unneeded_timer_is_strict_and_kept_across_loops() {
+    let mut w = world(0);
+    let n = w.launch("g", true, SimTime::ZERO);
+    let keep = w.launch("g", true, SimTime::ZERO);
+    bound(&mut w, "big", keep, 3000, |_| {});
+    let a = w.run(T0, 0);
+    assert_eq!(a.unneeded.get(&n), Some(&T0));
+    assert_eq!(
+        reason(&a, n),
+        Some(UnremovableReason::NotUnneededLongEnough)
+    );
+    assert_eq!(reason(&a, keep), Some(UnremovableReason::NotUnderutilized));
+    let b = w.run(T0 + SimDuration::from_mins(10), 0);
+    assert_eq!(b.unneeded.get(&n), Some(&T0), "first-seen time kept");
+    assert!(removed(&b).is_empty(), "exactly 10 m is not enough");
+    let c = w.run(
+        T0 + SimDuration::from_mins(10) + SimDuration::from_secs(1),
+        0,
+    );
+    assert_eq!(
+        c.actions,
+        vec![Action::RemoveNode {
+            node: n,
+            empty: true
+        }]
+    );
+}
+
+/// static_autoscaler.go `isScaleDownInCooldown`: no deletion within
+/// scale-down-delay-after-add (10 m) of a scale-up, or delay-after-failure
+/// (3 m) of a failure; unneeded timers keep running meanwhile.
+#[test]
+fn delays_after_add_and_failure() {
+    let mut w = world(0);
+    let n = w.launch("g", true, SimTime::ZERO);
+    w.run(T0, 0);
+    w.state.last_scale_up = Some(T0 + SimDuration::from_mins(5));
+    let blocked = w.run(T0 + SimDuration::from_mins(11), 0);
+    assert!(removed(&blocked).is_empty());
+    assert_eq!(blocked.unneeded.get(&n), Some(&T0), "timer keeps running");
+    let ok = w.run(T0 + SimDuration::from_mins(15), 0);
+    assert_eq!(removed(&ok), vec![n]);
+    let mut w = world(0);
+    let n = w.launch("g", true, SimTime::ZERO);
+    w.run(T0, 0);
+    w.state = w
+        .state
+        .with_scale_down_failure(T0 + SimDuration::from_mins(9));
+    assert!(removed(&w.run(T0 + SimDuration::from_mins(11), 0)).is_empty());
+    assert_eq!(removed(&w.run(T0 + SimDuration::from_mins(12), 0)), vec![n]);
+}
+
+/// simulator/drainability/rules (safetoevict, replicated, system,
+/// notsafetoevict, localstorage, daemonset) and FAQ "What types of pods can
+/// prevent CA from removing a node?".
+#[test]
+fn blocking_pod_rules_table() {
+    let cfg = CaConfig::default();
+    let limits = PdbLimits::default();
+    let pdbs = PdbTracker::new(&limits);
+    let now = T0;
+    let base = || {
+        let mut p = owned(PodBuilder::new("p").build(), "web");
+        p.created_at = now;
+        p
+    };
+    let rule = |p: &Pod| classify(p, &cfg, &pdbs, now);
+    assert_eq!(rule(&base()), PodDrain::Move);
+    let mut bare = base();
+    bare.owner = None;
+    assert_eq!(rule(&bare), PodDrain::Block(BlockingRule::NotReplicated));
+    let annotate = |mut p: Pod, k: &str, v: &str| {
+        Arc::make_mut(&mut p.spec)
+            .annotations
+            .insert(k.into(), v.into());
+        p
+    };
+    assert_eq!(
+        rule(&annotate(bare, SAFE_TO_EVICT_ANNOTATION, "true")),
+        PodDrain::Move,
+        "override"
+    );
+    assert_eq!(
+        rule(&annotate(base(), SAFE_TO_EVICT_ANNOTATION, "false")),
+        PodDrain::Block(BlockingRule::NotSafeToEvictAnnotation)
+    );
+    let mut system = base();
+    Arc::make_mut(&mut system.spec).namespace = "kube-system".into();
+    assert_eq!(
+        rule(&system),
+        PodDrain::Block(BlockingRule::UnmovableKubeSystemPod)
+    );
+    system.created_at = now - SimDuration::from_hours(1) - SimDuration::from_secs(1);
+    assert_eq!(rule(&system), PodDrain::Move, "older than the 1 h timeout");
+    let mut local = base();
+    Arc::make_mut(&mut local.spec).local_storage_volumes = vec!["scratch".into()];
+    assert_eq!(
+        rule(&local),
+        PodDrain::Block(BlockingRule::LocalStorageRequested)
+    );
+    let local = annotate(
+        local,
+        scale_down::SAFE_TO_EVICT_LOCAL_VOLUMES_ANNOTATION,
+        "scratch",
+    );
+    assert_eq!(rule(&local), PodDrain::Move);
+    let mut ds = base();
+    ds.owner = Some(OwnerRef {
+        kind: OwnerKind::DaemonSet,
+        name: "agent".into(),
+    });
+    assert_eq!(rule(&ds), PodDrain::Skip);
+    let mirror = annotate(bare_of(base()), groups::MIRROR_POD_ANNOTATION, "x");
+    assert_eq!(rule(&mirror), PodDrain::Skip);
+}
+
+fn bare_of(mut p: Pod) -> Pod {
+    p.owner = None;
+    p
+}
+
+fn pdb_allowing(app: &str, allowed: u32) -> PdbLimits {
+    PdbLimits {
+        limits: vec![PdbLimit {
+            key: format!("default/{app}"),
+            namespace: "default".into(),
+            selector: Some(LabelSelector {
+                match_labels: [("app".to_string(), app.to_string())].into(),
+                match_expressions: Vec::new(),
+            }),
+            disruptions_allowed: allowed,
+            fully_blocking: false,
+            always_allow_unhealthy: false,
+        }],
+    }
+}
+
+/// drainability/rules/pdb + RemainingPdbTracker: a PDB with one disruption
+/// left lets the first node go and blocks the second in the same pass.
+#[test]
+fn pdb_budget_is_spent_across_candidates() {
+    let mut w = world(0);
+    let a = w.launch("g", true, SimTime::ZERO);
+    let b = w.launch("g", true, SimTime::ZERO);
+    let c = w.launch("g", true, SimTime::ZERO);
+    bound(&mut w, "web", a, 500, |_| {});
+    let pb = bound(&mut w, "web", b, 500, |_| {});
+    bound(&mut w, "filler", c, 2500, |_| {});
+    w.pdbs = pdb_allowing("web", 1);
+    let out = w.run(T0, 0);
+    assert!(out.unneeded.contains_key(&a));
+    assert_eq!(
+        reason(&out, b),
+        Some(UnremovableReason::BlockedByPod {
+            pod: pb,
+            rule: BlockingRule::NotEnoughPdb
+        })
+    );
+    w.pdbs = pdb_allowing("web", 0);
+    let out = w.run(T0, 0);
+    assert!(matches!(
+        reason(&out, a),
+        Some(UnremovableReason::BlockedByPod {
+            rule: BlockingRule::NotEnoughPdb,
+            ..
+        })
+    ));
+}
+
+/// FAQ "How does scale-down work?" (A/B/C example): simulations are
+/// committed, so B's pods cannot use the room A's pods already took.
+#[test]
+fn removal_simulation_is_committed() {
+    let mut w = world(0);
+    let a = w.launch("g", true, SimTime::ZERO);
+    let b = w.launch("g", true, SimTime::ZERO);
+    let c = w.launch("g", true, SimTime::ZERO);
+    bound(&mut w, "pa", a, 1500, |_| {});
+    bound(&mut w, "pb", b, 1500, |_| {});
+    bound(&mut w, "pc", c, 2500, |_| {});
+    let out = w.run(T0, 0);
+    assert!(out.unneeded.contains_key(&a), "A's pod moves to B");
+    assert_eq!(reason(&out, b), Some(UnremovableReason::NoPlaceToMovePods));
+    assert_eq!(reason(&out, c), Some(UnremovableReason::NotUnderutilized));
+}
+
+/// unneeded/nodes.go `verifyMinSize`: removals stop at the group's min
+/// size, counting removals planned in the same loop.
+#[test]
+fn min_size_is_respected() {
+    let mut w = world(1);
+    let a = w.launch("g", true, SimTime::ZERO);
+    let b = w.launch("g", true, SimTime::ZERO);
+    w.run(T0, 0);
+    let out = w.run(T0 + SimDuration::from_mins(11), 0);
+    assert_eq!(removed(&out), vec![a]);
+    assert_eq!(
+        reason(&out, b),
+        Some(UnremovableReason::NodeGroupMinSizeReached)
+    );
+}
+
+/// budgets.go defaults: ≤ 10 deletions in flight (max-scale-down-
+/// parallelism), of which 1 drain (max-drain-parallelism); empty first.
+#[test]
+fn deletion_budgets_empty_and_drain() {
+    let mut w = world(0);
+    let empties: Vec<NodeId> = (0..12)
+        .map(|_| w.launch("g", true, SimTime::ZERO))
+        .collect();
+    let busy: Vec<NodeId> = (0..2).map(|_| w.launch("g", true, SimTime::ZERO)).collect();
+    for (i, &n) in busy.iter().enumerate() {
+        bound(&mut w, &format!("w{i}"), n, 500, |_| {});
+    }
+    w.run(T0, 0);
+    let out = w.run(T0 + SimDuration::from_mins(11), 0);
+    let gone = removed(&out);
+    assert_eq!(gone.len(), 10);
+    assert!(gone.iter().all(|n| empties.contains(n)));
+    // Fewer empties: the remaining budget allows one drain.
+    let mut w = world(0);
+    let e = w.launch("g", true, SimTime::ZERO);
+    let busy: Vec<NodeId> = (0..3).map(|_| w.launch("g", true, SimTime::ZERO)).collect();
+    for (i, &n) in busy.iter().enumerate() {
+        bound(&mut w, &format!("w{i}"), n, 500, |_| {});
+    }
+    w.run(T0, 0);
+    let out = w.run(T0 + SimDuration::from_mins(11), 0);
+    let drains = out
+        .actions
+        .iter()
+        .filter(|a| matches!(a, Action::RemoveNode { empty: false, .. }))
+        .count();
+    assert_eq!(drains, 1);
+    assert!(out.actions.contains(&Action::RemoveNode {
+        node: e,
+        empty: true
+    }));
+}
+
+/// simulator/utilization/info.go: DaemonSet pods count by default
+/// (`--ignore-daemonsets-utilization=false`); ignoring them removes them
+/// from requests and allocatable. Threshold check uses `>` (0.5 passes).
+#[test]
+fn utilization_counts_daemonsets_by_default() {
+    let mut w = world(0);
+    let n = w.launch("g", true, SimTime::ZERO);
+    let alloc = w.cluster.node(n).unwrap().allocatable.cpu_millis();
+    bound(&mut w, "agent", n, alloc / 4, |p| {
+        p.owner = Some(OwnerRef {
+            kind: OwnerKind::DaemonSet,
+            name: "agent".into(),
+        })
+    });
+    bound(&mut w, "app", n, alloc / 4 + 100, |_| {});
+    let u = utilization(&w.cluster, n, false);
+    assert!(u > 0.5, "{u}");
+    let ignored = utilization(&w.cluster, n, true);
+    assert!(ignored < 0.5, "{ignored}");
+    let out = w.run(T0, 0);
+    assert_eq!(reason(&out, n), Some(UnremovableReason::NotUnderutilized));
+}
+
+/// eligibility.go: `scale-down-disabled` annotation and nodes outside any
+/// group are never candidates.
+#[test]
+fn disabled_annotation_and_unmanaged_nodes() {
+    let mut w = world(0);
+    let n = w.launch("g", true, SimTime::ZERO);
+    w.groups[0].members[0].scale_down_disabled = true;
+    let other = w
+        .cluster
+        .add_node(crate::scheduler::testing::node("static").build());
+    let out = w.run(T0, 0);
+    assert_eq!(
+        reason(&out, n),
+        Some(UnremovableReason::ScaleDownDisabledAnnotation)
+    );
+    assert_eq!(reason(&out, other), Some(UnremovableReason::NotAutoscaled));
+}
+
+use std::sync::Arc;

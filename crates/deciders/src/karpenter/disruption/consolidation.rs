@@ -1,0 +1,461 @@
+//! The consolidation decision for a set of candidate nodes (core:
+//! disruption/consolidation.go `computeConsolidation`,
+//! `computeSpotToSpotConsolidation`; multinodeconsolidation.go
+//! `filterOutSameInstanceType`; cloudprovider/types.go `WorstLaunchPrice`,
+//! `SatisfiesMinValues`; scheduling/nodeclaim.go
+//! `RemoveInstanceTypeOptionsByPriceAndMinValues`).
+//!
+//! Consolidation is always N → 0 (delete) or N → 1 (replace with one
+//! cheaper NodeClaim); anything else is a no-op.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::candidates::Candidate;
+use super::controller::DisruptionInput;
+use super::simulate::{Simulation, scheduling_errors_message};
+use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
+use crate::karpenter::provisioning::{NewNodeClaim, Prepared, PriceToBeat};
+use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
+use crate::kube::requirements::{Requirement, Requirements};
+
+/// Upstream `MinInstanceTypesForSpotToSpotConsolidation`.
+pub const MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT: usize = 15;
+
+/// Message when the `SpotToSpotConsolidation` gate is off.
+pub const SPOT_TO_SPOT_DISABLED: &str =
+    "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node";
+
+/// Message when no option is cheaper than the candidates.
+pub const NO_CHEAPER_NODE: &str = "Can't replace with a cheaper node";
+
+/// What consolidating a set of candidates would do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Nothing; with upstream's `Unconsolidatable` message when a single
+    /// candidate was evaluated.
+    NoOp(Option<String>),
+    /// Delete the candidates: their pods fit elsewhere.
+    Delete,
+    /// Replace the candidates with this one cheaper NodeClaim.
+    Replace(NewNodeClaim),
+}
+
+/// Whether a requirement set lets a capacity type through (a missing key
+/// allows everything).
+pub fn allows_capacity_type(requirements: &Requirements, ct: CapacityType) -> bool {
+    requirements
+        .get(LABEL_CAPACITY_TYPE)
+        .is_none_or(|r| r.has(ct.label()))
+}
+
+/// The offering keys of a requirement set, looked up once: what
+/// [`Offering::is_compatible`] asks of every offering.
+struct OfferingKeys<'r> {
+    zone: Option<&'r Requirement>,
+    zone_id: Option<&'r Requirement>,
+    capacity_type: Option<&'r Requirement>,
+}
+
+impl<'r> OfferingKeys<'r> {
+    fn new(requirements: &'r Requirements) -> Self {
+        OfferingKeys {
+            zone: requirements.get(LABEL_TOPOLOGY_ZONE),
+            zone_id: requirements.get(LABEL_TOPOLOGY_ZONE_ID),
+            capacity_type: requirements.get(LABEL_CAPACITY_TYPE),
+        }
+    }
+
+    fn as_array(&self) -> [Option<&'r Requirement>; 3] {
+        [self.zone, self.zone_id, self.capacity_type]
+    }
+
+    /// Same answer as `offering.is_compatible(requirements)`.
+    fn allows(&self, offering: &Offering) -> bool {
+        self.zone.is_none_or(|r| r.has(offering.zone))
+            && self.zone_id.is_none_or(|r| r.has(offering.zone_id))
+            && self
+                .capacity_type
+                .is_none_or(|r| r.has(offering.capacity_type.label()))
+    }
+}
+
+/// The price a launch of `it` under `requirements` could cost at worst:
+/// the most expensive available compatible offering of the capacity type
+/// that would be launched (reserved before spot before on-demand).
+pub fn worst_launch_price(it: &InstanceType, requirements: &Requirements) -> Option<Price> {
+    worst_price_under(it, &OfferingKeys::new(requirements))
+}
+
+fn worst_price_under(it: &InstanceType, keys: &OfferingKeys<'_>) -> Option<Price> {
+    [
+        CapacityType::Reserved,
+        CapacityType::Spot,
+        CapacityType::OnDemand,
+    ]
+    .into_iter()
+    .find_map(|ct| {
+        it.offerings
+            .iter()
+            .filter(|o| o.available && o.capacity_type == ct && keys.allows(o))
+            .map(|o| o.price)
+            .max()
+    })
+}
+
+/// The cheapest available offering of `it` allowed by `requirements`.
+pub fn cheapest_launch_price(it: &InstanceType, requirements: &Requirements) -> Option<Price> {
+    it.offerings
+        .iter()
+        .filter(|o| o.available && o.is_compatible(requirements))
+        .map(|o| o.price)
+        .min()
+}
+
+/// Upstream `SatisfiesMinValues` over options in order: how many of the
+/// first options it takes to meet every `minValues` (0 without any), or the
+/// keys still short after all of them.
+pub fn min_values_needed(
+    options: &[usize],
+    catalog: &Catalog,
+    requirements: &Requirements,
+) -> Result<usize, Vec<String>> {
+    let keyed: Vec<(&str, usize)> = requirements
+        .iter()
+        .filter_map(|r| r.min_values().map(|m| (r.key(), m as usize)))
+        .collect();
+    if keyed.is_empty() {
+        return Ok(0);
+    }
+    let mut values: Vec<BTreeSet<String>> = vec![BTreeSet::new(); keyed.len()];
+    for (i, &index) in options.iter().enumerate() {
+        let Some(type_requirements) = catalog.type_requirements().get(index) else {
+            continue;
+        };
+        for ((key, _), seen) in keyed.iter().zip(values.iter_mut()) {
+            if let Some(r) = type_requirements.get(key)
+                && !r.is_complement()
+            {
+                seen.extend(r.values().iter().cloned());
+            }
+        }
+        if keyed
+            .iter()
+            .zip(&values)
+            .all(|((_, min), v)| v.len() >= *min)
+        {
+            return Ok(i + 1);
+        }
+    }
+    Err(keyed
+        .iter()
+        .zip(&values)
+        .filter(|((_, min), v)| v.len() < *min)
+        .map(|((key, _), _)| key.to_string())
+        .collect())
+}
+
+/// Upstream `RemoveInstanceTypeOptionsByPriceAndMinValues`: keeps options
+/// whose worst launch price is below `max_price`, then re-checks minValues
+/// (`Err` with upstream's message when they no longer hold). The prices
+/// come from `prepared`'s table when there is one.
+pub fn remove_options_by_price(
+    claim: &mut NewNodeClaim,
+    catalog: &Catalog,
+    max_price: Price,
+    prepared: Option<&Prepared>,
+) -> Result<(), String> {
+    let keys = OfferingKeys::new(&claim.requirements);
+    let walk = |i: usize| {
+        catalog
+            .instance_types()
+            .get(i)
+            .and_then(|it| worst_price_under(it, &keys))
+    };
+    let table = prepared.map(|prepared| {
+        prepared.worst_launch_prices(claim.nodepool, keys.as_array(), || {
+            (0..catalog.len()).map(walk).collect()
+        })
+    });
+    claim.instance_types.retain(|&i| {
+        let worst = match &table {
+            Some(table) => table.get(i).copied().flatten(),
+            None => walk(i),
+        };
+        worst.is_some_and(|p| p < max_price)
+    });
+    min_values_needed(&claim.instance_types, catalog, &claim.requirements)
+        .map(|_| ())
+        .map_err(|keys| format!("minValues requirement is not met for label(s) {keys:?}"))
+}
+
+/// Σ candidate prices − the cheapest available offering of the first
+/// (cheapest) option of each replacement (all candidate prices for a
+/// delete).
+pub fn estimated_savings(
+    candidates: &[&Candidate],
+    replacements: &[NewNodeClaim],
+    input: &DisruptionInput<'_>,
+) -> Price {
+    let source = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
+    let destination = replacements.iter().fold(Price::ZERO, |sum, claim| {
+        let catalog = input.nodepools.get(claim.nodepool).map(|c| c.catalog);
+        let price = claim
+            .instance_types
+            .first()
+            .and_then(|&i| catalog?.instance_types().get(i))
+            .and_then(|it| cheapest_launch_price(it, &claim.requirements))
+            .unwrap_or(Price::ZERO);
+        sum + price
+    });
+    Price::from_micros(source.micros() - destination.micros())
+}
+
+fn total_price(candidates: &[&Candidate]) -> Price {
+    candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price)
+}
+
+/// Whether every candidate is a spot node.
+fn all_spot(input: &DisruptionInput<'_>, candidates: &[&Candidate]) -> bool {
+    candidates.iter().all(|c| {
+        input
+            .cluster
+            .node(c.node)
+            .and_then(|n| n.claim.as_ref())
+            .is_some_and(|claim| claim.capacity_type == CapacityType::Spot)
+    })
+}
+
+/// What the one NodeClaim replacing `candidates` must undercut for
+/// [`decide_consolidation`] to replace them: their total price, by an
+/// offering of a capacity type the claim allows; spot ones do not count
+/// when every candidate is spot and spot-to-spot consolidation is off (a
+/// claim that allows spot is then refused). A claim that cannot is a no-op.
+pub fn price_to_beat(input: &DisruptionInput<'_>, candidates: &[&Candidate]) -> PriceToBeat {
+    PriceToBeat {
+        price: total_price(candidates),
+        spot: input.options.spot_to_spot_consolidation || !all_spot(input, candidates),
+    }
+}
+
+/// The consolidation decision for `candidates` given the simulation of
+/// removing them (consolidation simulations close the nodes inside their
+/// `consolidateAfter` window).
+pub fn decide_consolidation(
+    input: &DisruptionInput<'_>,
+    candidates: &[&Candidate],
+    simulation: Simulation,
+) -> Decision {
+    let single = candidates.len() == 1;
+    let note = |message: String| Decision::NoOp(single.then_some(message));
+    if !simulation.all_non_pending_scheduled() {
+        return note(scheduling_errors_message(
+            input.cluster,
+            &simulation.non_pending_errors,
+        ));
+    }
+    let mut claims = simulation.result.new_nodeclaims;
+    match claims.len() {
+        0 => return Decision::Delete,
+        1 => {}
+        n => return note(format!("Can't remove without creating {n} candidates")),
+    }
+    let mut claim = claims.remove(0);
+    let Some(catalog) = input.nodepools.get(claim.nodepool).map(|c| c.catalog) else {
+        return Decision::NoOp(None);
+    };
+    let candidate_price = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
+    let all_spot = candidates.iter().all(|c| {
+        input
+            .cluster
+            .node(c.node)
+            .and_then(|n| n.claim.as_ref())
+            .is_some_and(|claim| claim.capacity_type == CapacityType::Spot)
+    });
+    if all_spot && allows_capacity_type(&claim.requirements, CapacityType::Spot) {
+        return spot_to_spot(input, catalog, claim, candidate_price, single);
+    }
+    if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price, input.prepared) {
+        return note(format!("Filtering by price: {e}"));
+    }
+    if claim.instance_types.is_empty() {
+        return note(NO_CHEAPER_NODE.to_string());
+    }
+    // An on-demand → spot move must not fall back to a pricier on-demand
+    // launch.
+    if allows_capacity_type(&claim.requirements, CapacityType::Spot)
+        && allows_capacity_type(&claim.requirements, CapacityType::OnDemand)
+    {
+        pin_to_spot(&mut claim);
+    }
+    Decision::Replace(claim)
+}
+
+fn pin_to_spot(claim: &mut NewNodeClaim) {
+    claim.requirements.add(Requirement::in_values(
+        LABEL_CAPACITY_TYPE,
+        [CapacityType::Spot.label()],
+    ));
+}
+
+/// Spot candidates replaced by a spot NodeClaim: gated, and for a single
+/// node only with enough cheaper spot types to keep the replacement from
+/// chasing the cheapest (most interrupted) pools.
+fn spot_to_spot(
+    input: &DisruptionInput<'_>,
+    catalog: &Catalog,
+    mut claim: NewNodeClaim,
+    candidate_price: Price,
+    single: bool,
+) -> Decision {
+    let note = |message: String| Decision::NoOp(single.then_some(message));
+    if !input.options.spot_to_spot_consolidation {
+        return note(SPOT_TO_SPOT_DISABLED.to_string());
+    }
+    pin_to_spot(&mut claim);
+    let requirements = &claim.requirements;
+    claim.instance_types.retain(|&i| {
+        catalog.instance_types().get(i).is_some_and(|it| {
+            catalog.type_requirements()[i].is_intersecting(requirements)
+                && it
+                    .offerings
+                    .iter()
+                    .any(|o| o.available && o.is_compatible(requirements))
+        })
+    });
+    if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price, input.prepared) {
+        return note(format!("Filtering by price: {e}"));
+    }
+    if claim.instance_types.is_empty() {
+        return note(NO_CHEAPER_NODE.to_string());
+    }
+    if !single {
+        return Decision::Replace(claim);
+    }
+    let cheaper = claim.instance_types.len();
+    if cheaper < MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT {
+        return note(format!(
+            "SpotToSpotConsolidation requires {MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT} cheaper instance type options than the current candidate to consolidate, got {cheaper}"
+        ));
+    }
+    let needed =
+        min_values_needed(&claim.instance_types, catalog, &claim.requirements).unwrap_or(cheaper);
+    claim
+        .instance_types
+        .truncate(MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT.max(needed));
+    Decision::Replace(claim)
+}
+
+/// Multi-node's `filterOutSameInstanceType`: when an option is the
+/// instance type of one of the candidates, drop every option that costs at
+/// least the cheapest such candidate's offering (deleting one of the nodes
+/// would then be the better move). `Err` when minValues no longer hold.
+pub fn filter_out_same_instance_type(
+    input: &DisruptionInput<'_>,
+    claim: &mut NewNodeClaim,
+    candidates: &[&Candidate],
+) -> Result<(), String> {
+    let Some(catalog) = input.nodepools.get(claim.nodepool).map(|c| c.catalog) else {
+        return Ok(());
+    };
+    // Cheapest offering of each candidate's type in its own zone and
+    // capacity type (upstream leaves types without one at price 0).
+    let mut existing: BTreeMap<String, Option<Price>> = BTreeMap::new();
+    for candidate in candidates {
+        let Some(node) = input.cluster.node(candidate.node) else {
+            continue;
+        };
+        let Some(node_claim) = &node.claim else {
+            continue;
+        };
+        let own_catalog = input
+            .nodepools
+            .iter()
+            .find(|c| *c.pool.name == *node_claim.nodepool)
+            .map(|c| c.catalog);
+        let mut labels = Requirements::new();
+        for key in [LABEL_TOPOLOGY_ZONE, LABEL_CAPACITY_TYPE] {
+            if let Some(value) = node.labels.get(key) {
+                labels.add(Requirement::in_values(key, [value]));
+            }
+        }
+        let price = own_catalog
+            .and_then(|c| c.get(&node_claim.instance_type))
+            .and_then(|it| {
+                it.offerings
+                    .iter()
+                    .filter(|o| o.is_compatible(&labels))
+                    .map(|o| o.price)
+                    .min()
+            });
+        let entry = existing
+            .entry(node_claim.instance_type.clone())
+            .or_insert(None);
+        if let Some(p) = price {
+            *entry = Some(entry.map_or(p, |e| e.min(p)));
+        }
+    }
+    let max_price = claim
+        .instance_types
+        .iter()
+        .filter_map(|&i| catalog.instance_types().get(i))
+        .filter_map(|it| existing.get(it.name()))
+        .map(|p| p.unwrap_or(Price::ZERO))
+        .min();
+    match max_price {
+        Some(max_price) => remove_options_by_price(claim, catalog, max_price, input.prepared),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::nodeclass::NodeClassSettings;
+    use crate::testing::pool;
+    use crate::karpenter::provisioning::NodePoolContext;
+    use crate::kube::resources::Resources;
+
+    /// Filtering by price reads the same worst launch prices from a kept
+    /// setup's table as from the offerings (us-east-1, spot and on-demand,
+    /// with and without a zone, at $0.10 and $0.50), and asks the table of
+    /// each set of offering requirements once.
+    #[test]
+    fn price_filter_reads_the_kept_table_like_the_offerings() {
+        use karpsim_catalog::BundledCatalog;
+        let catalog = Catalog::load("us-east-1", &NodeClassSettings::default()).unwrap();
+        let pool = pool("default");
+        let contexts = [NodePoolContext {
+            pool: &pool,
+            catalog: &catalog,
+        }];
+        let prepared = Prepared::new(&contexts, &[]);
+        let both = Requirement::in_values(LABEL_CAPACITY_TYPE, ["spot", "on-demand"]);
+        let on_demand = Requirement::in_values(LABEL_CAPACITY_TYPE, ["on-demand"]);
+        let zone = Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["us-east-1b"]);
+        for extra in [vec![both.clone()], vec![on_demand], vec![both, zone]] {
+            let mut requirements = Requirements::new();
+            for r in extra {
+                requirements.add(r);
+            }
+            let claim = NewNodeClaim {
+                nodepool: 0,
+                requirements,
+                instance_types: (0..catalog.len()).collect(),
+                pods: Vec::new(),
+                requests: Resources::ZERO,
+            };
+            for max in [100_000, 500_000] {
+                let max = Price::from_micros(max);
+                let (mut kept, mut walked) = (claim.clone(), claim.clone());
+                remove_options_by_price(&mut kept, &catalog, max, Some(&prepared)).unwrap();
+                remove_options_by_price(&mut walked, &catalog, max, None).unwrap();
+                assert_eq!(kept.instance_types, walked.instance_types);
+                assert!(!kept.instance_types.is_empty());
+                assert!(kept.instance_types.len() < catalog.len());
+            }
+            let keys = OfferingKeys::new(&claim.requirements).as_array();
+            let first = prepared.worst_launch_prices(0, keys, || unreachable!("kept"));
+            assert_eq!(first.len(), catalog.len());
+        }
+    }
+}

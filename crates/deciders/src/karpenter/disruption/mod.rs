@@ -1,0 +1,43 @@
+//! Karpenter's disruption controller, its pure foundations: budgets and
+//! their cron schedules, PDB arithmetic, candidate selection with upstream's
+//! rejection reasons, candidate ordering, drift and expiration checks, and
+//! the Emptiness decision. Everything takes `now` as a parameter and reads
+//! the cluster without changing it (core: pkg/controllers/disruption,
+//! pkg/utils/pdb, pkg/utils/pod, pkg/controllers/nodeclaim/{disruption,
+//! expiration}).
+
+pub mod balanced;
+pub mod budgets;
+pub mod candidates;
+pub mod consolidation;
+pub mod controller;
+pub mod cron;
+pub mod drift;
+pub mod emptiness;
+pub mod explain;
+mod methods;
+pub mod ordering;
+pub mod simulate;
+mod validation;
+
+#[cfg(test)]
+mod controller_tests;
+
+use crate::time::SimDuration;
+
+/// Delay before an Emptiness or consolidation command is re-validated
+/// (upstream `commandValidationDelay`).
+pub const COMMAND_VALIDATION_DELAY: SimDuration = SimDuration::from_secs(15);
+/// How long a node stays nominated for pending pods:
+/// `max(2 × BATCH_MAX_DURATION, 10s)` with the default 10 s batch.
+pub const NOMINATION_WINDOW: SimDuration = SimDuration::from_secs(20);
+/// Pause between disruption passes that found nothing to do.
+pub const POLLING_PERIOD: SimDuration = SimDuration::from_secs(10);
+
+pub use budgets::{SIM_EPOCH_UNIX_SECONDS, allowed_disruptions, budget_mapping, is_active};
+pub use candidates::{Candidate, CandidateInputs, DisruptionClass, Rejection, new_candidate};
+pub use controller::{
+    Command, DisruptionInput, DisruptionOptions, MessageDedupe, Method, PassOutcome, next_command,
+    revalidate, validate,
+};
+pub use crate::pdb::{ControllerScales, PdbLimits};

@@ -1,0 +1,367 @@
+//! The scheduling simulation behind consolidation, drift and validation
+//! (core: disruption/helpers.go `SimulateScheduling`, provisioning/
+//! scheduling/scheduler.go `IsConsolidationSimulation`): would the pods of
+//! some candidate nodes, together with every pending pod and the pods of
+//! nodes already being deleted, fit on the rest of the cluster plus new
+//! NodeClaims?
+//!
+//! `solve` skips nodes that are marked for deletion; a simulation's solve
+//! takes as marked the deleting nodes and the nodes it excludes (the
+//! candidates, and for consolidation the nodes still inside their
+//! `consolidateAfter` window), without copying the cluster. Upstream only
+//! keeps *candidate* pods off nodes inside their window (pending pods and pods of deleting nodes may still
+//! land there); `solve` has no per-pod destination filter, so here those
+//! nodes are closed to every pod of a consolidation simulation — stricter
+//! only when pending pods would otherwise have used them.
+//!
+//! The placement view of every node is built once per pass (the first
+//! simulation builds it) and shared by all of the pass's solves: closing
+//! nodes changes only which views a solve uses, never the views. The nodes
+//! every simulation of a kind closes (deleting nodes, and for consolidation
+//! the nodes inside their window) are closed once per pass in a
+//! [`Closure`]; each simulation closes only its candidates on top.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use super::candidates::Candidate;
+use super::controller::DisruptionInput;
+use crate::pdb::PdbLimits;
+use crate::pods::{is_disruptable, is_reschedulable, pod_key};
+use crate::karpenter::provisioning::{
+    Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, StopEarly,
+    solve_with_closure,
+};
+use crate::scheduler::{Cluster, NodeId, PodId};
+use crate::time::{SimDuration, SimTime};
+
+/// The cluster as the disruption simulations of one pass see it.
+#[derive(Debug, Clone)]
+pub struct SimulationView {
+    /// Nodes being deleted (closed to every simulation).
+    deleting: Vec<NodeId>,
+    pending: BTreeSet<PodId>,
+    deleting_node_pods: Vec<PodId>,
+    deleting_node_pod_set: BTreeSet<PodId>,
+    under_consolidate_after: Vec<NodeId>,
+    /// The solve setup of this view's simulations when the input brought
+    /// none: built once, shared by every simulation of the pass.
+    prepared: Option<Arc<Prepared>>,
+    /// Every node's placement view, built by the first simulation.
+    existing: Option<ExistingNodes>,
+    /// The deleting nodes closed, for drift and validation simulations.
+    deleting_closure: Option<Closure>,
+    /// The deleting nodes and those inside their `consolidateAfter` window
+    /// closed, for consolidation simulations.
+    consolidation_closure: Option<Closure>,
+}
+
+/// What one simulation found.
+#[derive(Debug, Clone, Default)]
+pub struct Simulation {
+    /// The solve's result, with pods that landed on uninitialized nodes
+    /// moved to its errors.
+    pub result: SchedulingResult,
+    /// Errors of pods that were not pending before (only these block).
+    pub non_pending_errors: Vec<(PodId, String)>,
+}
+
+impl Simulation {
+    /// Every non-pending pod found a home.
+    pub fn all_non_pending_scheduled(&self) -> bool {
+        self.non_pending_errors.is_empty()
+    }
+}
+
+/// Whether the node's NodeClaim is still inside its pool's
+/// `consolidateAfter` window (upstream `IsUnderConsolidateAfter`): a zero
+/// or `Never` window, or an uninitialized NodeClaim, is never "under".
+fn is_under_consolidate_after(input: &DisruptionInput<'_>, id: NodeId) -> bool {
+    let Some(node) = input.cluster.node(id) else {
+        return false;
+    };
+    let Some(claim) = &node.claim else {
+        return false;
+    };
+    let Some(ctx) = input
+        .nodepools
+        .iter()
+        .find(|c| *c.pool.name == *claim.nodepool)
+    else {
+        return false;
+    };
+    let Some(after) = ctx.pool.disruption.consolidate_after else {
+        return false;
+    };
+    if after.is_zero() || !node.initialized {
+        return false;
+    }
+    let since = claim
+        .lifecycle
+        .last_pod_event_at
+        .or(claim.lifecycle.initialized_at)
+        .unwrap_or(node.created_at);
+    let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+    input.now.saturating_duration_since(since) < after
+}
+
+/// Nodes being deleted: marked for deletion, instance terminating, or in
+/// the orchestration queue.
+pub fn is_deleting(input: &DisruptionInput<'_>, id: NodeId) -> bool {
+    input.in_flight.contains(&id)
+        || input.cluster.node(id).is_some_and(|n| {
+            n.marked_for_deletion
+                || n.claim
+                    .as_ref()
+                    .is_some_and(|c| c.lifecycle.instance_terminating)
+        })
+}
+
+/// Upstream `IsCurrentlyReschedulable`: reschedulable, disruptable, and not
+/// held in place for good by a fully blocking PDB.
+fn currently_reschedulable(cluster: &Cluster, pdbs: &PdbLimits, pod: PodId, now: SimTime) -> bool {
+    cluster.pod(pod).is_some_and(|p| {
+        is_reschedulable(p) && is_disruptable(p, now) && !pdbs.is_fully_blocked(p, now)
+    })
+}
+
+impl SimulationView {
+    /// The deleting nodes and their pods, and the nodes inside their
+    /// `consolidateAfter` window, of `input`'s cluster: every simulation
+    /// must be given the same `input`.
+    pub fn new(input: &DisruptionInput<'_>, pdbs: &PdbLimits) -> SimulationView {
+        let deleting: Vec<NodeId> = input
+            .cluster
+            .nodes()
+            .map(|(id, _)| id)
+            .filter(|&id| is_deleting(input, id))
+            .collect();
+        let pending: BTreeSet<PodId> = input.pending.iter().copied().collect();
+        let mut deleting_node_pods = Vec::new();
+        for &id in &deleting {
+            let pods = input.cluster.node(id).map_or(&[][..], |n| &n.pods[..]);
+            deleting_node_pods.extend(pods.iter().copied().filter(|&p| {
+                !pending.contains(&p) && currently_reschedulable(input.cluster, pdbs, p, input.now)
+            }));
+        }
+        let under_consolidate_after = input
+            .cluster
+            .nodes()
+            .map(|(id, _)| id)
+            .filter(|&id| !is_deleting(input, id) && is_under_consolidate_after(input, id))
+            .collect();
+        SimulationView {
+            deleting,
+            pending,
+            deleting_node_pod_set: deleting_node_pods.iter().copied().collect(),
+            deleting_node_pods,
+            under_consolidate_after,
+            prepared: input
+                .prepared
+                .is_none()
+                .then(|| Arc::new(Prepared::new(input.nodepools, input.daemonsets))),
+            existing: None,
+            deleting_closure: None,
+            consolidation_closure: None,
+        }
+    }
+
+    /// Simulates removing `candidates`. `consolidation` closes nodes still
+    /// inside their `consolidateAfter` window.
+    pub fn simulate(
+        &mut self,
+        input: &DisruptionInput<'_>,
+        pdbs: &PdbLimits,
+        candidates: &[&Candidate],
+        consolidation: bool,
+    ) -> Simulation {
+        self.prepare(input, consolidation);
+        let closure = self.closure(consolidation);
+        self.simulate_on(input, pdbs, candidates, closure, None)
+    }
+
+    /// Builds what every simulation of `consolidation`'s kind shares: the
+    /// placement views and the closure (once per pass).
+    pub fn prepare(&mut self, input: &DisruptionInput<'_>, consolidation: bool) {
+        let prepared = input.prepared.or(self.prepared.as_deref());
+        let existing = self.existing.get_or_insert_with(|| match prepared {
+            Some(prepared) => ExistingNodes::new(input.cluster, input.daemonsets, prepared),
+            None => {
+                let prepared = Prepared::new(input.nodepools, input.daemonsets);
+                ExistingNodes::new(input.cluster, input.daemonsets, &prepared)
+            }
+        });
+        let (slot, also_closed) = if consolidation {
+            (
+                &mut self.consolidation_closure,
+                &self.under_consolidate_after[..],
+            )
+        } else {
+            (&mut self.deleting_closure, &[][..])
+        };
+        slot.get_or_insert_with(|| {
+            let mut ids = self.deleting.clone();
+            ids.extend_from_slice(also_closed);
+            existing.closure(input.cluster, &ids)
+        });
+    }
+
+    /// The closure [`Self::prepare`] built for `consolidation`'s kind.
+    ///
+    /// # Panics
+    /// If it was not prepared.
+    pub fn closure(&self, consolidation: bool) -> &Closure {
+        let slot = if consolidation {
+            &self.consolidation_closure
+        } else {
+            &self.deleting_closure
+        };
+        slot.as_ref().expect("simulation view prepared")
+    }
+
+    /// [`Self::simulate`] on a prepared view, with `closure` (the view's
+    /// own or a copy of it: a copy lets simulations run side by side),
+    /// stopped, with `quiet`, as soon as the outcome is sure to be a
+    /// no-op for a consolidation that must undercut that price: a second
+    /// new NodeClaim, a first that cannot undercut it, a pod of a candidate
+    /// or of a deleting node that could only fail or open one (the caller
+    /// takes their errors as a no-op), or a candidate's pod placed on a
+    /// node that has not finished initializing (see
+    /// `reject_uninitialized_destinations`).
+    ///
+    /// # Panics
+    /// If the view was not prepared.
+    pub fn simulate_on(
+        &self,
+        input: &DisruptionInput<'_>,
+        pdbs: &PdbLimits,
+        candidates: &[&Candidate],
+        closure: &Closure,
+        quiet: Option<PriceToBeat>,
+    ) -> Simulation {
+        // Pending pods first, then the candidates' (each pod once), then
+        // those of deleting nodes (never pending, each on one node).
+        let mut pods: Vec<PodId> = self.pending.iter().copied().collect();
+        let mut from_candidates: BTreeSet<PodId> = BTreeSet::new();
+        for candidate in candidates {
+            for &pod in candidate.reschedulable_pods.iter() {
+                if currently_reschedulable(input.cluster, pdbs, pod, input.now)
+                    && !self.pending.contains(&pod)
+                    && from_candidates.insert(pod)
+                {
+                    pods.push(pod);
+                }
+            }
+        }
+        for &pod in &self.deleting_node_pods {
+            if !from_candidates.contains(&pod) {
+                pods.push(pod);
+            }
+        }
+        let closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
+        let moving: Vec<PodId> = match quiet {
+            Some(_) => from_candidates
+                .iter()
+                .copied()
+                .filter(|pod| !self.deleting_node_pod_set.contains(pod))
+                .collect(),
+            None => Vec::new(),
+        };
+        let stop_early = match quiet {
+            Some(to_beat) => StopEarly {
+                at_new_nodeclaims: Some(2),
+                unless_cheaper_than: Some(to_beat),
+                bound_pods_must_fit: true,
+                not_on_uninitialized: &moving,
+            },
+            None => StopEarly::default(),
+        };
+        let prepared = input.prepared.or(self.prepared.as_deref());
+        let existing = self.existing.as_ref().expect("simulation view prepared");
+        let provisioning = ProvisioningInput {
+            cluster: input.cluster,
+            nodepools: input.nodepools,
+            daemonsets: input.daemonsets,
+            pods: &pods,
+            node_count_resource: input.node_count_resource,
+            prepared,
+            stop_early,
+        };
+        let mut result = solve_with_closure(&provisioning, existing, closure, &closed);
+        self.reject_uninitialized_destinations(input.cluster, &mut result, quiet.is_none());
+        let non_pending_errors = result
+            .errors
+            .iter()
+            .filter(|(pod, _)| !self.pending.contains(pod))
+            .cloned()
+            .collect();
+        Simulation {
+            result,
+            non_pending_errors,
+        }
+    }
+
+    /// A decision must not rest on a node that has not finished
+    /// initializing: pods placed there (other than pods of deleting nodes)
+    /// count as unschedulable. Pending pods placed there are only taken out
+    /// of the placements: errors of pending pods never block, so theirs is
+    /// not written. Without `explain` the errors are left blank (no message
+    /// will quote them).
+    fn reject_uninitialized_destinations(
+        &self,
+        cluster: &Cluster,
+        result: &mut SchedulingResult,
+        explain: bool,
+    ) {
+        let mut kept = Vec::with_capacity(result.existing.len());
+        for &(pod, node_id) in &result.existing {
+            let node = cluster.node(node_id);
+            let uninitialized = node.is_some_and(|n| !n.initialized);
+            if uninitialized && !self.deleting_node_pod_set.contains(&pod) {
+                if self.pending.contains(&pod) {
+                    continue;
+                }
+                let error = if explain {
+                    let name = node.map_or("", |n| n.name.as_str());
+                    let mut what = vec![format!("nodeclaim/{name}")];
+                    if node.is_some_and(|n| n.registered) {
+                        what.push(format!("node/{name}"));
+                    }
+                    format!("would schedule against uninitialized {}", what.join(", "))
+                } else {
+                    String::new()
+                };
+                result.errors.push((pod, error));
+            } else {
+                kept.push((pod, node_id));
+            }
+        }
+        result.existing = kept;
+        result.errors.sort_by_key(|(pod, _)| *pod);
+    }
+}
+
+/// Upstream's `NonPendingPodSchedulingErrors` sentence: at most five pods,
+/// `namespace/name => error`, first letter upper-cased (`pretty.Sentence`).
+pub fn scheduling_errors_message(cluster: &Cluster, errors: &[(PodId, String)]) -> String {
+    use std::fmt::Write;
+    if errors.is_empty() {
+        return "No Pod Scheduling Errors".to_string();
+    }
+    const MAX_ERRORS: usize = 5;
+    let mut message = String::from("Not all pods would schedule, ");
+    for (i, (pod, error)) in errors.iter().enumerate() {
+        if i == MAX_ERRORS {
+            let _ = write!(message, " and {} other(s)", errors.len() - MAX_ERRORS);
+            break;
+        }
+        match cluster.pod(*pod) {
+            Some(p) => message.push_str(&pod_key(p)),
+            None => {
+                let _ = write!(message, "pod {}", pod.0);
+            }
+        }
+        let _ = write!(message, " => {error} ");
+    }
+    message
+}

@@ -1,0 +1,135 @@
+//! The re-check of a command after [`super::COMMAND_VALIDATION_DELAY`]
+//! (core: disruption/validation.go `EmptinessValidator`,
+//! `ConsolidationValidator`): the cluster may have changed while the
+//! command waited, so candidates, budgets and (for consolidation) the
+//! scheduling simulation are computed again.
+
+use std::borrow::Borrow;
+use std::collections::BTreeSet;
+
+use super::candidates::{Candidate, DisruptionClass, emptiness_filter};
+use super::controller::{Command, DisruptionInput, Method};
+use super::methods::{PassContext, empty_nodes_command};
+use super::simulate::scheduling_errors_message;
+use crate::nodepool::DisruptionReason;
+use crate::karpenter::provisioning::NewNodeClaim;
+
+/// See [`super::controller::revalidate`].
+pub(super) fn revalidate(
+    input: &DisruptionInput<'_>,
+    command: &Command,
+) -> Result<Command, String> {
+    match command.method {
+        Method::Drift => Ok(command.clone()),
+        Method::Emptiness => emptiness(input, command),
+        Method::MultiNodeConsolidation | Method::SingleNodeConsolidation => {
+            consolidation(input, command)
+        }
+    }
+}
+
+/// The command's nodes that are still candidates now, in command order
+/// (only the command's own nodes are evaluated again: whether the others
+/// are candidates changes nothing here).
+fn still_candidates<'c, C: Borrow<Candidate>>(
+    command: &Command,
+    current: &'c [C],
+) -> Vec<&'c Candidate> {
+    command
+        .candidates
+        .iter()
+        .filter_map(|id| {
+            current
+                .iter()
+                .map(Borrow::borrow)
+                .find(|c: &&Candidate| c.node == *id)
+        })
+        .collect()
+}
+
+/// Emptiness keeps whichever nodes are still empty candidates within
+/// budget.
+fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
+    let mut ctx = PassContext::new(input);
+    let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
+    let current = ctx.filter(&graceful, emptiness_filter);
+    let still = still_candidates(command, &current);
+    if still.is_empty() {
+        return Err(format!(
+            "churn: {} candidates are no longer valid",
+            command.candidates.len()
+        ));
+    }
+    let mut budgets = ctx.budgets(DisruptionReason::Empty);
+    let mut valid: Vec<Candidate> = Vec::new();
+    for candidate in still {
+        if let Some(left) = budgets.get_mut(&*candidate.nodepool).filter(|l| **l > 0) {
+            *left -= 1;
+            valid.push(candidate.clone());
+        }
+    }
+    if valid.is_empty() {
+        return Err(format!(
+            "budget: {} candidates failed validation because they were nominated for a pod or would violate disruption budgets",
+            command.candidates.len()
+        ));
+    }
+    Ok(empty_nodes_command(input, &valid))
+}
+
+/// Names of a NodeClaim's options.
+fn option_names<'c>(input: &DisruptionInput<'c>, claim: &NewNodeClaim) -> BTreeSet<&'c str> {
+    let Some(catalog) = input.nodepools.get(claim.nodepool).map(|c| c.catalog) else {
+        return BTreeSet::new();
+    };
+    claim
+        .instance_types
+        .iter()
+        .filter_map(|&i| catalog.instance_types().get(i).map(|it| it.name()))
+        .collect()
+}
+
+/// Consolidation needs every node still a candidate within budget and the
+/// same decision from a fresh simulation.
+fn consolidation(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
+    let mut ctx = PassContext::new(input);
+    let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
+    let current = ctx.consolidation_candidates(&graceful);
+    let still = still_candidates(command, &current);
+    if still.len() != command.candidates.len() {
+        return Err(format!(
+            "churn: {} candidates are no longer valid",
+            command.candidates.len() - still.len()
+        ));
+    }
+    let mut budgets = ctx.budgets(DisruptionReason::Underutilized);
+    for candidate in &still {
+        match budgets.get_mut(&*candidate.nodepool).filter(|l| **l > 0) {
+            Some(left) => *left -= 1,
+            None => {
+                return Err(
+                    "budget: a candidate can no longer be disrupted without violating budgets"
+                        .to_string(),
+                );
+            }
+        }
+    }
+    let simulation = ctx.simulate(&still, true);
+    if !simulation.all_non_pending_scheduled() {
+        return Err(format!(
+            "scheduling: {}",
+            scheduling_errors_message(input.cluster, &simulation.non_pending_errors)
+        ));
+    }
+    let fresh = &simulation.result.new_nodeclaims;
+    let same = match (fresh.as_slice(), command.replacements.as_slice()) {
+        ([], []) => true,
+        ([now], [then]) => option_names(input, then).is_subset(&option_names(input, now)),
+        _ => false,
+    };
+    if same {
+        Ok(command.clone())
+    } else {
+        Err("scheduling: scheduling simulation produced new results".to_string())
+    }
+}

@@ -1,0 +1,236 @@
+//! Tests of the existing-node views, closures, fit lists and first fits.
+
+use std::sync::Arc;
+
+use rand::{RngExt, SeedableRng};
+
+use super::{ExistingNodes, ExistingSet, OWN_TREE_AFTER, TreeRoom};
+use crate::karpenter::provisioning::pod::PodWork;
+use crate::karpenter::provisioning::tests::{World, default_pool, pod};
+use crate::kube::labels::LABEL_NODEPOOL;
+use crate::kube::resources::{GIB, ResourceKind, Resources};
+use crate::scheduler::NodeId;
+use rand::rngs::Xoshiro256PlusPlus as SimRng;
+
+/// A world of `n` nodes of random size and fill, some uninitialized.
+fn random_world(rng: &mut SimRng, n: usize) -> (World, Vec<NodeId>) {
+    let mut world = World::fake(default_pool(), 8);
+    let mut nodes = Vec::new();
+    for i in 0..n {
+        let cpu = rng.random_range(1..=8) * 1000;
+        let room = Resources::cpu_mem(cpu, cpu / 1000 * 4 * GIB).with(ResourceKind::Pods, 20);
+        let registered = rng.random_bool(0.8);
+        let id = world.add_node(
+            &format!("node-{i:03}"),
+            &[(LABEL_NODEPOOL, "default")],
+            room,
+            registered,
+        );
+        for _ in 0..rng.random_range(0..4) {
+            world.add_running(pod(rng.random_range(1..=4) * 250, 512), id);
+        }
+        nodes.push(id);
+    }
+    (world, nodes)
+}
+
+/// The tree search finds, for any request and any closed set, the same
+/// node as trying every open node in order and taking the first with
+/// room (which is how the solve tried them before the tree), whether
+/// the nodes are closed by the solve or partly by a closure; limits are
+/// charged with the open nodes only, either way.
+#[test]
+fn first_fit_matches_trying_every_node_in_order() {
+    let mut rng = SimRng::seed_from_u64(7);
+    for round in 0..20 {
+        let (world, nodes) = random_world(&mut rng, 1 + round * 5);
+        let prepared = world.prepare();
+        let base = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+        let mut closed: Vec<NodeId> = nodes
+            .iter()
+            .copied()
+            .filter(|_| rng.random_bool(0.3))
+            .collect();
+        closed.sort_unstable();
+        let set = ExistingSet::new(&base, &world.cluster, base.unclosed(), &closed);
+        // The same nodes closed partly by a pass-wide closure.
+        let (wide, own): (Vec<NodeId>, Vec<NodeId>) =
+            closed.iter().partition(|_| rng.random_bool(0.5));
+        let closure = base.closure(&world.cluster, &wide);
+        let split = ExistingSet::new(&base, &world.cluster, &closure, &own);
+        for pool in ["default", "other"] {
+            assert_eq!(
+                split.pool_usage(&world.cluster, pool),
+                set.pool_usage(&world.cluster, pool)
+            );
+        }
+        let open_nodes = nodes.len() - closed.len();
+        assert_eq!(
+            set.pool_usage(&world.cluster, "default").nodes,
+            open_nodes as i64
+        );
+        for _ in 0..30 {
+            let cpu = rng.random_range(1..=32) * 250;
+            let requests = Resources::cpu_mem(cpu, rng.random_range(1..=16) * GIB / 2)
+                .with(ResourceKind::Pods, 1);
+            let by_tree = set
+                .first_fit(&requests, |n| requests.fits(&n.remaining).then_some(n.id))
+                .map(|(_, id)| id);
+            let in_order = base
+                .nodes
+                .iter()
+                .find(|n| closed.binary_search(&n.id).is_err() && requests.fits(&n.remaining))
+                .map(|n| n.id);
+            assert_eq!(by_tree, in_order, "round {round}, cpu {cpu}m");
+            let by_split = split
+                .first_fit(&requests, |n| requests.fits(&n.remaining).then_some(n.id))
+                .map(|(_, id)| id);
+            assert_eq!(by_split, in_order, "round {round}, cpu {cpu}m, split");
+        }
+    }
+}
+
+/// Places `work` on its first fit, checked against trying every open
+/// node of the solve in order; whether it found one.
+fn place_first_fit(set: &mut ExistingSet<'_>, work: &PodWork<'_>, context: &str) -> bool {
+    let found = set
+        .first_fit(&work.requests, |n| {
+            work.requests.fits(&n.remaining).then_some(())
+        })
+        .map(|(i, _)| i);
+    let in_order = (0..set.base.nodes.len())
+        .find(|&i| set.is_open(i) && work.requests.fits(&set.view(i).remaining));
+    assert_eq!(found, in_order, "{context}");
+    let Some(i) = found else { return false };
+    let requirements = set.view(i).requirements.clone();
+    set.add(i, work, requirements);
+    true
+}
+
+/// The many small solves of a pass share one closure's fit lists:
+/// each still gets, for every pod, the first node in try order that
+/// holds it, whatever earlier solves asked and found.
+#[test]
+fn fit_lists_shared_by_many_solves_keep_the_in_order_first_fit() {
+    let mut rng = SimRng::seed_from_u64(29);
+    let (world, nodes) = random_world(&mut rng, 90);
+    let prepared = world.prepare();
+    let base = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    let closure = base.closure(&world.cluster, &[nodes[3], nodes[40]]);
+    // Few distinct requests, so later solves reuse lists built before.
+    let shapes: Vec<(i64, i64)> = (0..6)
+        .map(|_| {
+            (
+                rng.random_range(1..=12) * 250,
+                rng.random_range(1..=12) * 512,
+            )
+        })
+        .collect();
+    let mut found = 0;
+    for solve in 0..200u32 {
+        let own = [nodes[rng.random_range(0..nodes.len())]];
+        let mut set = ExistingSet::new(&base, &world.cluster, &closure, &own);
+        for step in 0..OWN_TREE_AFTER as u32 {
+            let (cpu, mem) = shapes[rng.random_range(0..shapes.len())];
+            let spec = pod(cpu, mem);
+            let work = PodWork::new(crate::scheduler::PodId(solve * 100 + step), &spec).unwrap();
+            if place_first_fit(&mut set, &work, &format!("solve {solve}, step {step}")) {
+                found += 1;
+            }
+        }
+        assert!(set.own_tree.is_none(), "small solves search the lists");
+    }
+    assert!(found > 500, "{found} pods placed");
+    assert!(closure.fits.lock().len() <= shapes.len());
+}
+
+/// Placing pods lowers the room a search sees, before and after the
+/// solve takes its own tree (past [`OWN_TREE_AFTER`] changed nodes):
+/// the first fit is always the first open node in order whose current
+/// view has room.
+#[test]
+fn first_fit_sees_the_room_pods_placed_in_this_solve() {
+    let mut rng = SimRng::seed_from_u64(13);
+    let (world, nodes) = random_world(&mut rng, 120);
+    let prepared = world.prepare();
+    let base = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    let closed = [nodes[5], nodes[77]];
+    let mut set = ExistingSet::new(&base, &world.cluster, base.unclosed(), &closed);
+    let mut placed = 0;
+    for step in 0..400 {
+        let cpu = rng.random_range(1..=8) * 250;
+        let spec = pod(cpu, rng.random_range(1..=8) * 256);
+        let work = PodWork::new(crate::scheduler::PodId(step), &spec).unwrap();
+        if place_first_fit(&mut set, &work, &format!("step {step}")) {
+            placed += 1;
+        }
+    }
+    assert!(set.changed.len() > OWN_TREE_AFTER && set.own_tree.is_some());
+    assert!(placed > 100, "{placed} pods placed");
+}
+
+/// A tree room never rejects a request that fits the room it was made
+/// from, nor the maximum of rooms one of which the request fits; and a
+/// room with a negative amount takes nothing.
+#[test]
+fn tree_rooms_are_a_necessary_condition_of_fitting() {
+    let mut rng = SimRng::seed_from_u64(17);
+    let mut random = |low: i64| {
+        let mut r = Resources::ZERO;
+        for kind in [
+            ResourceKind::Cpu,
+            ResourceKind::Memory,
+            ResourceKind::Pods,
+            ResourceKind::NvidiaGpu,
+        ] {
+            if rng.random_bool(0.7) {
+                r = r.with(kind, rng.random_range(low..=8));
+            }
+        }
+        r
+    };
+    for _ in 0..2000 {
+        let (want, room, other) = (random(0), random(-2), random(-2));
+        let wanted = TreeRoom::wanted(&want);
+        let (a, b) = (TreeRoom::of(&room), TreeRoom::of(&other));
+        if want.fits(&room) {
+            assert!(a.may_fit(&wanted), "{want:?} in {room:?}");
+        }
+        if want.fits(&room) || want.fits(&other) {
+            assert!(a.max(&b).may_fit(&wanted), "{want:?} in max");
+        }
+        if room.as_room() == Resources::NOTHING_FITS {
+            assert!(!a.may_fit(&TreeRoom::wanted(&Resources::ZERO)));
+        }
+    }
+}
+
+/// A second build with the same setup reuses the views of unchanged
+/// nodes and remakes those of nodes that changed, with the same
+/// content as a build from scratch.
+#[test]
+fn unchanged_nodes_keep_their_views() {
+    let mut rng = SimRng::seed_from_u64(11);
+    let (mut world, nodes) = random_world(&mut rng, 12);
+    let prepared = world.prepare();
+    let first = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    world.add_running(pod(250, 256), nodes[3]);
+    let second = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    let fresh = ExistingNodes::new(&world.cluster, &world.daemonsets, &world.prepare());
+    let view = |nodes: &ExistingNodes, id: NodeId| {
+        nodes.nodes.iter().find(|n| n.id == id).cloned().unwrap()
+    };
+    for &id in &nodes {
+        let (a, b, c) = (view(&first, id), view(&second, id), view(&fresh, id));
+        assert_eq!(Arc::ptr_eq(&a, &b), id != nodes[3], "node {id:?}");
+        assert_eq!(b.remaining, c.remaining);
+        assert_eq!(*b.requirements, *c.requirements);
+        assert_eq!(b.name, c.name);
+    }
+    let order = |nodes: &ExistingNodes| nodes.nodes.iter().map(|n| n.id).collect::<Vec<_>>();
+    assert_eq!(order(&second), order(&fresh));
+    assert_eq!(
+        view(&second, nodes[3]).remaining.cpu_millis() + 250,
+        view(&first, nodes[3]).remaining.cpu_millis()
+    );
+}

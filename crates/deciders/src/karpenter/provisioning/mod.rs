@@ -1,0 +1,218 @@
+//! Karpenter provisioning: the `solve` that packs pending pods onto existing
+//! nodes, in-flight NodeClaims and new NodeClaims (reference §1), and the
+//! launch decision that turns a NodeClaim into one concrete offering (§2).
+//! Pure functions of a cluster view: no clock, no randomness, no I/O.
+//!
+//! Submodules: `pod` (a pod's requirements and relaxation), `topology`
+//! (spread / affinity / anti-affinity domains), `template` (templates,
+//! DaemonSet overhead groups, the instance-type filter), `claim` (NodeClaims
+//! of a solve), `columns` (instance-type requirements by key, for that
+//! filter), `existing` (existing nodes), `prepared` (the setup many solves
+//! share), `scheduler` (the loop) and `launch` (the offering choice).
+//!
+//! Simplifications against upstream, all deliberate: `PreferencePolicy` is
+//! always `Respect` and `MinValuesPolicy` always `Strict`; no volume
+//! topology, DRA or reserved capacity; a namespace selector on an affinity
+//! term matches every namespace; ties upstream leaves to map order (which
+//! zone a spread constraint picks among equal counts) go to the smallest
+//! name; the `nodes` limit is charged one per NodeClaim during the solve
+//! (upstream charges it only when the NodeClaim is created, which refuses
+//! the excess then).
+
+mod claim;
+mod columns;
+mod existing;
+mod launch;
+mod pod;
+mod prepared;
+mod scheduler;
+mod template;
+mod topology;
+
+#[cfg(test)]
+mod tests;
+
+pub use existing::{Closure, ExistingNodes};
+pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
+pub use prepared::{Prepared, PreparedCache};
+pub use scheduler::MAX_INSTANCE_TYPES;
+
+use std::sync::Arc;
+
+use crate::nodepool::NodePool;
+use crate::cloud::{CapacityType, Catalog, Price};
+use crate::kube::pod::PodSpec;
+use crate::kube::requirements::Requirements;
+use crate::kube::resources::{ResourceKind, Resources};
+use crate::scheduler::{Cluster, NodeId, PodId};
+
+/// A NodePool with the catalog of its EC2NodeClass (allocatable shaped by
+/// the node class; offering availability as the ICE cache currently says).
+#[derive(Debug, Clone, Copy)]
+pub struct NodePoolContext<'a> {
+    /// The NodePool.
+    pub pool: &'a NodePool,
+    /// Its instance types.
+    pub catalog: &'a Catalog,
+}
+
+/// Everything `solve` reads.
+#[derive(Debug, Clone, Copy)]
+pub struct ProvisioningInput<'a> {
+    /// The cluster (existing nodes, in-flight NodeClaims, bound pods).
+    pub cluster: &'a Cluster,
+    /// Every NodePool (solve orders them by weight, then name).
+    pub nodepools: &'a [NodePoolContext<'a>],
+    /// DaemonSet pod templates (their overhead is reserved on new nodes).
+    pub daemonsets: &'a [Arc<PodSpec>],
+    /// The pods to place: provisionable pending pods, plus pods of deleting
+    /// nodes. DaemonSet pods among them are skipped.
+    pub pods: &'a [PodId],
+    /// The slot a NodePool `limits.nodes` entry was read into (the run's
+    /// `ResourceNames::lookup("nodes")`), so it counts one per node.
+    pub node_count_resource: Option<ResourceKind>,
+    /// The setup built from `nodepools` and `daemonsets` by
+    /// [`Prepared::new`], when the caller keeps one across solves; `None`
+    /// builds it for this solve alone. Either way the result is the same.
+    pub prepared: Option<&'a Prepared>,
+    /// When to stop before every pod is placed (never by default).
+    pub stop_early: StopEarly<'a>,
+}
+
+/// When a solve may stop placing pods, for callers that only ask whether
+/// its new NodeClaims could make a consolidation: the result is then
+/// partial (the rest of the pods neither placed nor failed). Ignored when
+/// a NodePool has `minValues`, as a claim that misses them is dropped at
+/// the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct StopEarly<'a> {
+    /// Once this many new NodeClaims are open (the result has that many).
+    pub at_new_nodeclaims: Option<usize>,
+    /// Once the first new NodeClaim can no longer undercut this price:
+    /// placing more pods only narrows its options and requirements, so it
+    /// never could again.
+    pub unless_cheaper_than: Option<PriceToBeat>,
+    /// The caller takes an error of a pod already bound to a node (one
+    /// being moved off it) as it takes the stops above. A bound pod that
+    /// finds no existing node or open NodeClaim, and whose chances only
+    /// shrink as pods are placed (nothing to relax, no topology spread or
+    /// required pod affinity), then ends the solve with an error when any
+    /// NodeClaim it could open would reach a stop: the result says the
+    /// same, without the NodeClaim being built.
+    pub bound_pods_must_fit: bool,
+    /// Pods (sorted) the caller takes a placement of on a node that has
+    /// not finished initializing as it takes the stops above: placing one
+    /// there ends the solve (the placement is in the result).
+    pub not_on_uninitialized: &'a [PodId],
+}
+
+/// A price a solve's first new NodeClaim must be able to undercut: some
+/// option of it must have an available offering below `price`, of a
+/// capacity type its requirements allow (and spot only with `spot`), in any
+/// zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PriceToBeat {
+    /// The price to undercut.
+    pub price: Price,
+    /// Whether spot offerings count.
+    pub spot: bool,
+}
+
+/// A NodeClaim the solve wants created.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewNodeClaim {
+    /// Index into `ProvisioningInput::nodepools`.
+    pub nodepool: usize,
+    /// Its requirements after placing its pods (zone may be narrowed, …).
+    pub requirements: Requirements,
+    /// Remaining instance-type options: indices into the NodePool's
+    /// catalog `instance_types()`, cheapest first, at most 600.
+    pub instance_types: Vec<usize>,
+    /// The pods it was opened for.
+    pub pods: Vec<PodId>,
+    /// Pod requests plus the smallest DaemonSet overhead over its options.
+    pub requests: Resources,
+}
+
+/// The outcome of one solve.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SchedulingResult {
+    /// NodeClaims to create.
+    pub new_nodeclaims: Vec<NewNodeClaim>,
+    /// Pods that fit on existing nodes or in-flight NodeClaims.
+    pub existing: Vec<(PodId, NodeId)>,
+    /// Pods that fit nowhere, with a reason a user can read.
+    pub errors: Vec<(PodId, String)>,
+}
+
+/// Places `input.pods` as Karpenter's scheduler does (reference §1.2–1.7):
+/// existing nodes first, then NodeClaims opened earlier in this solve
+/// (fewest pods first), then a new NodeClaim from the heaviest NodePool
+/// that accepts, relaxing one preference at a time; unplaced pods are
+/// retried until a full pass makes no progress. Each new NodeClaim keeps
+/// its 600 cheapest options.
+pub fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
+    scheduler::solve(input)
+}
+
+/// [`solve`] over the placement views of `existing`, built once by
+/// [`ExistingNodes::new`] from this very cluster instead of for this solve
+/// alone, with the nodes of `closed` taken as marked for deletion too: the
+/// same result as [`solve`] on the cluster with those nodes marked, for a
+/// fraction of its setup when many solves share one cluster (the what-ifs
+/// of a disruption pass).
+pub fn solve_with_existing(
+    input: &ProvisioningInput<'_>,
+    existing: &ExistingNodes,
+    closed: &[NodeId],
+) -> SchedulingResult {
+    scheduler::solve_with_closure(input, existing, None, closed)
+}
+
+/// [`solve_with_existing`] with the nodes of `closure` (made by
+/// [`ExistingNodes::closure`] from the same views) closed as well as
+/// `closed`: what-ifs that all close the same many nodes search past them
+/// for free.
+pub fn solve_with_closure(
+    input: &ProvisioningInput<'_>,
+    existing: &ExistingNodes,
+    closure: &Closure,
+    closed: &[NodeId],
+) -> SchedulingResult {
+    scheduler::solve_with_closure(input, existing, Some(closure), closed)
+}
+
+/// The concrete offering a NodeClaim launches as.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchDecision {
+    /// Index into the NodePool's catalog `instance_types()`.
+    pub instance_type: usize,
+    /// Zone.
+    pub zone: &'static str,
+    /// Capacity type.
+    pub capacity_type: CapacityType,
+    /// Price of the offering.
+    pub price: Price,
+    /// How many offerings were compatible (for the explanation).
+    pub compatible_offerings: usize,
+    /// Why this one (`cheapest of 143 compatible offerings: c6a.xlarge spot us-east-1a $0.0612/h`).
+    pub explanation: String,
+}
+
+/// Why a launch failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LaunchError {
+    /// No available offering satisfies the NodeClaim.
+    #[error("insufficient capacity: {0}")]
+    InsufficientCapacity(String),
+}
+
+/// Picks the offering a NodeClaim launches as (reference §2.2, the AWS
+/// provider's filters, then the cheapest offering of the chosen capacity
+/// type, as the AWS KWOK fake EC2 fleet does).
+pub fn choose_offering(
+    claim: &NewNodeClaim,
+    catalog: &Catalog,
+) -> Result<LaunchDecision, LaunchError> {
+    launch::choose_offering(claim, catalog)
+}

@@ -1,0 +1,459 @@
+//! The solve inputs that stay the same from one solve to the next while
+//! NodePools, catalogs and DaemonSets do: each NodePool's template (its
+//! pre-filtered instance types and DaemonSet overhead groups), the topology
+//! domains NodePools could launch into, the price tables new NodeClaims are
+//! ranked by, and node labels as requirements. A simulation solves many
+//! times over the same NodePools (every provisioning batch, every
+//! consolidation probe), so building these once and passing them in
+//! [`super::ProvisioningInput::prepared`] saves most of each solve's setup
+//! without changing any of its answers.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::NodePoolContext;
+use super::existing::ExistingNode;
+use super::template::TemplateCore;
+use super::topology::{DomainSource, DomainSources, strict_or_empty};
+use crate::cloud::Price;
+use crate::nodepool::NodePool;
+use crate::kube::labels::{LABEL_HOSTNAME, Labels};
+use crate::kube::pod::PodSpec;
+use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::taints::TaintEffect;
+use crate::scheduler::NodeId;
+
+/// What [`super::solve`] would otherwise build from its NodePools,
+/// catalogs and DaemonSets on every call. Build it with [`Prepared::new`]
+/// from the same NodePools (in the same order) and DaemonSets the solves
+/// will see, and build it again whenever any of them changes: a NodePool,
+/// a catalog's offerings or availability, or the DaemonSet set.
+pub struct Prepared {
+    /// One per NodePool, in input order.
+    pools: Vec<PreparedPool>,
+    /// NodePool indices in the order solve tries them: weight descending,
+    /// then name descending.
+    order: Vec<usize>,
+    /// Whether any NodePool has a PreferNoSchedule taint (relaxation may
+    /// then tolerate them).
+    tolerate_prefer_no_schedule: bool,
+    domains: DomainSources,
+    /// The DaemonSet templates it was built from (held, so their identity
+    /// stays meaningful for [`Prepared::matches`]).
+    daemonsets: Vec<Arc<PodSpec>>,
+    /// Each DaemonSet pod's strict node requirements (none if its terms
+    /// are invalid), for existing nodes' overhead.
+    daemon_requirements: Vec<Requirements>,
+    /// Per NodePool index, its price tables by the requirements offerings
+    /// read (zone, zone id, capacity type), compared in place: new
+    /// NodeClaims of every solve share a handful of these.
+    price_tables: Mutex<Vec<ByOfferingKeys<PriceTable>>>,
+    /// Per NodePool index, each catalog type's worst launch price by the
+    /// requirements offerings read, built by the caller (see
+    /// [`Prepared::worst_launch_prices`]).
+    worst_launch_prices: Mutex<Vec<ByOfferingKeys<Vec<Option<Price>>>>>,
+    /// Node labels as requirements, by node, with the labels they were
+    /// made from (a node whose labels differ is made again).
+    node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
+    /// Existing nodes' label requirements with and without their hostname
+    /// requirement, by node, with the labels and hostname they were made
+    /// from.
+    existing_node_requirements: Mutex<HashMap<NodeId, ExistingNodeRequirements>>,
+    /// The placement views of the last [`super::ExistingNodes`] built with
+    /// this setup, by node id, with the node revisions they were made at
+    /// (see [`crate::scheduler::Cluster::node_revision`]).
+    existing_views: Mutex<KeptViews>,
+}
+
+/// A node's placement view and the node revision it was made at.
+pub(super) type KeptView = (NodeId, u64, Arc<ExistingNode>);
+
+/// What a build of node views keeps for the next one.
+#[derive(Default)]
+pub(super) struct KeptViews {
+    /// Every node's view, sorted by node id.
+    pub views: Vec<KeptView>,
+    /// The node ids in the build's try order (a head start for the next
+    /// build's sort).
+    pub order: Vec<NodeId>,
+}
+
+/// A node's labels and hostname, and the requirements made from them.
+struct ExistingNodeRequirements {
+    labels: Labels,
+    hostname: String,
+    from_labels: Arc<Requirements>,
+    with_hostname: Arc<Requirements>,
+}
+
+/// A NodeClaim's zone, zone-id and capacity-type requirements.
+pub(super) type OfferingKeys = [Option<Requirement>; 3];
+
+/// One NodePool's tables of something, with the offering requirements of
+/// each.
+type ByOfferingKeys<T> = Vec<(OfferingKeys, Arc<T>)>;
+
+/// The table of NodePool `pool` under the offering requirements `keys`
+/// among `tables`, made by `build` (and kept) the first time.
+fn table_by_keys<T>(
+    tables: &Mutex<Vec<ByOfferingKeys<T>>>,
+    pool: usize,
+    keys: [Option<&Requirement>; 3],
+    build: impl FnOnce() -> T,
+) -> Arc<T> {
+    let mut tables = tables.lock().unwrap_or_else(PoisonError::into_inner);
+    if tables.len() <= pool {
+        tables.resize_with(pool + 1, Vec::new);
+    }
+    let tables = &mut tables[pool];
+    let found = tables
+        .iter()
+        .find(|(seen, _)| seen.iter().zip(&keys).all(|(a, b)| a.as_ref() == *b));
+    if let Some((_, table)) = found {
+        return table.clone();
+    }
+    let table = Arc::new(build());
+    tables.push((keys.map(|k| k.cloned()), table.clone()));
+    table
+}
+
+struct PreparedPool {
+    /// The NodePool it was built from.
+    pool: NodePool,
+    /// Its catalog's type requirements (held, as their identity changes
+    /// whenever the catalog's availability does).
+    type_requirements: Arc<Vec<Requirements>>,
+    catalog_len: usize,
+    /// The template, or why the NodePool has none.
+    template: Result<TemplateCore, String>,
+}
+
+impl Prepared {
+    /// Builds every NodePool's template and the domain sources.
+    pub fn new(nodepools: &[NodePoolContext<'_>], daemonsets: &[Arc<PodSpec>]) -> Prepared {
+        let mut order: Vec<usize> = (0..nodepools.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (pa, pb) = (nodepools[a].pool, nodepools[b].pool);
+            (pb.weight.unwrap_or(0), &pb.name).cmp(&(pa.weight.unwrap_or(0), &pa.name))
+        });
+        let pools: Vec<PreparedPool> = nodepools
+            .iter()
+            .map(|ctx| {
+                let type_requirements = ctx.catalog.type_requirements().clone();
+                PreparedPool {
+                    pool: ctx.pool.clone(),
+                    catalog_len: ctx.catalog.len(),
+                    template: TemplateCore::new(
+                        ctx.pool,
+                        ctx.catalog,
+                        type_requirements.clone(),
+                        daemonsets,
+                    ),
+                    type_requirements,
+                }
+            })
+            .collect();
+        let sources = order
+            .iter()
+            .map(|&i| {
+                let pool = nodepools[i].pool;
+                let mut requirements = pool.requirement_set.clone();
+                for (key, value) in &pool.labels {
+                    requirements.add(Requirement::in_values(key, [value.as_str()]));
+                }
+                DomainSource {
+                    requirements,
+                    taints: pool.taints.clone(),
+                    type_requirements: pools[i].type_requirements.clone(),
+                }
+            })
+            .collect();
+        let tolerate_prefer_no_schedule = nodepools.iter().any(|ctx| {
+            ctx.pool
+                .taints
+                .iter()
+                .any(|t| t.effect == TaintEffect::PreferNoSchedule)
+        });
+        Prepared {
+            pools,
+            order,
+            tolerate_prefer_no_schedule,
+            domains: DomainSources::new(sources),
+            daemonsets: daemonsets.to_vec(),
+            daemon_requirements: daemonsets.iter().map(|ds| strict_or_empty(ds)).collect(),
+            price_tables: Mutex::new(Vec::new()),
+            worst_launch_prices: Mutex::new(Vec::new()),
+            node_requirements: Mutex::new(HashMap::new()),
+            existing_node_requirements: Mutex::new(HashMap::new()),
+            existing_views: Mutex::new(KeptViews::default()),
+        }
+    }
+
+    /// Whether this was built from these inputs, as far as can be told
+    /// cheaply: equal NodePools in the same order, the same catalog type
+    /// requirements (shared, so any availability change shows) and the
+    /// same DaemonSet templates. A catalog whose prices changed in place
+    /// without any availability change is not detected: whoever changes
+    /// catalogs must drop the prepared inputs.
+    pub fn matches(&self, nodepools: &[NodePoolContext<'_>], daemonsets: &[Arc<PodSpec>]) -> bool {
+        self.pools.len() == nodepools.len()
+            && self.pools.iter().zip(nodepools).all(|(prepared, ctx)| {
+                prepared.catalog_len == ctx.catalog.len()
+                    && Arc::ptr_eq(&prepared.type_requirements, ctx.catalog.type_requirements())
+                    && prepared.pool == *ctx.pool
+            })
+            && self.daemonsets.len() == daemonsets.len()
+            && self
+                .daemonsets
+                .iter()
+                .zip(daemonsets)
+                .all(|(a, b)| Arc::ptr_eq(a, b))
+    }
+
+    /// NodePool indices in the order the solve tries them.
+    pub(super) fn order(&self) -> &[usize] {
+        &self.order
+    }
+
+    /// The template of NodePool `index`, or why it has none.
+    pub(super) fn template(&self, index: usize) -> Result<&TemplateCore, &str> {
+        match &self.pools[index].template {
+            Ok(core) => Ok(core),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Whether relaxation may tolerate PreferNoSchedule taints.
+    pub(super) fn tolerate_prefer_no_schedule(&self) -> bool {
+        self.tolerate_prefer_no_schedule
+    }
+
+    /// The price table of NodePool `pool` under the offering requirements
+    /// `keys` (zone, zone-id, capacity type), computed by `build` the first
+    /// time.
+    pub(super) fn price_table(
+        &self,
+        pool: usize,
+        keys: [Option<&Requirement>; 3],
+        build: impl FnOnce() -> PriceTable,
+    ) -> Arc<PriceTable> {
+        table_by_keys(&self.price_tables, pool, keys, build)
+    }
+
+    /// Each catalog type's worst launch price (by
+    /// [`crate::cloud::Catalog::instance_types`] index) for NodePool `pool`
+    /// under the offering requirements `keys` (zone, zone-id, capacity
+    /// type), computed by `build` the first time: consolidation asks it of
+    /// nearly every simulated replacement, and it depends only on those
+    /// requirements and the catalog's offerings, which this setup is
+    /// rebuilt for.
+    pub fn worst_launch_prices(
+        &self,
+        pool: usize,
+        keys: [Option<&Requirement>; 3],
+        build: impl FnOnce() -> Vec<Option<Price>>,
+    ) -> Arc<Vec<Option<Price>>> {
+        table_by_keys(&self.worst_launch_prices, pool, keys, build)
+    }
+
+    /// Each DaemonSet's strict node requirements, in input order.
+    pub(super) fn daemon_requirements(&self) -> &[Requirements] {
+        &self.daemon_requirements
+    }
+
+    /// `Requirements::from_labels(labels)` of node `id`, made once while
+    /// its labels stay the same.
+    pub(super) fn node_requirements(&self, id: NodeId, labels: &Labels) -> Arc<Requirements> {
+        let mut cache = self
+            .node_requirements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((seen, requirements)) = cache.get(&id)
+            && seen == labels
+        {
+            return requirements.clone();
+        }
+        let requirements = Arc::new(Requirements::from_labels(labels));
+        cache.insert(id, (labels.clone(), requirements.clone()));
+        requirements
+    }
+
+    /// `Requirements::from_labels(labels)` of node `id`, and the same plus
+    /// `hostname In [hostname]`, made once while its labels and hostname
+    /// stay the same.
+    pub(super) fn existing_node_requirements(
+        &self,
+        id: NodeId,
+        labels: &Labels,
+        hostname: &str,
+    ) -> (Arc<Requirements>, Arc<Requirements>) {
+        let mut cache = self
+            .existing_node_requirements
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(seen) = cache.get(&id)
+            && seen.hostname == hostname
+            && seen.labels == *labels
+        {
+            return (seen.from_labels.clone(), seen.with_hostname.clone());
+        }
+        let from_labels = Arc::new(Requirements::from_labels(labels));
+        let mut with_hostname = Requirements::clone(&from_labels);
+        with_hostname.add(Requirement::in_values(LABEL_HOSTNAME, [hostname]));
+        let with_hostname = Arc::new(with_hostname);
+        cache.insert(
+            id,
+            ExistingNodeRequirements {
+                labels: labels.clone(),
+                hostname: hostname.to_string(),
+                from_labels: from_labels.clone(),
+                with_hostname: with_hostname.clone(),
+            },
+        );
+        (from_labels, with_hostname)
+    }
+
+    /// Takes what the last build of node views kept; hand the new one
+    /// back with [`Prepared::keep_existing_views`].
+    pub(super) fn take_existing_views(&self) -> KeptViews {
+        std::mem::take(
+            &mut *self
+                .existing_views
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        )
+    }
+
+    /// Keeps what the last build of node views made.
+    pub(super) fn keep_existing_views(&self, kept: KeptViews) {
+        *self
+            .existing_views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = kept;
+    }
+
+    /// Topology domains from what the NodePools could launch.
+    pub(super) fn domains(&self) -> &DomainSources {
+        &self.domains
+    }
+}
+
+/// A template's types in launch-preference order under some offering
+/// requirements: by cheapest compatible price, then name.
+#[derive(Debug)]
+pub(super) struct PriceTable {
+    /// The template's options by (price, name, index).
+    pub order: Vec<u32>,
+}
+
+impl PriceTable {
+    /// The table of a template's `options` at `price`, ordering ties with
+    /// `name`.
+    pub fn new<'n>(
+        options: &[u32],
+        price: impl Fn(u32) -> Price,
+        name: impl Fn(u32) -> &'n str,
+    ) -> PriceTable {
+        let mut priced: Vec<(Price, u32)> = options.iter().map(|&i| (price(i), i)).collect();
+        priced.sort_by(|&(pa, a), &(pb, b)| (pa, name(a), a).cmp(&(pb, name(b), b)));
+        PriceTable {
+            order: priced.into_iter().map(|(_, i)| i).collect(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Prepared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Prepared")
+            .field("nodepools", &self.pools.len())
+            .field("order", &self.order)
+            .field("daemonsets", &self.daemonsets.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One [`Prepared`] kept across solves: handed out while it still
+/// [`Prepared::matches`] the inputs, rebuilt when it does not. Whoever
+/// changes a catalog in place (availability, prices) calls
+/// [`PreparedCache::clear`], as a price change is not detected.
+#[derive(Debug, Default)]
+pub struct PreparedCache {
+    current: Mutex<Option<Arc<Prepared>>>,
+}
+
+impl PreparedCache {
+    /// The setup for these NodePools and DaemonSets, built only when the
+    /// one kept was built from others (or was cleared).
+    pub fn get(
+        &self,
+        nodepools: &[NodePoolContext<'_>],
+        daemonsets: &[Arc<PodSpec>],
+    ) -> Arc<Prepared> {
+        let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        match current.as_ref() {
+            Some(prepared) if prepared.matches(nodepools, daemonsets) => prepared.clone(),
+            _ => {
+                let prepared = Arc::new(Prepared::new(nodepools, daemonsets));
+                *current = Some(prepared.clone());
+                prepared
+            }
+        }
+    }
+
+    /// Drops the kept setup: the next [`PreparedCache::get`] rebuilds.
+    pub fn clear(&self) {
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::PreparedCache;
+    use crate::karpenter::provisioning::NodePoolContext;
+    use crate::karpenter::provisioning::tests::{default_pool, pod};
+
+    /// The cache hands back the same setup while NodePools, catalog
+    /// availability and DaemonSets stay the same, and a new one when any of
+    /// them changes or it is cleared.
+    #[test]
+    fn cache_rebuilds_only_when_inputs_change() {
+        let pool = default_pool();
+        let mut catalog = crate::cloud::fake::instance_types(8);
+        let daemonset = Arc::new(pod(100, 128));
+        let cache = PreparedCache::default();
+        let get = |pool: &_, catalog: &_, daemonsets: &[_]| {
+            cache.get(&[NodePoolContext { pool, catalog }], daemonsets)
+        };
+        let first = get(&pool, &catalog, &[]);
+        assert!(Arc::ptr_eq(&first, &get(&pool, &catalog, &[])));
+
+        let with_daemonset = get(&pool, &catalog, std::slice::from_ref(&daemonset));
+        assert!(!Arc::ptr_eq(&first, &with_daemonset));
+        assert!(Arc::ptr_eq(
+            &with_daemonset,
+            &get(&pool, &catalog, std::slice::from_ref(&daemonset))
+        ));
+        let same_spec_other_template = Arc::new(pod(100, 128));
+        assert!(!Arc::ptr_eq(
+            &with_daemonset,
+            &get(&pool, &catalog, &[same_spec_other_template])
+        ));
+
+        let before_ice = get(&pool, &catalog, &[]);
+        let it = catalog.instance_types()[0].clone();
+        let offering = &it.offerings[0];
+        assert!(catalog.mark_unavailable(it.name(), offering.zone, offering.capacity_type));
+        let after_ice = get(&pool, &catalog, &[]);
+        assert!(!Arc::ptr_eq(&before_ice, &after_ice));
+
+        let mut heavier = pool.clone();
+        heavier.weight = Some(heavier.weight.unwrap_or(0) + 10);
+        assert!(!Arc::ptr_eq(&after_ice, &get(&heavier, &catalog, &[])));
+
+        let kept = get(&heavier, &catalog, &[]);
+        cache.clear();
+        assert!(!Arc::ptr_eq(&kept, &get(&heavier, &catalog, &[])));
+    }
+}

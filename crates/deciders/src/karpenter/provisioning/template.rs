@@ -1,0 +1,408 @@
+//! NodeClaim templates (core: scheduling/nodeclaimtemplate.go): a
+//! NodePool's requirements, the instance types that pass its empty-pod
+//! pre-filter, DaemonSet overhead groups, and the instance-type filter that
+//! shrinks a NodeClaim's options as pods join (nodeclaim.go).
+
+use std::collections::BTreeMap;
+use std::ops::Deref;
+use std::sync::Arc;
+
+use super::claim::{FilterFailure, min_values_shortfall};
+use super::columns::TypeColumns;
+use super::pod::{
+    any_port_conflict, remove_required_node_term, strict_requirements,
+    tolerate_prefer_no_schedule_taints,
+};
+use crate::cloud::{Catalog, InstanceType, Offering, Price};
+use crate::karpenter::instance_types::template_requirements;
+use crate::nodepool::NodePool;
+use crate::kube::labels::{
+    LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
+    LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
+};
+use crate::kube::pod::{HostPort, PodSpec};
+use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::resources::{ResourceKind, Resources};
+use crate::kube::taints::tolerates_all;
+
+/// Instance types grouped by which DaemonSet pods would run on them.
+#[derive(Debug, Clone)]
+pub(super) struct DaemonGroup {
+    /// Requests of those DaemonSet pods.
+    pub overhead: Resources,
+    /// Their host ports.
+    pub host_ports: Vec<HostPort>,
+}
+
+/// One NodePool's template as every solve starts it (prepared once, see
+/// [`super::Prepared`]): requirements, the types that pass the empty-pod
+/// pre-filter, and DaemonSet overhead groups. Owns its data so it can
+/// outlive the solve that first needed it.
+pub(super) struct TemplateCore {
+    /// Requirements of each catalog type (shared per catalog).
+    pub type_requirements: Arc<Vec<Requirements>>,
+    /// The same by key.
+    columns: TypeColumns,
+    /// NodePool requirements ∩ labels ∩ nodepool name ∩ the simulation-only
+    /// registered/initialized labels.
+    pub requirements: Requirements,
+    /// `requirements` without the simulation-only labels: what a NodeClaim
+    /// whose pods added no requirement is launched with.
+    pub launch_requirements: Requirements,
+    /// Catalog indices that passed the empty-pod pre-filter.
+    pub options: Vec<u32>,
+    pub groups: Vec<DaemonGroup>,
+    /// Catalog index → group index (meaningful for `options` only).
+    pub group_of: Vec<u32>,
+    /// Catalog index → allocatable − its group's DaemonSet overhead
+    /// (meaningful for `options` only).
+    pub room: Vec<Resources>,
+    /// Element-wise maximum capacity over `options` (what limits charge).
+    pub max_capacity: Resources,
+    /// Element-wise maximum `room` over `options`.
+    pub max_room: Resources,
+}
+
+impl TemplateCore {
+    /// Builds the template of `pool` and pre-filters its instance types;
+    /// `Err` names what excluded them all.
+    pub fn new(
+        pool: &NodePool,
+        catalog: &Catalog,
+        type_requirements: Arc<Vec<Requirements>>,
+        daemonsets: &[Arc<PodSpec>],
+    ) -> Result<TemplateCore, String> {
+        let mut requirements = template_requirements(pool);
+        requirements.add(Requirement::in_values(LABEL_NODE_REGISTERED, ["true"]));
+        requirements.add(Requirement::in_values(LABEL_NODE_INITIALIZED, ["true"]));
+        let launch_requirements = without_bookkeeping(&requirements);
+        let mut core = TemplateCore {
+            columns: TypeColumns::new(type_requirements.clone()),
+            type_requirements,
+            requirements,
+            launch_requirements,
+            options: (0..catalog.len() as u32).collect(),
+            groups: vec![DaemonGroup {
+                overhead: Resources::ZERO,
+                host_ports: Vec::new(),
+            }],
+            group_of: vec![0; catalog.len()],
+            room: vec![Resources::ZERO; catalog.len()],
+            max_capacity: Resources::ZERO,
+            max_room: Resources::ZERO,
+        };
+        let filtered = {
+            let template = Template {
+                pool_index: 0,
+                pool,
+                catalog,
+                core: &core,
+            };
+            template
+                .filter(
+                    &core.options,
+                    &core.requirements,
+                    &Resources::ZERO,
+                    &[],
+                    &[],
+                )
+                .map_err(|failure| {
+                    format!(
+                        "NodePool {}: no instance type left after its requirements ({})",
+                        pool.name,
+                        failure.describe(&core.requirements, &Resources::ZERO)
+                    )
+                })?
+        };
+        core.options = filtered;
+        core.max_capacity = core
+            .options
+            .iter()
+            .filter_map(|&i| catalog.instance_types().get(i as usize))
+            .fold(Resources::ZERO, |max, it| max.max(&it.capacity));
+        core.build_daemon_groups(pool, daemonsets);
+        for &index in &core.options {
+            let overhead = core.groups[core.group_of[index as usize] as usize].overhead;
+            core.room[index as usize] =
+                catalog.instance_types()[index as usize].allocatable - overhead;
+        }
+        core.max_room = core
+            .options
+            .iter()
+            .fold(Resources::ZERO, |max, &i| max.max(&core.room[i as usize]));
+        Ok(core)
+    }
+
+    fn build_daemon_groups(&mut self, pool: &NodePool, daemonsets: &[Arc<PodSpec>]) {
+        let mut by_set: BTreeMap<Vec<bool>, u32> = BTreeMap::new();
+        self.groups.clear();
+        for &index in &self.options {
+            let type_reqs = &self.type_requirements[index as usize];
+            let set: Vec<bool> = daemonsets
+                .iter()
+                .map(|ds| daemon_fits(&self.requirements, &pool.taints, type_reqs, ds))
+                .collect();
+            let group = *by_set.entry(set.clone()).or_insert_with(|| {
+                let mut overhead = Resources::ZERO;
+                let mut host_ports = Vec::new();
+                for (ds, &on) in daemonsets.iter().zip(&set) {
+                    if on {
+                        overhead += ds.requests;
+                        host_ports.extend(ds.host_ports.iter().cloned());
+                    }
+                }
+                self.groups.push(DaemonGroup {
+                    overhead,
+                    host_ports,
+                });
+                (self.groups.len() - 1) as u32
+            });
+            self.group_of[index as usize] = group;
+        }
+    }
+}
+
+/// `requirements` without the hostname and the simulation-only registered
+/// and initialized labels (upstream `FinalizeScheduling`).
+pub(super) fn without_bookkeeping(requirements: &Requirements) -> Requirements {
+    let mut launched = requirements.clone();
+    for key in [
+        LABEL_HOSTNAME,
+        LABEL_NODE_REGISTERED,
+        LABEL_NODE_INITIALIZED,
+    ] {
+        launched.remove(key);
+    }
+    launched
+}
+
+/// One NodePool ready to open NodeClaims in a solve: its prepared core with
+/// the pool and catalog it was prepared from.
+pub(super) struct Template<'a> {
+    /// Index into `ProvisioningInput::nodepools`.
+    pub pool_index: usize,
+    pub pool: &'a NodePool,
+    pub catalog: &'a Catalog,
+    pub core: &'a TemplateCore,
+}
+
+impl Deref for Template<'_> {
+    type Target = TemplateCore;
+
+    fn deref(&self) -> &TemplateCore {
+        self.core
+    }
+}
+
+impl Template<'_> {
+    pub fn instance_type(&self, index: u32) -> &InstanceType {
+        &self.catalog.instance_types()[index as usize]
+    }
+
+    /// Keeps the types in `options` that meet `requirements`, have room for
+    /// `requests` plus their DaemonSet overhead, and an available offering
+    /// the requirements allow (core: nodeclaim.go
+    /// `filterInstanceTypesByRequirements`); then checks minValues (Strict).
+    pub fn filter(
+        &self,
+        options: &[u32],
+        requirements: &Requirements,
+        requests: &Resources,
+        pod_ports: &[HostPort],
+        claim_ports: &[HostPort],
+    ) -> Result<Vec<u32>, FilterFailure> {
+        let offerings = OfferingFilter::new(requirements);
+        let mut failure = FilterFailure::default();
+        let blocked: Vec<bool> = self
+            .groups
+            .iter()
+            .map(|g| {
+                any_port_conflict(pod_ports, &g.host_ports)
+                    || any_port_conflict(pod_ports, claim_ports)
+            })
+            .collect();
+        let mut remaining = Vec::new();
+        for &index in options {
+            let group = self.group_of[index as usize] as usize;
+            if blocked.get(group).copied().unwrap_or(true) {
+                failure.host_ports = true;
+                continue;
+            }
+            let it = self.instance_type(index);
+            let total = *requests + self.groups[group].overhead;
+            let fits = total.fits(&it.allocatable);
+            let offering = it.offerings.iter().any(|o| offerings.allows(o));
+            let compatible = self.type_requirements[index as usize].is_intersecting(requirements);
+            failure.requirements_met |= compatible;
+            failure.fits |= fits;
+            failure.offering |= offering;
+            if compatible && fits && offering {
+                remaining.push(index);
+            }
+        }
+        if remaining.is_empty() {
+            return Err(failure);
+        }
+        if let Some(shortfall) =
+            min_values_shortfall(&remaining, requirements, &self.type_requirements)
+        {
+            failure.min_values = Some(shortfall);
+            return Err(failure);
+        }
+        Ok(remaining)
+    }
+
+    /// [`Template::filter`] for `options` that already pass it under
+    /// `base`, now under `merged` (`base` plus more): only requirements
+    /// that differ from `base` are checked per type, offerings only when a
+    /// key they read changed. Same survivors; `None` on any failure.
+    pub fn refilter(
+        &self,
+        options: &[u32],
+        base: &Requirements,
+        merged: &Requirements,
+        requests: &Resources,
+        pod_ports: &[HostPort],
+        claim_ports: &[HostPort],
+    ) -> Option<Vec<u32>> {
+        // `merged` has every key of `base`; both are sorted by key.
+        let mut base_iter = base.iter().peekable();
+        let mut offerings_changed = false;
+        let mut matchers = Vec::new();
+        // The same set (a pod that added nothing) changes nothing.
+        let changed = if std::ptr::eq(base, merged) {
+            [].iter()
+        } else {
+            merged.iter()
+        };
+        for requirement in changed {
+            let key = requirement.key();
+            while base_iter.next_if(|b| b.key() < key).is_some() {}
+            if base_iter.peek().is_some_and(|b| *b == requirement) {
+                continue;
+            }
+            offerings_changed |= matches!(
+                key,
+                LABEL_TOPOLOGY_ZONE | LABEL_TOPOLOGY_ZONE_ID | LABEL_CAPACITY_TYPE
+            );
+            matchers.extend(self.columns.matcher(requirement));
+        }
+        let offerings = offerings_changed.then(|| OfferingFilter::new(merged));
+        let blocked: Vec<bool> = self
+            .groups
+            .iter()
+            .map(|g| {
+                any_port_conflict(pod_ports, &g.host_ports)
+                    || any_port_conflict(pod_ports, claim_ports)
+            })
+            .collect();
+        // Only positive amounts need comparing: every template option has no
+        // negative allocatable (the template's own filter asked it to fit
+        // nothing), which is all `Resources::fits` asks of the rest.
+        let wants: Vec<Vec<(ResourceKind, i64)>> = self
+            .groups
+            .iter()
+            .map(|g| {
+                (*requests + g.overhead)
+                    .iter()
+                    .filter(|&(_, amount)| amount > 0)
+                    .collect()
+            })
+            .collect();
+        let mut remaining = Vec::with_capacity(options.len());
+        for &index in options {
+            let group = self.group_of[index as usize] as usize;
+            if blocked.get(group).copied().unwrap_or(true) {
+                continue;
+            }
+            let it = self.instance_type(index);
+            if !wants[group]
+                .iter()
+                .all(|&(kind, want)| it.allocatable.get(kind) >= want)
+            {
+                continue;
+            }
+            if let Some(offerings) = &offerings
+                && !it.offerings.iter().any(|o| offerings.allows(o))
+            {
+                continue;
+            }
+            if matchers.iter().all(|m| m.accepts(index)) {
+                remaining.push(index);
+            }
+        }
+        if remaining.is_empty()
+            || min_values_shortfall(&remaining, merged, &self.type_requirements).is_some()
+        {
+            return None;
+        }
+        Some(remaining)
+    }
+
+    /// The cheapest available offering of a type the filter allows.
+    pub fn cheapest_price(&self, index: u32, offerings: &OfferingFilter<'_>) -> Option<Price> {
+        self.instance_type(index)
+            .offerings
+            .iter()
+            .filter(|o| offerings.allows(o))
+            .map(|o| o.price)
+            .min()
+    }
+}
+
+/// Upstream `isDaemonPodCompatible`: the DaemonSet pod tolerates the pool's
+/// taints (PreferNoSchedule always tolerated), its strict requirements are
+/// compatible with the template and intersect the type, trying each
+/// required node-affinity term in turn.
+fn daemon_fits(
+    template: &Requirements,
+    taints: &[crate::kube::taints::Taint],
+    type_reqs: &Requirements,
+    ds: &PodSpec,
+) -> bool {
+    let mut spec = ds.clone();
+    tolerate_prefer_no_schedule_taints(&mut spec);
+    if tolerates_all(taints, &spec.tolerations).is_err() {
+        return false;
+    }
+    loop {
+        let Some(strict) = strict_requirements(&spec) else {
+            return false;
+        };
+        if template.is_compatible(&strict, well_known_labels())
+            && type_reqs.is_intersecting(&strict)
+        {
+            return true;
+        }
+        if !remove_required_node_term(&mut spec) {
+            return false;
+        }
+    }
+}
+
+/// Offering compatibility with the three offering keys looked up once.
+pub(super) struct OfferingFilter<'r> {
+    zone: Option<&'r Requirement>,
+    zone_id: Option<&'r Requirement>,
+    capacity_type: Option<&'r Requirement>,
+}
+
+impl<'r> OfferingFilter<'r> {
+    pub fn new(requirements: &'r Requirements) -> Self {
+        OfferingFilter {
+            zone: requirements.get(LABEL_TOPOLOGY_ZONE),
+            zone_id: requirements.get(LABEL_TOPOLOGY_ZONE_ID),
+            capacity_type: requirements.get(LABEL_CAPACITY_TYPE),
+        }
+    }
+
+    /// Available and allowed.
+    pub fn allows(&self, o: &Offering) -> bool {
+        o.available
+            && self.zone.is_none_or(|r| r.has(o.zone))
+            && self.zone_id.is_none_or(|r| r.has(o.zone_id))
+            && self
+                .capacity_type
+                .is_none_or(|r| r.has(o.capacity_type.label()))
+    }
+}

@@ -1,0 +1,437 @@
+//! The kube-scheduler model: binds pending pods to registered nodes, one
+//! pod at a time in queue order, as kube-scheduler's default profile does.
+//!
+//! Per pod: every registered node is filtered ([`crate::scheduler::filter`],
+//! first failing plugin wins), the feasible ones are scored
+//! ([`crate::scheduler::score`]) and the best is bound. Binds are kept in a
+//! [`Placement`] overlay, so later pods in the same call see earlier ones
+//! (requests, host ports, spread and affinity counts) without the cluster
+//! being cloned.
+//!
+//! Deviations from kube-scheduler, all for determinism or scope:
+//! - ties between equally scored nodes go to the node whose name sorts
+//!   first (kube-scheduler picks one at random);
+//! - every node is evaluated (no `percentageOfNodesToScore` sampling);
+//! - no preemption, no scheduling gates, no volume plugins, no
+//!   `nodeName`, no cluster-level default spread constraints;
+//! - scoring covers NodeResourcesFit, NodeAffinity and TaintToleration only.
+//!
+//! Cost: with P pods to place, N registered nodes, T spread constraints and
+//! affinity terms per pod and A placed pods' required anti-affinity terms,
+//! a call takes O(P·(N·(1 + T) + A)) time. Allocations are O(P·T) (per-pod
+//! domain count vectors) plus O(M·N) for the M distinct matchers; nothing is
+//! allocated per (pod, node) pair except on nodes that fail (one tally
+//! entry per distinct reason). Nodes without the pod's cpu, memory or pod
+//! slots free (kept per node through the call's binds) fail for sure and
+//! are skipped unless no node fits, when the message needs their reasons;
+//! a [`FailureMemo`] kept across calls has those of the nodes unchanged
+//! since the template's last failed scan. A pod's scan over many nodes
+//! with room is split over the current rayon pool's threads; the
+//! decisions do not depend on it.
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use rayon::prelude::*;
+
+use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
+use super::filter::{PodFilter, Unfit};
+use super::placement::Placement;
+use super::score::{
+    FIT_WEIGHT, NODE_AFFINITY_WEIGHT, TAINT_TOLERATION_WEIGHT, fit_score,
+    intolerable_prefer_no_schedule, normalize, preferred_affinity, score_requests,
+};
+use crate::kube::pod::PodSpec;
+use crate::kube::resources::Resources;
+pub use memo::FailureMemo;
+
+/// How feasible nodes are scored (kube-scheduler `NodeResourcesFit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScoringStrategy {
+    /// Prefer the least-allocated node (kube-scheduler's default).
+    #[default]
+    LeastAllocated,
+    /// Prefer the most-allocated node (bin-packing).
+    MostAllocated,
+}
+
+/// Scheduler settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SchedulerConfig {
+    /// Scoring strategy.
+    pub scoring: ScoringStrategy,
+}
+
+/// The outcome for one pending pod.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// Bind the pod to the node.
+    Bind(PodId, NodeId),
+    /// No node fits; the reason reads like kube-scheduler's
+    /// `0/3 nodes are available: 1 node(s) had untolerated taint {…}, 2 Insufficient cpu.`
+    Unschedulable(PodId, String),
+}
+
+/// kube-scheduler's message when the cluster has no nodes at all.
+pub const NO_NODES_MESSAGE: &str = "no nodes available to schedule pods";
+
+/// Raw scores of one feasible node.
+struct Candidate {
+    node: NodeId,
+    fit: i64,
+    affinity: i64,
+    taints: i64,
+}
+
+/// Decides, in kube-scheduler's queue order, where each of `pending` goes.
+/// Pods bound earlier in the same call count against later ones.
+///
+/// Queue order is PrioritySort: higher priority first, then earlier
+/// creation (uid). Pods in `pending` that are unknown, already bound or
+/// finished get no decision; duplicates are decided once. Decisions come
+/// back in queue order.
+pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) -> Vec<Decision> {
+    schedule_remembering(cluster, pending, config, &mut FailureMemo::default())
+}
+
+/// [`schedule`] with `memo` kept across calls on the same evolving
+/// cluster: a template's failed scan filters again only the nodes without
+/// room that changed since its last one (the decisions are the same).
+pub fn schedule_remembering(
+    cluster: &Cluster,
+    pending: &[PodId],
+    config: &SchedulerConfig,
+    memo: &mut FailureMemo,
+) -> Vec<Decision> {
+    let mut queue: Vec<_> = pending
+        .iter()
+        .filter_map(|&id| cluster.pod(id).map(|pod| (id, pod)))
+        .filter(|(_, pod)| pod.node.is_none() && pod.phase == PodPhase::Pending)
+        .collect();
+    queue.sort_by_key(|(id, pod)| (Reverse(pod.spec.priority), pod.uid, *id));
+    queue.dedup_by_key(|(id, _)| *id);
+    if queue.is_empty() {
+        return Vec::new();
+    }
+
+    let nodes: Vec<_> = cluster.nodes().filter(|(_, n)| n.registered).collect();
+    let mut placement = Placement::new(cluster);
+    // Scoring weighs pods without requests at defaults: keep those sums
+    // apart, summed for a node the first time it is feasible; by position
+    // in `nodes` (in id order), as a long run gives out far more node ids
+    // than it has nodes.
+    let mut score_requested: Vec<Option<[i64; 2]>> = vec![None; nodes.len()];
+
+    let mut decisions = Vec::with_capacity(queue.len());
+    let mut outcome = ScanOutcome::default();
+    // Pods of one template that found no node since the last bind: a pod
+    // with the same spec meets the same nodes in the same state, so it
+    // fails with the same message (kept only for pods whose filters read
+    // nothing but the node they check and the pods bound so far).
+    let mut failed_since_bind: Vec<(&PodSpec, String)> = Vec::new();
+    // Free cpu, memory and pod slots per node (by position in `nodes`),
+    // following this call's binds.
+    let mut free: Vec<Room> = nodes
+        .iter()
+        .map(|(_, node)| Room::of(&(node.allocatable - node.requested)))
+        .collect();
+    for (pod_id, pod) in queue {
+        let spec = pod.spec.as_ref();
+        let plain = spec.topology_spread.is_empty()
+            && spec.pod_affinity.is_empty()
+            && spec.pod_anti_affinity.is_empty();
+        if plain
+            && let Some((_, message)) = failed_since_bind
+                .iter()
+                .find(|(failed, _)| std::ptr::eq(*failed, spec))
+        {
+            decisions.push(Decision::Unschedulable(pod_id, message.clone()));
+            continue;
+        }
+        let filter = PodFilter::new(spec, &mut placement);
+        let pod_weight = score_requests(&spec.requests);
+        outcome.feasible.clear();
+        outcome.failures.clear();
+        let scan = NodeScan {
+            placement: &placement,
+            filter: &filter,
+            scoring: config.scoring,
+            pod_weight,
+            want: Room::of(&spec.requests),
+        };
+        let skipped = scan.run_over(&nodes, &free, &mut score_requested, &mut outcome);
+        if outcome.feasible.is_empty() && skipped > 0 {
+            // The message tallies every node by its first failing plugin.
+            let template = (&mut *memo, &pod.spec);
+            scan.run_short(&nodes, &free, &mut score_requested, template, &mut outcome);
+        }
+        drop(filter);
+        let Some(best) = best_node(cluster, &outcome.feasible) else {
+            let message = unschedulable_message(cluster, nodes.len(), &outcome.failures);
+            if plain {
+                failed_since_bind.push((spec, message.clone()));
+            }
+            decisions.push(Decision::Unschedulable(pod_id, message));
+            continue;
+        };
+        failed_since_bind.clear();
+        placement.bind(pod_id, best);
+        let position = nodes.binary_search_by_key(&best, |(id, _)| *id);
+        if let Ok(p) = position {
+            free[p].take(&spec.requests);
+        }
+        if let Some([cpu, mem]) = position.ok().and_then(|p| score_requested[p].as_mut()) {
+            *cpu += pod_weight[0];
+            *mem += pod_weight[1];
+        }
+        decisions.push(Decision::Bind(pod_id, best));
+    }
+    memo.end_call();
+    decisions
+}
+
+/// Free cpu, memory and pod slots of a node, or the requests of a pod.
+#[derive(Debug, Clone, Copy)]
+struct Room([i64; 3]);
+
+impl Room {
+    fn of(amounts: &Resources) -> Room {
+        Room([amounts.cpu_millis(), amounts.memory_bytes(), amounts.pods()])
+    }
+
+    /// Whether a pod wanting `self` may fit `free`: false only when it
+    /// requests more of one of these than is free, which fails
+    /// NodeResourcesFit (or an earlier plugin).
+    fn may_fit(&self, free: &Room) -> bool {
+        self.0
+            .iter()
+            .zip(&free.0)
+            .all(|(&want, &have)| want <= 0 || want <= have)
+    }
+
+    fn take(&mut self, requests: &Resources) {
+        let want = Room::of(requests);
+        for (have, want) in self.0.iter_mut().zip(want.0) {
+            *have -= want;
+        }
+    }
+}
+
+/// Nodes one thread filters at a time when a scan is split.
+const NODES_PER_TASK: usize = 128;
+
+/// What filtering and scoring one pod against nodes reads.
+struct NodeScan<'p, 'c, 's> {
+    placement: &'p Placement<'c>,
+    filter: &'p PodFilter<'s>,
+    scoring: ScoringStrategy,
+    pod_weight: [i64; 2],
+    /// The pod's cpu, memory and pod requests: a node without that much
+    /// free is sure to fail (NodeResourcesFit or an earlier plugin), so
+    /// while feasible nodes are sought it is skipped; only when none is
+    /// found are the skipped nodes filtered, for the message's tally.
+    want: Room,
+}
+
+/// The feasible nodes and the failure tally of a scan (or of part of it).
+#[derive(Default)]
+struct ScanOutcome<'c> {
+    feasible: Vec<Candidate>,
+    failures: Vec<(Unfit<'c>, usize)>,
+}
+
+impl<'c> NodeScan<'_, 'c, '_> {
+    /// Filters the nodes the room check lets through, on the current rayon
+    /// pool's threads when there are many; returns how many it skipped.
+    fn run_over(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        free: &[Room],
+        score_requested: &mut [Option<[i64; 2]>],
+        outcome: &mut ScanOutcome<'c>,
+    ) -> usize {
+        // Only the nodes with room are filtered: split when they are many.
+        let with_room = free.iter().filter(|free| self.want.may_fit(free)).count();
+        if with_room >= 2 * NODES_PER_TASK && rayon::current_num_threads() > 1 {
+            // Nodes are filtered on their own: side by side on the current
+            // rayon pool's threads. The outcome does not depend on the
+            // order parts come back in (the best node is chosen by score
+            // and name, failures are tallied), but they are joined in node
+            // order anyway.
+            let parts: Vec<(ScanOutcome<'_>, usize)> = nodes
+                .par_chunks(NODES_PER_TASK)
+                .zip(free.par_chunks(NODES_PER_TASK))
+                .zip(score_requested.par_chunks_mut(NODES_PER_TASK))
+                .map(|((nodes, free), scores)| {
+                    let mut part = ScanOutcome::default();
+                    let skipped = self.run(nodes, free, scores, &mut part);
+                    (part, skipped)
+                })
+                .collect();
+            let mut skipped = 0;
+            for (part, part_skipped) in parts {
+                outcome.feasible.extend(part.feasible);
+                skipped += part_skipped;
+                for (unfit, count) in part.failures {
+                    tally(&mut outcome.failures, unfit, count);
+                }
+            }
+            skipped
+        } else {
+            self.run(nodes, free, score_requested, outcome)
+        }
+    }
+
+    /// Filters the nodes [`Self::run_over`] skipped, for the message's
+    /// tally: by the reasons `memo` has for `spec`'s template on the nodes
+    /// unchanged since, the others in full (their reasons are kept for
+    /// next time unless the node took a pod in this call).
+    fn run_short(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        free: &[Room],
+        score_requested: &mut [Option<[i64; 2]>],
+        (memo, spec): (&mut FailureMemo, &Arc<PodSpec>),
+        outcome: &mut ScanOutcome<'c>,
+    ) {
+        let cluster = self.placement.cluster();
+        let (mut remembered, mut kept) = memo.take(spec);
+        for (position, &(id, node)) in nodes.iter().enumerate() {
+            if self.want.may_fit(&free[position]) {
+                continue;
+            }
+            let revision = cluster.node_revision(id);
+            let as_in_cluster = !self.placement.has_binds_on(id);
+            if as_in_cluster && let Some(unfit) = remembered.reason(id, revision) {
+                tally(&mut outcome.failures, unfit, 1);
+                kept.push((id, revision, unfit));
+                continue;
+            }
+            match self.judge(id, node, &mut score_requested[position]) {
+                Ok(candidate) => outcome.feasible.push(candidate),
+                Err(unfit) => {
+                    tally(&mut outcome.failures, unfit, 1);
+                    if let Some(unfit) = unfit.without_taint().filter(|_| as_in_cluster) {
+                        kept.push((id, revision, unfit));
+                    }
+                }
+            }
+        }
+        memo.keep(spec, kept, remembered);
+    }
+
+    /// Filters `nodes` that the room check lets through (with their free
+    /// room and their slots of the per-node score sums, summed the first
+    /// time a node is feasible), adding the feasible ones with their raw
+    /// scores and tallying why the others fail; returns how many it skipped.
+    fn run(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        free: &[Room],
+        score_requested: &mut [Option<[i64; 2]>],
+        outcome: &mut ScanOutcome<'c>,
+    ) -> usize {
+        let mut skipped = 0;
+        for ((&(id, node), free), score) in nodes.iter().zip(free).zip(score_requested) {
+            if !self.want.may_fit(free) {
+                skipped += 1;
+                continue;
+            }
+            match self.judge(id, node, score) {
+                Ok(candidate) => outcome.feasible.push(candidate),
+                Err(unfit) => tally(&mut outcome.failures, unfit, 1),
+            }
+        }
+        skipped
+    }
+
+    /// Filters one node (with its slot of the per-node score sums, summed
+    /// the first time it is feasible): its raw scores, or why it fails.
+    fn judge(
+        &self,
+        id: NodeId,
+        node: &'c Node,
+        score: &mut Option<[i64; 2]>,
+    ) -> Result<Candidate, Unfit<'c>> {
+        self.filter.check(self.placement, id, node)?;
+        let spec = self.filter.spec();
+        let [cpu, mem] = *score.get_or_insert_with(|| {
+            self.placement
+                .pods_on(id, node)
+                .fold([0, 0], |[cpu, mem], spec| {
+                    let [c, m] = score_requests(&spec.requests);
+                    [cpu + c, mem + m]
+                })
+        });
+        let requested = [cpu + self.pod_weight[0], mem + self.pod_weight[1]];
+        let allocatable = [
+            node.allocatable.cpu_millis(),
+            node.allocatable.memory_bytes(),
+        ];
+        Ok(Candidate {
+            node: id,
+            fit: fit_score(self.scoring, requested, allocatable),
+            affinity: preferred_affinity(spec, &node.labels),
+            taints: intolerable_prefer_no_schedule(&node.taints, &spec.tolerations),
+        })
+    }
+}
+
+/// Adds `count` nodes failing for `unfit` to the tally.
+fn tally<'c>(failures: &mut Vec<(Unfit<'c>, usize)>, unfit: Unfit<'c>, count: usize) {
+    match failures.iter_mut().find(|(u, _)| *u == unfit) {
+        Some((_, n)) => *n += count,
+        None => failures.push((unfit, count)),
+    }
+}
+
+/// The highest weighted total after normalisation; ties go to the smallest
+/// node name.
+fn best_node(cluster: &Cluster, feasible: &[Candidate]) -> Option<NodeId> {
+    let max_affinity = feasible.iter().map(|c| c.affinity).max()?;
+    let max_taints = feasible.iter().map(|c| c.taints).max()?;
+    let name = |id: NodeId| cluster.node(id).map_or("", |n| n.name.as_str());
+    feasible
+        .iter()
+        .map(|c| {
+            let total = FIT_WEIGHT * c.fit
+                + NODE_AFFINITY_WEIGHT * normalize(c.affinity, max_affinity, false)
+                + TAINT_TOLERATION_WEIGHT * normalize(c.taints, max_taints, true);
+            (total, c.node)
+        })
+        .max_by(|(a, a_id), (b, b_id)| a.cmp(b).then_with(|| name(*b_id).cmp(name(*a_id))))
+        .map(|(_, id)| id)
+}
+
+/// kube-scheduler's FitError text: `0/N nodes are available: ` then
+/// `"<count> <reason>"` entries sorted as strings (as upstream sorts them),
+/// comma-separated, ending with a period.
+pub fn unschedulable_message(
+    cluster: &Cluster,
+    node_count: usize,
+    failures: &[(Unfit<'_>, usize)],
+) -> String {
+    if node_count == 0 {
+        return NO_NODES_MESSAGE.to_string();
+    }
+    let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
+    for (unfit, count) in failures {
+        for reason in unfit.messages(&cluster.resource_names) {
+            *histogram.entry(reason).or_default() += count;
+        }
+    }
+    let mut entries: Vec<String> = histogram
+        .into_iter()
+        .map(|(reason, count)| format!("{count} {reason}"))
+        .collect();
+    entries.sort();
+    format!(
+        "0/{node_count} nodes are available: {}.",
+        entries.join(", ")
+    )
+}
+
+mod memo;
+#[cfg(test)]
+mod tests;

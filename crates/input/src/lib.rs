@@ -1,0 +1,15 @@
+//! Readers of what users write and record: located YAML trees ([`yaml`]),
+//! Kubernetes manifests ([`manifest`]), NodePools and EC2NodeClasses
+//! ([`nodepools`]), and scenario files with their traces and spot inputs
+//! ([`scenario`]). Every reader is strict: unknown fields and bad values are
+//! errors naming file, line, column and field.
+
+pub mod manifest;
+pub mod nodepools;
+pub mod scenario;
+pub mod yaml;
+
+use karpsim_catalog::snapshot;
+use karpsim_deciders::{autoscaler, karpenter, scheduler};
+use karpsim_model::{cloud, kube, nodepool, suggest, time};
+use karpsim_sim as sim;

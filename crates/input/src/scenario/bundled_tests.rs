@@ -1,0 +1,125 @@
+//! The cost floor (`karpsim_sim::lower_bound`) over every bundled scenario
+//! as shipped: at every sample the bound's rate is at most the fleet's
+//! billed rate, the total at most the cost paid.
+
+use crate::sim::MicroUsd;
+
+/// Bundled scenarios checked by [`bound_holds_for`], one test each so
+/// they run in parallel.
+const BUNDLED: [&str; 7] = [
+    "alibaba-replay",
+    "consolidation-day",
+    "karpenter-vs-ca",
+    "large-week",
+    "quickstart",
+    "realistic-day",
+    "spot-storm",
+];
+
+fn scenarios_dir() -> std::path::PathBuf {
+    std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios")).to_path_buf()
+}
+
+/// Runs every variant of a bundled scenario as shipped (its own duration
+/// and seed) and checks the contract: at every sample the bound's rate is
+/// at most the fleet's billed rate (the running nodes are a feasible
+/// covering), the total is at most the cost paid, and the efficiency lies
+/// in (0, 1].
+fn bound_holds_for(name: &str) {
+    bound_holds_within(name, None);
+}
+
+/// [`bound_holds_for`], with the run cut to `duration` when given.
+fn bound_holds_within(name: &str, duration: Option<crate::time::SimDuration>) {
+    use crate::scenario::{BundledRegions, Scenario, prepare};
+    let path = scenarios_dir().join(format!("{name}.yaml"));
+    let mut scenario = Scenario::load(&path, &BundledRegions).unwrap();
+    if let Some(duration) = duration {
+        scenario.duration = duration;
+    }
+    let prepared = prepare(&scenario, None).unwrap();
+    for input in &prepared.runs {
+        let out = crate::sim::engine::run(input, &mut |_| {}).unwrap();
+        let s = &out.summary;
+        for sample in &out.timeseries {
+            assert!(
+                sample.lower_bound_rate <= sample.hourly_rate,
+                "{name}/{}: at {} bound rate {} above billed {}",
+                s.variant,
+                sample.time,
+                sample.lower_bound_rate.micros(),
+                sample.hourly_rate.micros()
+            );
+        }
+        assert!(
+            s.cost_lower_bound <= s.total_cost,
+            "{name}/{}: bound {} above cost {}",
+            s.variant,
+            s.cost_lower_bound,
+            s.total_cost
+        );
+        assert!(s.total_cost > MicroUsd(0), "{name}/{}", s.variant);
+        let efficiency = s.cost_efficiency.unwrap();
+        assert!(
+            efficiency > 0.0 && efficiency <= 1.0,
+            "{name}/{}: efficiency {efficiency}",
+            s.variant
+        );
+    }
+}
+
+/// Every scenario in `scenarios/` is one of [`BUNDLED`], so none escapes
+/// the checks below.
+#[test]
+fn every_bundled_scenario_is_checked() {
+    let mut found: Vec<String> = std::fs::read_dir(scenarios_dir())
+        .unwrap()
+        .filter_map(|entry| {
+            let name = entry.ok()?.file_name().into_string().ok()?;
+            name.strip_suffix(".yaml").map(str::to_string)
+        })
+        .collect();
+    found.sort();
+    assert_eq!(found, BUNDLED);
+}
+
+#[test]
+fn bound_holds_for_alibaba_replay() {
+    bound_holds_for(BUNDLED[0]);
+}
+
+#[test]
+fn bound_holds_for_consolidation_day() {
+    bound_holds_for(BUNDLED[1]);
+}
+
+#[test]
+fn bound_holds_for_karpenter_vs_ca() {
+    bound_holds_for(BUNDLED[2]);
+}
+
+/// The week-long scale scenario is checked over its first minutes (its
+/// ramp to a few hundred nodes): the whole week is a benchmark, not a test.
+#[test]
+fn bound_holds_for_large_week_start() {
+    bound_holds_within(
+        BUNDLED[3],
+        Some(crate::time::SimDuration::from_mins(4)),
+    );
+}
+
+#[test]
+fn bound_holds_for_quickstart() {
+    bound_holds_for(BUNDLED[4]);
+}
+
+#[test]
+fn bound_holds_for_realistic_day() {
+    bound_holds_for(BUNDLED[5]);
+}
+
+#[test]
+fn bound_holds_for_spot_storm() {
+    bound_holds_for(BUNDLED[6]);
+}
+

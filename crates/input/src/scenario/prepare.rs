@@ -1,0 +1,726 @@
+//! Turns a validated [`Scenario`] into the engine's inputs: reads the
+//! workload manifests of every step and the NodePool files of every variant,
+//! loads each EC2NodeClass's catalog, and checks that every NodePool allows
+//! at least one instance type in the scenario's zones (warning, once per
+//! NodePool, about a pool that allows spot without saying so and about
+//! `In` values of well-known labels the region's catalog lacks), and reads the spot
+//! inputs (interruption trace, spot price history; see
+//! [`load_spot_inputs`](super::load_spot_inputs)) that every variant shares.
+//! A pinned pricing snapshot (`pricingSnapshot`) is read here too and
+//! every catalog is built from it.
+//! All file reading of a run happens here, before anything is simulated.
+
+use karpsim_catalog::BundledCatalog;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use super::generate::GeneratorFactory;
+use super::{
+    KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError, SpotInputs,
+    WorkloadAction, load_spot_inputs,
+};
+use super::{Problem, ScenarioError};
+use crate::autoscaler::CaConfigError;
+use karpsim_catalog::zones_of;
+use crate::cloud::nodeclass::NodeClassSettings;
+use crate::snapshot::{self, PriceSnapshot, SnapshotFileError, SnapshotIdentity};
+use crate::cloud::{Catalog, CatalogError};
+use crate::karpenter::instance_types::{
+    filter_instance_types, template_requirements, unknown_in_values,
+};
+use crate::nodepools::{self, Manifests};
+use crate::kube::labels::LABEL_CAPACITY_TYPE;
+use crate::manifest::{ManifestError, ManifestWarning};
+use crate::scheduler::kube_scheduler::SchedulerConfig;
+use crate::sim::engine::{
+    CaSetup, PoolSetup, RunInput, SharedSource, Step, StepAction, Target, TargetKind,
+    restrict_zones,
+};
+
+/// The bundled catalog's regions and zones, for [`Scenario::load`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BundledRegions;
+
+impl super::RegionCatalog for BundledRegions {
+    fn regions(&self) -> Vec<&str> {
+        Catalog::regions()
+    }
+
+    fn zones(&self, region: &str) -> Option<Vec<&str>> {
+        let zones = zones_of(region).ok()?;
+        if zones.is_empty() {
+            return None;
+        }
+        Some(zones.into_iter().map(|z| z.name).collect())
+    }
+}
+
+/// Why a scenario's files could not be turned into runs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PrepareError {
+    /// A referenced file could not be read.
+    #[error("cannot read {file}: {reason}")]
+    Read {
+        /// The file.
+        file: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// A referenced file is not UTF-8 text.
+    #[error("{file}:{}: {error}", error.position)]
+    NotUtf8 {
+        /// The file.
+        file: String,
+        /// Where its first invalid byte is.
+        error: crate::yaml::NotUtf8,
+    },
+    /// A manifest is invalid.
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    /// A `scale` or `delete` step names an object that does not exist at
+    /// that moment (with its place in the scenario file).
+    #[error(transparent)]
+    MissingTarget(super::ScenarioError),
+    /// A manifest's workload asks for more replicas than one run simulates.
+    #[error(
+        "{files}: {kind} {namespace}/{name}: {field} {count} is over the limit of {limit} replicas per workload (see Limits in scenarios/README.md)"
+    )]
+    TooManyReplicas {
+        /// The step's manifest files.
+        files: String,
+        /// The object's kind.
+        kind: &'static str,
+        /// Its namespace.
+        namespace: String,
+        /// Its name.
+        name: String,
+        /// `spec.replicas`, `spec.parallelism` or `spec.completions`.
+        field: &'static str,
+        /// The count.
+        count: u32,
+        /// [`MAX_REPLICAS`](super::limits::MAX_REPLICAS).
+        limit: u64,
+    },
+    /// The catalog could not be loaded.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// A variant's files hold no NodePool.
+    #[error("{variant}: no karpenter.sh/v1 NodePool in {files}")]
+    NoNodePool {
+        /// `variant <name>`, or the workload item that replaces NodePools.
+        variant: String,
+        /// Its NodePool files.
+        files: String,
+    },
+    /// The interruption trace or spot price history is unusable.
+    #[error(transparent)]
+    Spot(#[from] SpotInputError),
+    /// A Cluster Autoscaler variant names an instance type the catalog
+    /// does not sell (with its place in the scenario file).
+    #[error(transparent)]
+    ClusterAutoscaler(#[from] super::ScenarioError),
+    /// The pinned pricing snapshot is unreadable or malformed.
+    #[error(transparent)]
+    PricingSnapshot(#[from] SnapshotFileError),
+    /// The pinned pricing snapshot is for another region.
+    #[error(
+        "pricingSnapshot {file} holds prices for {snapshot_region}, but the scenario's region is {region}"
+    )]
+    SnapshotRegion {
+        /// The file as the scenario writes it.
+        file: String,
+        /// The snapshot's region.
+        snapshot_region: String,
+        /// The scenario's region.
+        region: String,
+    },
+    /// A NodePool allows no instance type.
+    #[error("{at}: {variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
+    NoInstanceTypes {
+        /// Where the NodePool's name is written.
+        at: String,
+        /// `variant <name>`, or the workload item that replaces NodePools.
+        variant: String,
+        /// NodePool.
+        nodepool: String,
+        /// The zones searched.
+        zones: String,
+        /// The most common exclusion.
+        detail: String,
+    },
+}
+
+/// A scenario ready to run.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    /// One engine input per variant, in scenario order.
+    pub runs: Vec<RunInput>,
+    /// Manifest warnings (fields karpsim does not model, …), one line each.
+    pub warnings: Vec<String>,
+    /// The pricing snapshot every catalog of the runs was built from.
+    pub pricing: SnapshotIdentity,
+}
+
+/// The scenario's prices: its pinned snapshot file (checked to be for the
+/// scenario's region) or the bundled snapshot.
+struct Pricing {
+    pinned: Option<PriceSnapshot>,
+    identity: SnapshotIdentity,
+}
+
+impl Pricing {
+    fn of(scenario: &Scenario) -> Result<Pricing, PrepareError> {
+        let Some(pin) = &scenario.pricing_snapshot else {
+            let identity = snapshot::bundled_identity(&scenario.region).ok_or_else(|| {
+                CatalogError::UnknownRegion {
+                    region: scenario.region.clone(),
+                    valid: Catalog::regions(),
+                }
+            })?;
+            return Ok(Pricing {
+                pinned: None,
+                identity,
+            });
+        };
+        let prices = PriceSnapshot::load(&pin.path).map_err(|err| SnapshotFileError {
+            file: pin.written.clone(),
+            reason: err.reason,
+        })?;
+        if prices.region != scenario.region {
+            return Err(PrepareError::SnapshotRegion {
+                file: pin.written.clone(),
+                snapshot_region: prices.region,
+                region: scenario.region.clone(),
+            });
+        }
+        let identity = prices.identity(Some(pin.written.clone()));
+        Ok(Pricing {
+            pinned: Some(prices),
+            identity,
+        })
+    }
+
+    fn catalog(&self, region: &str, settings: &NodeClassSettings) -> Result<Catalog, CatalogError> {
+        Catalog::load_pinned(region, settings, self.pinned.as_ref())
+    }
+}
+
+/// Reads every file the scenario references and builds the runs. Only the
+/// variant named `only` is built when given (the caller checks the name).
+pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, PrepareError> {
+    let pricing = Pricing::of(scenario)?;
+    let mut warnings = BTreeSet::new();
+    let mut steps = Vec::new();
+    let mut sources: Vec<SharedSource> = Vec::new();
+    // What each manifest step applies, for the check of scale and delete
+    // steps.
+    let mut applied: BTreeMap<usize, Vec<ObjectRef>> = BTreeMap::new();
+    for (index, step) in scenario.workloads.iter().enumerate() {
+        let action = match &step.action {
+            WorkloadAction::Generate { generator, until } => {
+                sources.push(Arc::new(GeneratorFactory {
+                    spec: generator.clone(),
+                    start: step.at,
+                    end: *until,
+                }));
+                continue;
+            }
+            WorkloadAction::Trace(spec) => {
+                sources.push(Arc::new(spec.clone()));
+                continue;
+            }
+            WorkloadAction::Apply { manifests } => {
+                let loaded = load_files(manifests)?;
+                warnings.extend(loaded.warnings.iter().map(|w| w.to_string()));
+                if !loaded.nodepools.is_empty() || !loaded.nodeclasses.is_empty() {
+                    warnings.insert(format!(
+                        "{}: NodePools and EC2NodeClasses in workload manifests are ignored (list them under a variant's nodePools)",
+                        names(manifests)
+                    ));
+                }
+                let objects = loaded
+                    .core
+                    .workloads
+                    .iter()
+                    .map(|w| within_limits(w, manifests))
+                    .collect::<Result<Vec<_>, _>>()?;
+                applied.insert(index, objects);
+                StepAction::Apply {
+                    workloads: loaded.core.workloads,
+                    pdbs: loaded.core.pdbs,
+                }
+            }
+            WorkloadAction::Scale { target, replicas } => StepAction::Scale {
+                target: target_of(target),
+                replicas: *replicas,
+            },
+            WorkloadAction::Delete { target } => StepAction::Delete {
+                target: target_of(target),
+            },
+            WorkloadAction::NodePools { node_pools } => {
+                let label = format!("workloads[{index}]");
+                let (nodepools, node_count_resource) =
+                    load_pools(scenario, &pricing, &label, node_pools, &mut warnings)?;
+                StepAction::NodePools {
+                    nodepools,
+                    node_count_resource,
+                }
+            }
+        };
+        steps.push(Step {
+            at: step.at,
+            action,
+        });
+    }
+    super::targets::check(scenario, &applied, &shown(&scenario.source))
+        .map_err(PrepareError::MissingTarget)?;
+    let spot = load_spot(scenario, &pricing)?;
+    warnings.extend(spot.warnings.iter().cloned());
+    let mut runs = Vec::new();
+    for variant in &scenario.variants {
+        if only.is_some_and(|name| name != variant.name) {
+            continue;
+        }
+        let (nodepools, node_count_resource, cluster_autoscaler) = match &variant.provisioner {
+            Provisioner::Karpenter(config) => {
+                let (pools, slot) = load_pools(
+                    scenario,
+                    &pricing,
+                    &format!("variant {}", variant.name),
+                    &config.node_pools,
+                    &mut warnings,
+                )?;
+                (pools, slot, None)
+            }
+            Provisioner::ClusterAutoscaler(config) => {
+                (Vec::new(), None, Some(load_ca(scenario, &pricing, config)?))
+            }
+        };
+        runs.push(RunInput {
+            variant: variant.name.clone(),
+            seed: scenario.seed,
+            duration: scenario.duration,
+            zones: scenario.zones.clone(),
+            launch_latency: scenario.node_launch_latency,
+            steps: steps.clone(),
+            sources: sources.clone(),
+            nodepools,
+            capacity_shortages: BTreeSet::new(),
+            scheduler: SchedulerConfig::default(),
+            node_count_resource,
+            interruptions: spot.interruptions.clone(),
+            spot_price_changes: spot.price_changes.clone(),
+            cluster_autoscaler,
+        });
+    }
+    Ok(Prepared {
+        runs,
+        warnings: warnings.into_iter().collect(),
+        pricing: pricing.identity,
+    })
+}
+
+/// Checks a Cluster Autoscaler variant against the region's catalog
+/// (default EC2NodeClass settings: the AMI family of an ASG's launch
+/// template is not modelled). An unknown instance type is reported where it
+/// is written.
+fn load_ca(
+    scenario: &Scenario,
+    pricing: &Pricing,
+    config: &super::ClusterAutoscalerConfig,
+) -> Result<CaSetup, PrepareError> {
+    let catalog = pricing.catalog(&scenario.region, &Default::default())?;
+    if let Some(unknown) = config
+        .instance_types
+        .iter()
+        .find(|t| catalog.get(&t.name).is_none())
+    {
+        let group = config
+            .config
+            .node_groups
+            .iter()
+            .find(|g| g.instance_types.contains(&unknown.name))
+            .map(|g| g.name.clone())
+            .unwrap_or_default();
+        let err = CaConfigError::UnknownInstanceType {
+            group,
+            instance_type: unknown.name.clone(),
+            region: scenario.region.clone(),
+        };
+        return Err(PrepareError::ClusterAutoscaler(ScenarioError::Invalid {
+            file: shown(&scenario.source),
+            position: unknown.position,
+            field: unknown.field.clone(),
+            problem: Box::new(Problem::ClusterAutoscaler(err)),
+        }));
+    }
+    let catalog = restrict_zones(&catalog, &scenario.zones);
+    let config = config.config.clone().validate(&catalog).map_err(|err| {
+        PrepareError::ClusterAutoscaler(ScenarioError::Invalid {
+            file: shown(&scenario.source),
+            position: super::Position::START,
+            field: "variants".to_string(),
+            problem: Box::new(Problem::ClusterAutoscaler(err)),
+        })
+    })?;
+    Ok(CaSetup { config, catalog })
+}
+
+/// Reads the scenario's spot files, checked against the region's catalog
+/// (with default EC2NodeClass settings: names and zones do not depend on
+/// them). Nothing to read when the scenario has no spot keys.
+fn load_spot(scenario: &Scenario, pricing: &Pricing) -> Result<SpotInputs, PrepareError> {
+    if scenario.spot.interruptions.is_none() && scenario.spot.price_history.is_none() {
+        return Ok(SpotInputs::default());
+    }
+    let catalog = pricing.catalog(&scenario.region, &Default::default())?;
+    Ok(load_spot_inputs(
+        &scenario.spot,
+        &scenario.source,
+        scenario.duration,
+        &scenario.zones,
+        &KnownNames::from_catalog(&catalog),
+    )?)
+}
+
+/// Reads NodePool files for `owner` (a variant, or the workload item that
+/// replaces the NodePools): each pool with its EC2NodeClass's catalog,
+/// checked to allow some instance type in the scenario's zones; and the
+/// slot `limits.nodes` was read into.
+fn load_pools(
+    scenario: &Scenario,
+    pricing: &Pricing,
+    owner: &str,
+    files: &[std::path::PathBuf],
+    warnings: &mut BTreeSet<String>,
+) -> Result<(Vec<PoolSetup>, Option<crate::kube::resources::ResourceKind>), PrepareError> {
+    let loaded = load_files(files)?;
+    warnings.extend(loaded.warnings.iter().map(|w| w.to_string()));
+    if loaded.nodepools.is_empty() {
+        return Err(PrepareError::NoNodePool {
+            variant: owner.to_string(),
+            files: names(files),
+        });
+    }
+    let mut catalogs: BTreeMap<String, Catalog> = BTreeMap::new();
+    let mut nodepools = Vec::new();
+    for (pool, source) in loaded.nodepools.iter().zip(&loaded.nodepool_sources) {
+        let class_name = &pool.node_class_ref.name;
+        let class = loaded.nodeclasses.iter().find(|c| &c.name == class_name);
+        if class.is_none() {
+            warnings.insert(format!(
+                "{owner}: NodePool {}: EC2NodeClass {class_name:?} is not in its files; using EC2NodeClass defaults",
+                pool.name
+            ));
+        }
+        if !catalogs.contains_key(class_name) {
+            let settings = class.map(|c| c.settings).unwrap_or_default();
+            catalogs.insert(
+                class_name.clone(),
+                pricing.catalog(&scenario.region, &settings)?,
+            );
+        }
+        let catalog = catalogs[class_name].clone();
+        // Values nothing in the region has (typos, mostly): said where
+        // they are written, once per pool however many variants share it.
+        let mut unknown = Vec::new();
+        for u in unknown_in_values(pool, &catalog, &scenario.zones) {
+            let Some(requirement) = source.requirements.get(u.requirement) else {
+                continue;
+            };
+            let warning = ManifestWarning {
+                at: requirement
+                    .values
+                    .get(u.value)
+                    .cloned()
+                    .unwrap_or_else(|| source.at.clone()),
+                path: format!("{}.values[{}]", requirement.path, u.value),
+                message: u.message.clone(),
+            };
+            warnings.insert(warning.to_string());
+            unknown.push(u.message);
+        }
+        // Upstream defaults nothing here (core nodepool_defaults.go): every
+        // capacity type is allowed and the AWS provider launches spot
+        // whenever a spot offering is no pricier than on-demand.
+        if !template_requirements(pool).has(LABEL_CAPACITY_TYPE) {
+            warnings.insert(format!(
+                "nodepool {:?} ({}:{}) allows spot and on-demand; spot is chosen when cheaper",
+                pool.name, source.at.file, source.at.place.line
+            ));
+        }
+        let usable = restrict_zones(&catalog, &scenario.zones);
+        let allowed = filter_instance_types(pool, &usable);
+        if allowed.allowed.is_empty() {
+            let detail = unknown
+                .first()
+                .map(|message| format!(" ({message})"))
+                .or_else(|| {
+                    allowed
+                        .exclusions
+                        .iter()
+                        .max_by_key(|e| e.first)
+                        .map(|e| format!(" (most types excluded by {})", e.cause))
+                })
+                .or_else(|| {
+                    allowed.min_values_shortfalls.first().map(|s| {
+                        format!(
+                            " (minValues {} for {} but only {} values)",
+                            s.required, s.key, s.available
+                        )
+                    })
+                })
+                .unwrap_or_default();
+            return Err(PrepareError::NoInstanceTypes {
+                at: source.at.to_string(),
+                variant: owner.to_string(),
+                nodepool: pool.name.clone(),
+                zones: scenario.zones.join(", "),
+                detail,
+            });
+        }
+        nodepools.push(PoolSetup {
+            pool: pool.clone(),
+            catalog,
+        });
+    }
+    Ok((nodepools, loaded.resource_names.lookup("nodes")))
+}
+
+fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {
+    let mut texts = Vec::new();
+    for path in paths {
+        let bytes = std::fs::read(path).map_err(|e| PrepareError::Read {
+            file: shown(path),
+            reason: e.to_string(),
+        })?;
+        let text = crate::yaml::utf8_text(&bytes).map_err(|error| PrepareError::NotUtf8 {
+            file: shown(path),
+            error,
+        })?;
+        texts.push((shown(path), text.to_string()));
+    }
+    let sources: Vec<(&str, &str)> = texts
+        .iter()
+        .map(|(name, text)| (name.as_str(), text.as_str()))
+        .collect();
+    Ok(nodepools::load(&sources)?)
+}
+
+/// A path as the user would write it: relative to the working directory
+/// when it is below it.
+fn shown(path: &Path) -> String {
+    std::env::current_dir()
+        .ok()
+        .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf())
+        .display()
+        .to_string()
+}
+
+fn names(paths: &[std::path::PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| shown(p))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A manifest workload as the object a step may name, checked against
+/// the replicas one workload may ask for.
+fn within_limits(
+    workload: &crate::kube::workload::Workload,
+    files: &[std::path::PathBuf],
+) -> Result<ObjectRef, PrepareError> {
+    use crate::kube::workload::WorkloadKind;
+    let (kind, counts): (ObjectKind, Vec<(&'static str, u32)>) = match &workload.kind {
+        WorkloadKind::Deployment { replicas } => {
+            (ObjectKind::Deployment, vec![("replicas", *replicas)])
+        }
+        WorkloadKind::ReplicaSet { replicas } => {
+            (ObjectKind::ReplicaSet, vec![("replicas", *replicas)])
+        }
+        WorkloadKind::StatefulSet { replicas } => {
+            (ObjectKind::StatefulSet, vec![("replicas", *replicas)])
+        }
+        WorkloadKind::Job(job) => {
+            let mut counts = vec![("parallelism", job.parallelism)];
+            counts.extend(job.completions.map(|c| ("completions", c)));
+            (ObjectKind::Job, counts)
+        }
+        WorkloadKind::DaemonSet => (ObjectKind::DaemonSet, Vec::new()),
+        WorkloadKind::Pod => (ObjectKind::Pod, Vec::new()),
+    };
+    let limit = super::limits::MAX_REPLICAS;
+    if let Some((field, count)) = counts.into_iter().find(|(_, c)| u64::from(*c) > limit) {
+        return Err(PrepareError::TooManyReplicas {
+            files: names(files),
+            kind: kind.as_str(),
+            namespace: workload.namespace.clone(),
+            name: workload.name.clone(),
+            field,
+            count,
+            limit,
+        });
+    }
+    Ok(ObjectRef {
+        kind,
+        namespace: workload.namespace.clone(),
+        name: workload.name.clone(),
+    })
+}
+
+fn target_of(object: &ObjectRef) -> Target {
+    let kind = match object.kind {
+        ObjectKind::Deployment => TargetKind::Deployment,
+        ObjectKind::StatefulSet => TargetKind::StatefulSet,
+        ObjectKind::ReplicaSet => TargetKind::ReplicaSet,
+        ObjectKind::DaemonSet => TargetKind::DaemonSet,
+        ObjectKind::Job => TargetKind::Job,
+        ObjectKind::Pod => TargetKind::Pod,
+    };
+    Target {
+        kind,
+        namespace: object.namespace.clone(),
+        name: object.name.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::spot::Fraction;
+
+    const WORKLOAD: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicas: 1\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n    spec:\n      containers: [{name: web, resources: {requests: {cpu: 500m}}}]\n";
+
+    /// Prepares a two-variant scenario whose variants share `pool_a`'s
+    /// file and add `pool_b`'s, in a scratch folder.
+    fn prepare_pools(pool_a: &str, pool_b: &str) -> (Result<Prepared, PrepareError>, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, text: &str| std::fs::write(dir.path().join(name), text).unwrap();
+        write("web.yaml", WORKLOAD);
+        write("a.yaml", pool_a);
+        write("b.yaml", pool_b);
+        write(
+            "s.yaml",
+            "name: t\nseed: 1\nduration: 1h\nregion: us-east-1\nzones: [us-east-1a, us-east-1b]\nworkloads:\n  - manifests: web.yaml\nvariants:\n  - name: one\n    karpenter: {nodePools: a.yaml}\n  - name: two\n    karpenter: {nodePools: [a.yaml, b.yaml]}\n",
+        );
+        let scenario = Scenario::load(&dir.path().join("s.yaml"), &BundledRegions).unwrap();
+        let folder = dir.path().display().to_string();
+        (prepare(&scenario, None), folder)
+    }
+
+    fn pool(name: &str, requirements: &str) -> String {
+        format!(
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata:\n  name: {name}\nspec:\n  template:\n    spec:\n      nodeClassRef: {{group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}}\n      requirements:\n{requirements}"
+        )
+    }
+
+    /// Upstream defaults no capacity type (core nodepool_defaults.go
+    /// `SetDefaults` is empty) and the AWS provider launches reserved, then
+    /// spot, then on-demand (aws instance.go `getCapacityType`; docs
+    /// concepts/nodepools "Capacity Type"), dropping spot pricier than
+    /// on-demand (aws#5015 is the report of a user who expected
+    /// on-demand): a pool without the requirement is said to allow spot,
+    /// once however many variants use it; pools that constrain it are not.
+    #[test]
+    fn pools_without_a_capacity_type_are_said_to_allow_spot_once() {
+        let a = pool(
+            "general",
+            "      - {key: kubernetes.io/arch, operator: In, values: [amd64]}\n",
+        );
+        let b = pool(
+            "pinned",
+            "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n",
+        );
+        let (prepared, folder) = prepare_pools(&a, &b);
+        let prepared = prepared.unwrap_or_else(|e| panic!("{e}"));
+        let spot: Vec<&String> = prepared
+            .warnings
+            .iter()
+            .filter(|w| w.contains("allows spot and on-demand"))
+            .collect();
+        assert_eq!(
+            spot,
+            [&format!(
+                "nodepool \"general\" ({folder}/a.yaml:4) allows spot and on-demand; spot is chosen when cheaper"
+            )]
+        );
+    }
+
+    /// An `In` value of a well-known label that the region's catalog lacks
+    /// is a warning at the value, once; a pool left with no type names the
+    /// value and its own place in the error.
+    #[test]
+    fn values_missing_from_the_catalog_warn_where_written() {
+        let a = pool(
+            "general",
+            "      - {key: karpenter.sh/capacity-type, operator: In, values: [on-demand]}\n      - key: node.kubernetes.io/instance-type\n        operator: In\n        values: [m5.large, c5.8xlarge]\n",
+        );
+        let b = pool(
+            "gpu",
+            "      - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}\n      - {key: karpenter.k8s.aws/instance-family, operator: In, values: [m5, m7z]}\n",
+        );
+        let (prepared, folder) = prepare_pools(&a, &b);
+        let warnings = prepared.unwrap_or_else(|e| panic!("{e}")).warnings;
+        let unknown: Vec<&String> = warnings
+            .iter()
+            .filter(|w| w.contains("does not exist") || w.contains("no instance type"))
+            .collect();
+        assert_eq!(unknown.len(), 2, "{warnings:#?}");
+        assert!(
+            unknown[0].starts_with(&format!(
+                "{folder}/a.yaml:13:28: spec.template.spec.requirements[1].values[1]: c5.8xlarge does not exist in us-east-1 (did you mean c5."
+            )),
+            "{}",
+            unknown[0]
+        );
+        assert!(
+            unknown[1].starts_with(&format!(
+                "{folder}/b.yaml:11:77: spec.template.spec.requirements[1].values[1]: no instance type in us-east-1 has karpenter.k8s.aws/instance-family=m7z"
+            )),
+            "{}",
+            unknown[1]
+        );
+
+        let only_typos = pool(
+            "general",
+            "      - {key: node.kubernetes.io/instance-type, operator: In, values: [c5.8xlarge]}\n",
+        );
+        let (prepared, folder) = prepare_pools(&only_typos, &b);
+        let err = prepared.expect_err("no type").to_string();
+        assert_eq!(
+            err,
+            format!(
+                "{folder}/a.yaml:4:9: variant one: NodePool general allows no instance type in us-east-1a, us-east-1b (c5.8xlarge does not exist in us-east-1 (did you mean c5.2xlarge, c5.4xlarge, c5.9xlarge?))"
+            )
+        );
+    }
+
+    /// The shipped spot example prepares: three variants sharing the same
+    /// interruption settings (hazard on, rebalance recommendations, one
+    /// storm of fraction 0.7 with a 40 min outage).
+    #[test]
+    fn spot_storm_prepares_with_its_interruptions_in_every_run() {
+        let scenario =
+            Scenario::load(Path::new("scenarios/spot-storm.yaml"), &BundledRegions).unwrap();
+        let prepared = prepare(&scenario, None).unwrap();
+        assert_eq!(prepared.runs.len(), 3);
+        for run in &prepared.runs {
+            let settings = &run.interruptions;
+            assert!(settings.advisor_hazard);
+            assert!(settings.rebalance_lead.is_some());
+            assert_eq!(settings.storms.len(), 1);
+            assert_eq!(
+                settings.storms[0].fraction,
+                Fraction::from_millionths(700_000).unwrap()
+            );
+            assert_eq!(
+                settings.storms[0].unavailable_for,
+                crate::sim::SimDuration::from_mins(40)
+            );
+            assert!(run.spot_price_changes.is_empty());
+        }
+    }
+}

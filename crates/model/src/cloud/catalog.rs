@@ -1,0 +1,316 @@
+//! The instance-type catalog of one region: every type with an On-Demand
+//! price there, with labels, capacity, overhead, allocatable and offerings,
+//! built from the embedded snapshot (or with a pinned snapshot file's
+//! prices, see `karpsim_catalog::snapshot`) for one set of EC2NodeClass settings.
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::allocatable::Overhead;
+use super::offering::{CapacityType, Offering};
+use super::price::Price;
+use super::spec::{Arch, InstanceSpec, SnapshotError};
+use crate::kube::requirements::Requirements;
+use crate::kube::resources::Resources;
+
+/// An availability zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Zone {
+    /// Zone name, e.g. `eu-west-1a`.
+    pub name: &'static str,
+    /// Zone id, e.g. `euw1-az1`.
+    pub id: &'static str,
+}
+
+/// Why a catalog could not be loaded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    /// The region is not in the bundled snapshot.
+    #[error("unknown region {region:?}; valid regions: {}", valid.join(", "))]
+    UnknownRegion {
+        /// The region asked for.
+        region: String,
+        /// Every bundled region.
+        valid: Vec<&'static str>,
+    },
+    /// A bundled file is malformed (a packaging bug).
+    #[error("bundled pricing snapshot: {0}")]
+    Snapshot(#[from] SnapshotError),
+}
+
+/// An instance type as a node of the catalog's region and node class.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InstanceType {
+    /// Hardware facts.
+    pub spec: InstanceSpec,
+    /// Karpenter's single-valued labels, sorted by key.
+    pub labels: Vec<(&'static str, String)>,
+    /// Node capacity.
+    pub capacity: Resources,
+    /// kube-reserved, system-reserved and eviction thresholds.
+    pub overhead: Overhead,
+    /// What pods can use.
+    pub allocatable: Resources,
+    /// The On-Demand price in this region.
+    pub on_demand_price: Price,
+    /// Offerings: each zone on-demand, then each zone spot (if spot is sold).
+    pub offerings: Vec<Offering>,
+}
+
+impl InstanceType {
+    /// e.g. `m5.large`.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+    /// e.g. `m`.
+    pub fn category(&self) -> &str {
+        &self.spec.category
+    }
+    /// e.g. `m5`.
+    pub fn family(&self) -> &str {
+        &self.spec.family
+    }
+    /// e.g. 5.
+    pub fn generation(&self) -> u32 {
+        self.spec.generation
+    }
+    /// e.g. `large`.
+    pub fn size(&self) -> &str {
+        &self.spec.size
+    }
+    /// Default vCPUs.
+    pub fn vcpu(&self) -> u32 {
+        self.spec.vcpu
+    }
+    /// Memory in MiB as EC2 reports it.
+    pub fn memory_mib(&self) -> u64 {
+        self.spec.memory_mib
+    }
+    /// Architecture.
+    pub fn arch(&self) -> Arch {
+        self.spec.arch
+    }
+    /// The value of a label, if the type has it.
+    pub fn label(&self, key: &str) -> Option<&str> {
+        self.labels
+            .binary_search_by(|(k, _)| (*k).cmp(key))
+            .ok()
+            .map(|i| self.labels[i].1.as_str())
+    }
+    /// The cheapest available offering of a capacity type (ties: zone order).
+    pub fn cheapest(&self, capacity_type: CapacityType) -> Option<&Offering> {
+        self.offerings
+            .iter()
+            .filter(|o| o.available && o.capacity_type == capacity_type)
+            .min_by_key(|o| o.price)
+    }
+}
+
+/// The catalog of one region.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalog {
+    region: &'static str,
+    zones: Vec<Zone>,
+    types: Vec<InstanceType>,
+    by_price: Vec<usize>,
+    type_requirements: Arc<Vec<Requirements>>,
+    /// Per type, the price of its cheapest available offering of each
+    /// capacity type (see [`Catalog::cheapest_price`]).
+    cheapest: Vec<[Option<Price>; 3]>,
+}
+
+/// The prices of a type's cheapest available offering of each capacity
+/// type, in [`capacity_slot`] order.
+fn cheapest_prices(instance_type: &InstanceType) -> [Option<Price>; 3] {
+    [
+        CapacityType::OnDemand,
+        CapacityType::Spot,
+        CapacityType::Reserved,
+    ]
+    .map(|ct| instance_type.cheapest(ct).map(|o| o.price))
+}
+
+const fn capacity_slot(capacity_type: CapacityType) -> usize {
+    match capacity_type {
+        CapacityType::OnDemand => 0,
+        CapacityType::Spot => 1,
+        CapacityType::Reserved => 2,
+    }
+}
+
+impl Catalog {
+    /// A catalog from ready-made parts (synthetic catalogs for tests and
+    /// benchmarks, see [`crate::cloud::fake`]). Types are sorted by name, as
+    /// [`Catalog::load`] sorts them, so indices mean the same thing.
+    pub fn from_parts(
+        region: &'static str,
+        zones: Vec<Zone>,
+        mut types: Vec<InstanceType>,
+    ) -> Catalog {
+        types.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        let mut by_price: Vec<usize> = (0..types.len()).collect();
+        by_price.sort_by(|&a, &b| {
+            (types[a].on_demand_price, &types[a].spec.name)
+                .cmp(&(types[b].on_demand_price, &types[b].spec.name))
+        });
+        let type_requirements = Arc::new(types.iter().map(InstanceType::requirements).collect());
+        let cheapest = types.iter().map(cheapest_prices).collect();
+        Catalog {
+            region,
+            zones,
+            types,
+            by_price,
+            type_requirements,
+            cheapest,
+        }
+    }
+
+    /// The price of the cheapest available offering of the type at `index`
+    /// (into [`Catalog::instance_types`]) with `capacity_type`, in any
+    /// zone; kept in step with availability and price changes, so a caller
+    /// can bound a type's price without walking its offerings.
+    pub fn cheapest_price(&self, index: usize, capacity_type: CapacityType) -> Option<Price> {
+        self.cheapest
+            .get(index)
+            .and_then(|prices| prices[capacity_slot(capacity_type)])
+    }
+
+    /// Every type's requirements (`InstanceType::requirements`), in
+    /// `instance_types()` order, computed once and kept in step with
+    /// offering availability: deciders compare against them many times per
+    /// decision, and building them is the costly part.
+    pub fn type_requirements(&self) -> &Arc<Vec<Requirements>> {
+        &self.type_requirements
+    }
+
+    /// The region code.
+    pub fn region(&self) -> &'static str {
+        self.region
+    }
+
+    /// The region's zones, sorted by name.
+    pub fn zones(&self) -> &[Zone] {
+        &self.zones
+    }
+
+    /// Every instance type, sorted by name.
+    pub fn instance_types(&self) -> &[InstanceType] {
+        &self.types
+    }
+
+    /// Every instance type, cheapest On-Demand price first; ties by name.
+    pub fn by_on_demand_price(&self) -> impl ExactSizeIterator<Item = &InstanceType> + '_ {
+        self.by_price.iter().map(|&i| &self.types[i])
+    }
+
+    /// The instance type with this name.
+    pub fn get(&self, name: &str) -> Option<&InstanceType> {
+        self.types
+            .binary_search_by(|t| t.spec.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.types[i])
+    }
+
+    /// Marks the offering of `instance_type` in `zone` with `capacity_type`
+    /// unavailable, as an insufficient-capacity error does; returns whether
+    /// such an offering exists.
+    pub fn mark_unavailable(
+        &mut self,
+        instance_type: &str,
+        zone: &str,
+        capacity_type: CapacityType,
+    ) -> bool {
+        let Some(index) =
+            self.update_offerings(instance_type, zone, capacity_type, |o| o.available = false)
+        else {
+            return false;
+        };
+        Arc::make_mut(&mut self.type_requirements)[index] = self.types[index].requirements();
+        true
+    }
+
+    /// Marks every offering outside `zones` unavailable, rebuilding each
+    /// changed type's requirements once (a whole-catalog
+    /// [`Catalog::mark_unavailable`]).
+    pub fn restrict_to_zones(&mut self, zones: &[String]) {
+        let requirements = Arc::make_mut(&mut self.type_requirements);
+        for (index, instance_type) in self.types.iter_mut().enumerate() {
+            let mut changed = false;
+            for offering in &mut instance_type.offerings {
+                if offering.available && !zones.iter().any(|z| z == offering.zone) {
+                    offering.available = false;
+                    changed = true;
+                }
+            }
+            if changed {
+                requirements[index] = instance_type.requirements();
+                self.cheapest[index] = cheapest_prices(instance_type);
+            }
+        }
+    }
+
+    /// Sets the price of the offering of `instance_type` in `zone` with
+    /// `capacity_type` (a spot price change); returns whether such an
+    /// offering exists. Requirements do not depend on prices, so
+    /// [`Catalog::type_requirements`] stays as it is; the on-demand price
+    /// order ([`Catalog::by_on_demand_price`]) is not affected either, since
+    /// only the offering changes, not `on_demand_price`.
+    pub fn set_offering_price(
+        &mut self,
+        instance_type: &str,
+        zone: &str,
+        capacity_type: CapacityType,
+        price: Price,
+    ) -> bool {
+        self.update_offerings(instance_type, zone, capacity_type, |o| o.price = price)
+            .is_some()
+    }
+
+    /// Applies `update` to the offerings of `instance_type` in `zone` with
+    /// `capacity_type`; the type's index when there was at least one.
+    fn update_offerings(
+        &mut self,
+        instance_type: &str,
+        zone: &str,
+        capacity_type: CapacityType,
+        mut update: impl FnMut(&mut Offering),
+    ) -> Option<usize> {
+        let index = self
+            .types
+            .binary_search_by(|t| t.spec.name.as_str().cmp(instance_type))
+            .ok()?;
+        let mut found = false;
+        for offering in &mut self.types[index].offerings {
+            if offering.zone == zone && offering.capacity_type == capacity_type {
+                update(offering);
+                found = true;
+            }
+        }
+        if found {
+            self.cheapest[index] = cheapest_prices(&self.types[index]);
+        }
+        found.then_some(index)
+    }
+
+    /// Number of instance types.
+    pub fn len(&self) -> usize {
+        self.types.len()
+    }
+
+    /// Whether the catalog has no types.
+    pub fn is_empty(&self) -> bool {
+        self.types.is_empty()
+    }
+}
+
+impl fmt::Display for Catalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: {} instance types in {} zones",
+            self.region,
+            self.types.len(),
+            self.zones.len()
+        )
+    }
+}

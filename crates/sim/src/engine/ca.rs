@@ -1,0 +1,428 @@
+//! Cluster Autoscaler as the run's node provisioner: the CA loop
+//! ([`crate::autoscaler::run_once`]) on its scan interval, its actions
+//! applied to the simulated ASGs, and CA's records.
+//!
+//! Cadence (reference: cluster-autoscaler `main.go` `--scan-interval`
+//! 10 s, and `core/static_autoscaler.go`): a loop every 10 s; after a loop
+//! that scaled up or deleted a node, the next one runs at once (CA's
+//! frequent loops); new unschedulable pods also wake the loop at once.
+//!
+//! Actions: `ScaleUp` asks the ASG for `delta` instances, each placed by
+//! the ASG's own type and zone choice ([`asg_launch`]); a launched node is
+//! unregistered until the launch latency elapses and billed from launch; a
+//! launch the cloud has no capacity for is reported back as a failed
+//! scale-up (backoff). `DecreaseTargetSize` drops the group's target.
+//! `RemoveNode` taints the node and drains it through the termination
+//! path (an empty node drains at once), then terminates the instance.
+//!
+//! Simplified: the ASG does not replace instances below its desired
+//! capacity on its own (outside capacity-rebalance), and the unregistered
+//! instances given up by `DecreaseTargetSize` keep running until they
+//! register, then count as group members.
+
+use crate::autoscaler::{
+    Action, CaInput, CaState, GroupMember, NodeGroupState, ScaleUpFailure, UnremovableReason,
+    ValidCaConfig, groups, next_state, run_once,
+};
+use crate::cloud::Catalog;
+use crate::pdb::PdbLimits;
+use crate::scheduler::NodeId;
+use crate::time::{SimDuration, SimTime};
+
+use super::{Engine, EngineError, Event, EventType};
+
+/// CA's `--scan-interval` default.
+pub const SCAN_INTERVAL: SimDuration = SimDuration::from_secs(10);
+/// Pods younger than this wait for a later loop
+/// (`unschedulablePodTimeBuffer`).
+const NEW_POD_BUFFER: SimDuration = SimDuration::from_secs(2);
+/// Launch reason recorded for CA's nodes.
+const LAUNCH_REASON: &str = "scale-up";
+
+/// A Cluster Autoscaler variant's inputs.
+#[derive(Debug, Clone)]
+pub struct CaSetup {
+    /// The validated configuration (node groups and flags).
+    pub config: ValidCaConfig,
+    /// The region's catalog, restricted to the scenario's zones.
+    pub catalog: Catalog,
+}
+
+/// One row of `scaledown.csv`: why a node was not removed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnremovableRecord {
+    /// When the loop ran.
+    pub time: SimTime,
+    /// Node name.
+    pub node: String,
+    /// The reason, as CA words it.
+    pub reason: String,
+}
+
+/// CA's live state in the engine.
+#[derive(Debug, Clone)]
+pub(super) struct CaRun {
+    state: CaState,
+    pub(super) groups: Vec<NodeGroupState>,
+    /// The pending loop, if one is scheduled.
+    next_loop: Option<SimTime>,
+    /// Loops run so far (the random expander's pick).
+    loops: u64,
+    /// Last reasons recorded per node (rows are written on change).
+    last_reason: std::collections::BTreeMap<NodeId, String>,
+    /// `scaledown.csv` rows.
+    pub(super) unremovable: Vec<UnremovableRecord>,
+    /// Instances launched per group (names are never reused).
+    launched_per_group: std::collections::BTreeMap<String, u64>,
+}
+
+impl CaRun {
+    pub(super) fn new(setup: &CaSetup) -> CaRun {
+        CaRun {
+            state: CaState::default(),
+            groups: setup
+                .config
+                .config()
+                .node_groups
+                .iter()
+                .map(|g| NodeGroupState {
+                    name: g.name.clone(),
+                    target_size: 0,
+                    members: Vec::new(),
+                })
+                .collect(),
+            next_loop: None,
+            loops: 0,
+            last_reason: Default::default(),
+            unremovable: Vec::new(),
+            launched_per_group: Default::default(),
+        }
+    }
+}
+
+impl Engine<'_> {
+    /// Schedules a CA loop at `at` unless one is due no later.
+    pub(super) fn wake_ca(&mut self, at: SimTime) -> Result<(), EngineError> {
+        let Some(ca) = self.ca.as_mut() else {
+            return Ok(());
+        };
+        if ca.next_loop.is_some_and(|t| t <= at) {
+            return Ok(());
+        }
+        ca.next_loop = Some(at);
+        self.schedule(at, Event::CaLoop)
+    }
+
+    /// One CA loop and its actions.
+    pub(super) fn ca_loop(&mut self) -> Result<(), EngineError> {
+        let now = self.now();
+        let Some(setup) = self.input.cluster_autoscaler.as_ref() else {
+            return Ok(());
+        };
+        let pdbs = PdbLimits::from_cluster(&self.cluster, &self.controller_scales());
+        let Some(ca) = self.ca.as_mut() else {
+            return Ok(());
+        };
+        if ca.next_loop != Some(now) {
+            return Ok(());
+        }
+        ca.next_loop = None;
+        ca.loops += 1;
+        // Members whose node is gone leave their group.
+        for g in &mut ca.groups {
+            let before = g.members.len() as u32;
+            g.members.retain(|m| self.cluster.node(m.node).is_some());
+            let gone = before - g.members.len() as u32;
+            g.target_size = g.target_size.saturating_sub(gone);
+            for m in &mut g.members {
+                m.ready_since = self
+                    .node_meta
+                    .get(m.node.0 as usize)
+                    .and_then(|n| n.ready_at);
+            }
+        }
+        let actions = run_once(&CaInput {
+            cluster: &self.cluster,
+            config: &setup.config,
+            catalog: &setup.catalog,
+            groups: &ca.groups,
+            pdbs: &pdbs,
+            state: &ca.state,
+            now,
+            random_choice: ca.loops,
+        });
+        let cfg = setup.config.config();
+        let mut state = next_state(&ca.state, &actions, now, cfg);
+        let mut acted = false;
+        // Reasons, on change, for scaledown.csv and events.
+        let texts: Vec<(NodeId, String)> = actions
+            .unremovable
+            .iter()
+            .map(|(node, reason)| (*node, reason_text(self, reason)))
+            .collect();
+        let mut notes = Vec::new();
+        if let Some(ca) = self.ca.as_mut() {
+            for (node, text) in texts {
+                if ca.last_reason.get(&node) != Some(&text) {
+                    ca.last_reason.insert(node, text.clone());
+                    notes.push((node, text));
+                }
+            }
+        }
+        for (node, text) in notes {
+            let name = self.node_name(node);
+            self.log(
+                EventType::Normal,
+                "Unremovable",
+                format!("node/{name}"),
+                format!("node cannot be removed by scale-down: {text}"),
+            );
+            if let Some(ca) = self.ca.as_mut() {
+                ca.unremovable.push(UnremovableRecord {
+                    time: now,
+                    node: name,
+                    reason: text,
+                });
+            }
+        }
+        // Pods younger than CA's 2 s buffer are not reported as not helped.
+        let settled = actions.pods_not_helped.iter().any(|p| {
+            self.cluster
+                .pod(*p)
+                .is_some_and(|pod| pod.created_at + NEW_POD_BUFFER <= now)
+        });
+        if settled && actions.actions.is_empty() {
+            let pods: Vec<String> = actions
+                .pods_not_helped
+                .iter()
+                .take(3)
+                .map(|p| self.pod_object(*p))
+                .collect();
+            let skipped: Vec<String> = actions
+                .skipped_groups
+                .iter()
+                .map(|(g, why)| format!("{g}: {why:?}"))
+                .collect();
+            self.log(
+                EventType::Normal,
+                "NotTriggerScaleUp",
+                pods.first().cloned().unwrap_or_default(),
+                format!(
+                    "pod didn't trigger scale-up ({} pod(s), e.g. {}): {}",
+                    actions.pods_not_helped.len(),
+                    pods.join(", "),
+                    if skipped.is_empty() {
+                        "no node group fits".to_string()
+                    } else {
+                        skipped.join("; ")
+                    }
+                ),
+            );
+        }
+        for action in &actions.actions {
+            match action {
+                Action::ScaleUp { group, delta } => {
+                    acted = true;
+                    let failed = self.ca_launch(setup, group, *delta, LAUNCH_REASON)?;
+                    if failed > 0 {
+                        state = state.with_failed_scale_up(
+                            group,
+                            ScaleUpFailure::OutOfResources,
+                            now,
+                            cfg,
+                        );
+                    }
+                }
+                Action::DecreaseTargetSize { group, delta } => {
+                    if let Some(g) = self.ca_group_mut(group) {
+                        g.target_size = g.target_size.saturating_sub(*delta);
+                    }
+                    self.log(
+                        EventType::Warning,
+                        "ScaleUpTimedOut",
+                        format!("nodegroup/{group}"),
+                        format!("Nodes did not register within maxNodeProvisionTime; target size decreased by {delta}"),
+                    );
+                }
+                Action::RemoveNode { node, empty } => {
+                    acted = true;
+                    let name = self.node_name(*node);
+                    let kind = if *empty { "empty" } else { "underutilized" };
+                    self.log(
+                        EventType::Normal,
+                        "ScaleDown",
+                        format!("node/{name}"),
+                        format!(
+                            "marked the node as toBeDeleted/unschedulable ({kind}); removing node"
+                        ),
+                    );
+                    if let Some(ca) = self.ca.as_mut()
+                        && let Some(g) = ca
+                            .groups
+                            .iter_mut()
+                            .find(|g| g.members.iter().any(|m| m.node == *node))
+                    {
+                        g.target_size = g.target_size.saturating_sub(1);
+                        g.members.retain(|m| m.node != *node);
+                    }
+                    self.start_termination(
+                        *node,
+                        &format!("cluster-autoscaler scale-down ({kind})"),
+                    )?;
+                }
+            }
+        }
+        if let Some(ca) = self.ca.as_mut() {
+            ca.state = state;
+        }
+        let next = if acted { now } else { now + SCAN_INTERVAL };
+        // A loop at the same instant would see the same cluster only when
+        // nothing changed; `acted` always changed it.
+        self.wake_ca(next)
+    }
+
+    fn ca_group_mut(&mut self, group: &str) -> Option<&mut NodeGroupState> {
+        self.ca
+            .as_mut()?
+            .groups
+            .iter_mut()
+            .find(|g| g.name == group)
+    }
+
+    /// Launches `delta` instances of `group` for `reason`; returns how
+    /// many failed.
+    pub(super) fn ca_launch(
+        &mut self,
+        setup: &CaSetup,
+        group: &str,
+        delta: u32,
+        reason: &str,
+    ) -> Result<u32, EngineError> {
+        let now = self.now();
+        let Some(spec) = setup.config.group(group) else {
+            return Ok(0);
+        };
+        let members = self
+            .ca
+            .as_ref()
+            .and_then(|ca| ca.groups.iter().find(|g| g.name == group))
+            .map(|g| g.members.clone())
+            .unwrap_or_default();
+        let mut catalog = setup.catalog.clone();
+        for key in self.ice.keys() {
+            catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
+        }
+        let choices = groups::asg_launch(spec, &catalog, &members, delta);
+        let mut launched = Vec::new();
+        let mut failed = 0;
+        for choice in choices {
+            let choice = match choice {
+                Ok(choice) => choice,
+                Err(err) => {
+                    failed += 1;
+                    self.launch_failures += 1;
+                    self.log(
+                        EventType::Warning,
+                        "FailedToScaleUpGroup",
+                        format!("nodegroup/{group}"),
+                        format!("Scale-up failed: {err}"),
+                    );
+                    continue;
+                }
+            };
+            let key = super::OfferingKey {
+                instance_type: choice.instance_type.clone(),
+                zone: choice.zone.clone(),
+                capacity_type: choice.capacity_type,
+            };
+            if self.capacity_short(&key) {
+                failed += 1;
+                self.launch_failures += 1;
+                self.log(
+                    EventType::Warning,
+                    "FailedToScaleUpGroup",
+                    format!("nodegroup/{group}"),
+                    format!(
+                        "InsufficientInstanceCapacity for {} {} in {}",
+                        key.instance_type, key.capacity_type, key.zone
+                    ),
+                );
+                continue;
+            }
+            let counter = self
+                .ca
+                .as_mut()
+                .map(|ca| {
+                    let c = ca.launched_per_group.entry(group.to_string()).or_default();
+                    *c += 1;
+                    *c
+                })
+                .unwrap_or(0);
+            let name = format!("{group}-{counter:05}");
+            let Some(node) = groups::node_for_launch(spec, &catalog, &choice, &name, now) else {
+                continue;
+            };
+            let node_id = self.add_launched_node(
+                node,
+                group,
+                (choice.capacity_type, choice.price),
+                (&choice.instance_type, &choice.zone),
+                reason,
+            )?;
+            let latency = self.input.launch_latency.sample(&mut self.latency_rng);
+            self.schedule(now + latency, Event::NodeReady(node_id))?;
+            self.ca_track_spot(
+                node_id,
+                &choice.instance_type,
+                &choice.zone,
+                choice.capacity_type,
+            )?;
+            launched.push(GroupMember {
+                node: node_id,
+                instance_type: choice.instance_type.clone(),
+                zone: choice.zone.clone(),
+                capacity_type: choice.capacity_type,
+                ready_since: None,
+                scale_down_disabled: false,
+            });
+            self.log(
+                EventType::Normal,
+                "Launched",
+                format!("node/{name}"),
+                format!(
+                    "ASG {group} launched {} {} in {} at ${}/h",
+                    choice.instance_type,
+                    choice.capacity_type,
+                    choice.zone,
+                    choice.price.decimal()
+                ),
+            );
+        }
+        let count = launched.len() as u32;
+        if let Some(g) = self.ca_group_mut(group) {
+            g.target_size += count;
+            g.members.extend(launched);
+        }
+        if reason == LAUNCH_REASON {
+            self.log(
+                EventType::Normal,
+                "TriggeredScaleUp",
+                format!("nodegroup/{group}"),
+                format!("pod triggered scale-up: [{{{group} {delta}}}]; launched {count}"),
+            );
+        }
+        self.touch()?;
+        Ok(failed)
+    }
+}
+
+/// CA's wording of a reason (`simulator/unremovable_reasons.go` names);
+/// a blocking pod is named with its rule.
+fn reason_text(engine: &Engine<'_>, reason: &UnremovableReason) -> String {
+    match reason {
+        UnremovableReason::BlockedByPod { pod, rule } => {
+            format!("BlockedByPod {} ({rule:?})", engine.pod_object(*pod))
+        }
+        other => format!("{other:?}"),
+    }
+}

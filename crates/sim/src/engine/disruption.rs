@@ -1,0 +1,589 @@
+//! Karpenter's disruption controller around its decision function
+//! ([`crate::karpenter::disruption::controller::next_command`]), its
+//! orchestration queue (core: pkg/controllers/disruption/controller.go,
+//! queue.go), NodeClaim expiration (nodeclaim/expiration) and the reaction
+//! to a NodePool change (drift; nodeclaim/disruption/drift.go).
+//!
+//! Cadence: a pass every [`POLLING_PERIOD`] (10 s), and at once after a
+//! pass that started a command. A command that needs validation holds the
+//! controller for [`COMMAND_VALIDATION_DELAY`] (15 s, as upstream's pass
+//! blocks), is then re-checked with `validate` and dropped (with an event)
+//! if it fails; the next pass comes 10 s later then. As upstream, a pass is
+//! skipped when nothing in the cluster changed since a pass that found
+//! nothing, unless a node's `consolidateAfter` or nomination ran out since,
+//! or [`CONSOLIDATION_STATE_RESET`] (5 min) passed.
+//!
+//! Executing a command (reference §4.8): taint the candidates
+//! `karpenter.sh/disrupted:NoSchedule`, launch the replacements (a failure
+//! aborts and un-taints), mark the candidates for deletion, wait until
+//! every replacement is initialized (at most [`REPLACEMENT_TIMEOUT`], then
+//! the command fails and the candidates are un-tainted), then delete the
+//! candidates (see [`super::termination`]). A replacement that fails to
+//! launch is not cleaned up (it is an empty node the next passes remove).
+//!
+//! Drift: a `NodePools` step replaces the NodePools at once, and every
+//! node is checked against its pool then (upstream's NodeClaim disruption
+//! controller watches NodePools, so a change is evaluated immediately; its
+//! 5-minute requeue matters only for cloud-provider drift, which karpsim
+//! does not model). NodeClaims of a NodePool that is gone are deleted, as
+//! Kubernetes garbage collection does through their owner reference.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use super::{Engine, EngineError, Event, EventType, PoolSetup, restrict_zones};
+use crate::karpenter::disruption::controller::{Command, DisruptionInput, MessageDedupe, Method};
+use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
+use crate::pdb::ControllerScales;
+use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
+use crate::nodepool::DisruptionReason;
+use crate::karpenter::provisioning::NodePoolContext;
+use crate::kube::resources::ResourceKind;
+use crate::cluster::DriftedCondition;
+use crate::scheduler::{NodeId, OwnerKind};
+use crate::time::{SimDuration, SimTime};
+
+/// How long a command waits for its replacements to initialize (upstream's
+/// retry window is clamp(80 ms × commands, 10 min, 1 h); karpsim keeps the
+/// floor).
+pub const REPLACEMENT_TIMEOUT: SimDuration = SimDuration::from_mins(10);
+/// Upstream resets its consolidation state at least this often, so a pass
+/// that found nothing is repeated after it even if nothing changed.
+pub const CONSOLIDATION_STATE_RESET: SimDuration = SimDuration::from_mins(5);
+
+/// How long an `Unconsolidatable` event for a node silences the next ones
+/// (core: disruption/events `Unconsolidatable` `DedupeTimeout`).
+pub const UNCONSOLIDATABLE_DEDUPE: SimDuration = SimDuration::from_mins(15);
+
+/// A command whose replacements are starting.
+#[derive(Debug, Clone)]
+struct Running {
+    command: Command,
+    replacements: Vec<NodeId>,
+}
+
+/// The disruption controller's state.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DisruptionState {
+    /// The next pass, if one is scheduled.
+    next_pass: Option<SimTime>,
+    /// The command waiting for its validation.
+    validating: Option<Command>,
+    /// Commands waiting for their replacements, by id.
+    running: BTreeMap<u64, Running>,
+    next_id: u64,
+    /// Candidates of started commands not yet deleted.
+    pub in_flight: BTreeSet<NodeId>,
+    /// (cluster version, time) of the last pass that found nothing.
+    last_noop: Option<(u64, SimTime)>,
+    /// Per node: the last reason it was not disrupted that an event
+    /// published, with its time (what `kubectl describe node` would show).
+    pub notes: BTreeMap<NodeId, (SimTime, String)>,
+    /// Per node: when its last `Unconsolidatable` event was logged (within
+    /// the last [`UNCONSOLIDATABLE_DEDUPE`], as of the last pass).
+    unconsolidatable_logged: BTreeMap<NodeId, SimTime>,
+}
+
+/// Lower-case report spelling of a disruption reason.
+pub(super) fn reason_name(reason: DisruptionReason) -> &'static str {
+    match reason {
+        DisruptionReason::Underutilized => "underutilized",
+        DisruptionReason::Empty => "empty",
+        DisruptionReason::Drifted => "drifted",
+    }
+}
+
+fn method_name(method: Method) -> &'static str {
+    match method {
+        Method::Emptiness => "emptiness",
+        Method::Drift => "drift",
+        Method::MultiNodeConsolidation => "multi-node-consolidation",
+        Method::SingleNodeConsolidation => "single-node-consolidation",
+    }
+}
+
+impl Engine<'_> {
+    /// Desired replicas of the scalable workloads (for PDB percentages;
+    /// none when there is no PDB).
+    pub(super) fn controller_scales(&self) -> ControllerScales {
+        let mut scales = ControllerScales::default();
+        // Only PDBs read them (often, on every eviction and pass).
+        if self.cluster.pdbs.is_empty() {
+            return scales;
+        }
+        let scalable = self.scalable_workloads.iter().map(|&w| &self.workloads[w]);
+        for w in scalable.filter(|w| !w.deleted) {
+            let kind = match w.target.kind {
+                super::TargetKind::Deployment => OwnerKind::Deployment,
+                super::TargetKind::ReplicaSet => OwnerKind::ReplicaSet,
+                super::TargetKind::StatefulSet => OwnerKind::StatefulSet,
+                _ => continue,
+            };
+            scales.insert(&w.target.namespace, kind, &w.target.name, w.desired);
+        }
+        scales
+    }
+
+    /// Schedules a pass at `at` unless one is due earlier.
+    pub(super) fn schedule_pass(&mut self, at: SimTime) -> Result<(), EngineError> {
+        if self.disruption.next_pass.is_some_and(|t| t <= at) {
+            return Ok(());
+        }
+        self.disruption.next_pass = Some(at);
+        self.schedule(at, Event::DisruptionPass)
+    }
+
+    /// Calls `f` with the decision input of this instant.
+    fn with_input<T>(&self, f: impl FnOnce(&DisruptionInput<'_>) -> T) -> T {
+        let contexts: Vec<NodePoolContext<'_>> = self
+            .pools
+            .iter()
+            .zip(&self.catalogs)
+            .map(|(setup, catalog)| NodePoolContext {
+                pool: &setup.pool,
+                catalog,
+            })
+            .collect();
+        let daemonsets = self.daemonset_templates();
+        let prepared = self.prepared.get(&contexts, &daemonsets);
+        let scales = self.controller_scales();
+        let pending: Vec<crate::scheduler::PodId> = self
+            .cluster
+            .pending_pods()
+            .filter(|(_, p)| !p.is_daemonset())
+            .map(|(id, _)| id)
+            .collect();
+        let input = DisruptionInput {
+            cluster: &self.cluster,
+            nodepools: &contexts,
+            daemonsets: &daemonsets,
+            scales: &scales,
+            pending: &pending,
+            in_flight: &self.disruption.in_flight,
+            node_count_resource: self.node_count_resource,
+            options: Default::default(),
+            now: self.now(),
+            prepared: Some(&prepared),
+            candidate_cache: Some(&self.candidate_cache),
+            message_dedupe: Some(self.unconsolidatable_dedupe()),
+        };
+        f(&input)
+    }
+
+    /// The `Unconsolidatable` events logged, with upstream's dedupe window.
+    fn unconsolidatable_dedupe(&self) -> MessageDedupe<'_> {
+        MessageDedupe {
+            published: &self.disruption.unconsolidatable_logged,
+            window: UNCONSOLIDATABLE_DEDUPE,
+        }
+    }
+
+    /// Whether a pass would see the same cluster as the last pass that
+    /// found nothing.
+    fn pass_can_skip(&self) -> bool {
+        let now = self.now();
+        let Some((version, at)) = self.disruption.last_noop else {
+            return false;
+        };
+        if version != self.version || now >= at + CONSOLIDATION_STATE_RESET {
+            return false;
+        }
+        let ran_out = |t: Option<SimTime>| t.is_some_and(|t| t > at && t <= now);
+        !self.cluster.nodes().any(|(_, node)| {
+            let Some(claim) = &node.claim else {
+                return false;
+            };
+            let consolidate_after = self
+                .pools
+                .iter()
+                .find(|p| *p.pool.name == *claim.nodepool)
+                .and_then(|p| p.pool.disruption.consolidate_after);
+            let since = claim
+                .lifecycle
+                .last_pod_event_at
+                .or(claim.lifecycle.initialized_at);
+            let consolidatable_at = since
+                .zip(consolidate_after)
+                .map(|(t, d)| t + super::to_sim_duration(d));
+            ran_out(consolidatable_at) || ran_out(claim.lifecycle.nominated_until)
+        })
+    }
+
+    /// One pass of the disruption controller.
+    pub(super) fn disruption_pass(&mut self) -> Result<(), EngineError> {
+        let now = self.now();
+        if self.disruption.next_pass != Some(now) {
+            return Ok(());
+        }
+        self.disruption.next_pass = None;
+        if self.disruption.validating.is_some() {
+            return Ok(());
+        }
+        if self.pass_can_skip() {
+            return self.schedule_pass(now + POLLING_PERIOD);
+        }
+        // An event logged longer ago than the dedupe window silences
+        // nothing, as if never logged: dropping it keeps the map (read by
+        // every pass) to the nodes logged in the last window.
+        self.disruption
+            .unconsolidatable_logged
+            .retain(|_, &mut at| MessageDedupe::silences(UNCONSOLIDATABLE_DEDUPE, at, now));
+        let next_command = self.deciders.next_command;
+        let outcome = self.with_input(next_command);
+        // Nodes this controller is already deleting are not news.
+        for (node, reason) in outcome.unconsolidatable {
+            let deleting = self
+                .cluster
+                .node(node)
+                .is_none_or(|n| n.marked_for_deletion)
+                || self.disruption.in_flight.contains(&node);
+            if !deleting {
+                self.note_unconsolidatable(node, reason);
+            }
+        }
+        match outcome.command {
+            Some(command) if command.needs_validation => {
+                self.disruption.validating = Some(command);
+                self.schedule(now + COMMAND_VALIDATION_DELAY, Event::ValidateCommand)
+            }
+            Some(command) => {
+                let started = self.start_command(command)?;
+                let next = if started { now } else { now + POLLING_PERIOD };
+                self.schedule_pass(next)
+            }
+            None => {
+                self.disruption.last_noop = Some((self.version, now));
+                self.schedule_pass(now + POLLING_PERIOD)
+            }
+        }
+    }
+
+    /// Records why a node was not disrupted (for `disruption.csv`) and logs
+    /// an event when the reason differs from the last one published for
+    /// the node.
+    pub(super) fn note(&mut self, node: NodeId, event: &str, reason: String) {
+        let now = self.now();
+        let changed = self
+            .disruption
+            .notes
+            .get(&node)
+            .is_none_or(|(_, last)| *last != reason);
+        if changed {
+            let name = self.node_name(node);
+            self.log(
+                EventType::Normal,
+                event,
+                format!("node/{name}"),
+                reason.clone(),
+            );
+        }
+        self.disruption.notes.insert(node, (now, reason));
+    }
+
+    /// Logs an `Unconsolidatable` event for why a pass did not disrupt a
+    /// node, and keeps it for `disruption.csv`, unless one was logged for
+    /// the node in the last [`UNCONSOLIDATABLE_DEDUPE`]: upstream's recorder
+    /// drops events whose key (reason and node) it published within their
+    /// timeout, whatever their message, so a dropped reason is never seen.
+    fn note_unconsolidatable(&mut self, node: NodeId, reason: String) {
+        let now = self.now();
+        if self.unconsolidatable_dedupe().drops(node, now) {
+            return;
+        }
+        self.disruption.unconsolidatable_logged.insert(node, now);
+        let name = self.node_name(node);
+        self.log(
+            EventType::Normal,
+            "Unconsolidatable",
+            format!("node/{name}"),
+            reason.clone(),
+        );
+        self.disruption.notes.insert(node, (now, reason));
+    }
+
+    /// The validation delay is over: re-check the waiting command.
+    pub(super) fn validate_command(&mut self) -> Result<(), EngineError> {
+        let now = self.now();
+        let Some(command) = self.disruption.validating.take() else {
+            return Ok(());
+        };
+        let validate = self.deciders.validate;
+        match self.with_input(|input| validate(input, &command)) {
+            Ok(()) => {
+                let started = self.start_command(command)?;
+                let next = if started { now } else { now + POLLING_PERIOD };
+                self.schedule_pass(next)
+            }
+            Err(reason) => {
+                for &node in &command.candidates {
+                    if self.cluster.node(node).is_some() {
+                        self.note(
+                            node,
+                            "DisruptionBlocked",
+                            format!("command abandoned after validation: {reason}"),
+                        );
+                    }
+                }
+                self.churn.commands_failed += 1;
+                self.schedule_pass(now + POLLING_PERIOD)
+            }
+        }
+    }
+
+    /// Starts a command; `false` if it could not start.
+    fn start_command(&mut self, command: Command) -> Result<bool, EngineError> {
+        let reason = reason_name(command.reason);
+        let candidates: Vec<NodeId> = command
+            .candidates
+            .iter()
+            .copied()
+            .filter(|&n| {
+                self.cluster.node(n).is_some_and(|n| !n.marked_for_deletion)
+                    && !self.disruption.in_flight.contains(&n)
+            })
+            .collect();
+        if candidates.is_empty() {
+            return Ok(false);
+        }
+        for &node in &candidates {
+            self.taint_disrupted(node);
+        }
+        let mut replacements = Vec::new();
+        for claim in &command.replacements {
+            match self.launch(claim, reason)? {
+                Some(node) => {
+                    let name = self.node_name(node);
+                    self.log(
+                        EventType::Normal,
+                        "DisruptionLaunching",
+                        format!("nodeclaim/{name}"),
+                        format!("Launching NodeClaim: {}", command.explanation),
+                    );
+                    replacements.push(node);
+                }
+                None => {
+                    for &node in &candidates {
+                        self.untaint_disrupted(node);
+                        self.note(
+                            node,
+                            "DisruptionBlocked",
+                            "command aborted: a replacement NodeClaim failed to launch".to_string(),
+                        );
+                    }
+                    self.churn.commands_failed += 1;
+                    return Ok(false);
+                }
+            }
+        }
+        let nominated_until = self.now() + crate::karpenter::disruption::NOMINATION_WINDOW;
+        for &node in &replacements {
+            if let Some(claim) = self.cluster.node_mut(node).and_then(|n| n.claim.as_mut()) {
+                claim.lifecycle.nominated_until = Some(nominated_until);
+            }
+        }
+        for &node in &candidates {
+            if let Some(n) = self.cluster.node_mut(node) {
+                n.marked_for_deletion = true;
+            }
+            self.disruption.in_flight.insert(node);
+            let name = self.node_name(node);
+            self.log(
+                EventType::Normal,
+                "DisruptionTerminating",
+                format!("node/{name}"),
+                format!("Disrupting Node: {}", command.explanation),
+            );
+        }
+        *self
+            .churn
+            .commands_by_method
+            .entry(method_name(command.method).to_string())
+            .or_default() += 1;
+        let id = self.disruption.next_id;
+        self.disruption.next_id += 1;
+        let mut command = command;
+        command.candidates = candidates;
+        let waiting = !replacements.is_empty();
+        self.disruption.running.insert(
+            id,
+            Running {
+                command,
+                replacements,
+            },
+        );
+        let pods = self.deleting_node_pods();
+        self.touch()?;
+        self.trigger_batch(&pods)?;
+        if waiting {
+            let at = self.now() + REPLACEMENT_TIMEOUT;
+            self.schedule(at, Event::CommandTimeout(id))?;
+        } else {
+            self.finish_command(id)?;
+        }
+        Ok(true)
+    }
+
+    /// A node initialized: commands waiting only for it may proceed.
+    pub(super) fn replacement_initialized(&mut self, node: NodeId) -> Result<(), EngineError> {
+        let ready: Vec<u64> = self
+            .disruption
+            .running
+            .iter()
+            .filter(|(_, r)| r.replacements.contains(&node))
+            .filter(|(_, r)| {
+                r.replacements
+                    .iter()
+                    .all(|&n| self.cluster.node(n).is_some_and(|n| n.initialized))
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ready {
+            self.finish_command(id)?;
+        }
+        Ok(())
+    }
+
+    /// A node was terminated: commands waiting for it as a replacement fail.
+    pub(super) fn replacement_lost(&mut self, node: NodeId) -> Result<(), EngineError> {
+        let lost: Vec<u64> = self
+            .disruption
+            .running
+            .iter()
+            .filter(|(_, r)| r.replacements.contains(&node))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in lost {
+            self.fail_command(id, "a replacement node was deleted before it initialized")?;
+        }
+        Ok(())
+    }
+
+    /// Every replacement is initialized: delete the candidates.
+    fn finish_command(&mut self, id: u64) -> Result<(), EngineError> {
+        let Some(running) = self.disruption.running.remove(&id) else {
+            return Ok(());
+        };
+        let command = running.command;
+        let reason = reason_name(command.reason);
+        for &node in &command.candidates {
+            self.disruption.in_flight.remove(&node);
+            self.start_termination(node, reason)?;
+        }
+        if matches!(
+            command.reason,
+            DisruptionReason::Empty | DisruptionReason::Underutilized
+        ) {
+            let rate = command.estimated_savings;
+            self.churn.consolidation_savings_per_hour += rate;
+            let left = (SimTime::ZERO + self.input.duration).saturating_duration_since(self.now());
+            let micros = i128::from(rate.micros()) * i128::from(left.as_millis()) / 3_600_000;
+            self.churn.consolidation_savings.0 += i64::try_from(micros).unwrap_or(i64::MAX);
+        }
+        Ok(())
+    }
+
+    /// The command's replacements did not initialize in time.
+    pub(super) fn command_timeout(&mut self, id: u64) -> Result<(), EngineError> {
+        self.fail_command(id, "replacement nodes did not initialize within 10m0s")
+    }
+
+    fn fail_command(&mut self, id: u64, why: &str) -> Result<(), EngineError> {
+        let Some(running) = self.disruption.running.remove(&id) else {
+            return Ok(());
+        };
+        self.churn.commands_failed += 1;
+        for &node in &running.command.candidates {
+            self.disruption.in_flight.remove(&node);
+            if self.cluster.node(node).is_some() {
+                self.untaint_disrupted(node);
+                self.note(node, "DisruptionBlocked", format!("command failed: {why}"));
+            }
+        }
+        self.touch()
+    }
+
+    /// `expireAfter` reached: the NodeClaim is deleted, whatever the
+    /// budgets say.
+    pub(super) fn expire(&mut self, node: NodeId) -> Result<(), EngineError> {
+        let now = self.now();
+        let due = self
+            .cluster
+            .node(node)
+            .and_then(expiration_time)
+            .is_some_and(|t| t <= now);
+        if due {
+            self.start_termination(node, "expired")?;
+        }
+        Ok(())
+    }
+
+    /// A NodePool change: new pools and catalogs from now on; nodes whose
+    /// pool changed get (or lose) the Drifted condition; NodeClaims of
+    /// removed pools are deleted.
+    pub(super) fn replace_nodepools(
+        &mut self,
+        nodepools: &[PoolSetup],
+        node_count_resource: Option<ResourceKind>,
+    ) -> Result<(), EngineError> {
+        let now = self.now();
+        self.pools = nodepools.to_vec();
+        self.node_count_resource = node_count_resource;
+        self.base_catalogs = self
+            .pools
+            .iter()
+            .map(|setup| restrict_zones(&setup.catalog, &self.input.zones))
+            .collect();
+        self.apply_spot_prices_in_force();
+        self.rebuild_catalogs();
+        self.bound
+            .set_launchable(crate::lower_bound::nodepool_types(
+                &self.pools,
+                &self.base_catalogs,
+            ));
+        let names: Vec<String> = self.pools.iter().map(|p| p.pool.name.clone()).collect();
+        self.log(
+            EventType::Normal,
+            "NodePoolsReplaced",
+            "nodepools".to_string(),
+            format!("NodePools now: {}", names.join(", ")),
+        );
+        let nodes: Vec<NodeId> = self.cluster.nodes().map(|(id, _)| id).collect();
+        let mut orphaned = Vec::new();
+        for id in nodes {
+            let Some(node) = self.cluster.node(id) else {
+                continue;
+            };
+            let Some(pool_name) = node.nodepool() else {
+                continue;
+            };
+            let Some(setup) = self.pools.iter().find(|p| p.pool.name == pool_name) else {
+                orphaned.push(id);
+                continue;
+            };
+            let reason = drift_reason(&setup.pool, node);
+            let name = node.name.clone();
+            let Some(claim) = self.cluster.node_mut(id).and_then(|n| n.claim.as_mut()) else {
+                continue;
+            };
+            match reason {
+                Some(reason) if claim.lifecycle.drifted.is_none() => {
+                    claim.lifecycle.drifted = Some(DriftedCondition {
+                        reason: reason.as_str().to_string(),
+                        since: now,
+                    });
+                    self.log(
+                        EventType::Normal,
+                        "Drifted",
+                        format!("nodeclaim/{name}"),
+                        format!("Status condition transitioned, Type: Drifted, Status: True, Reason: {}", reason.as_str()),
+                    );
+                }
+                None => claim.lifecycle.drifted = None,
+                Some(_) => {}
+            }
+        }
+        for id in orphaned {
+            self.start_termination(id, "nodepool-deleted")?;
+        }
+        self.touch()
+    }
+}

@@ -1,0 +1,441 @@
+//! The controllers around the decision functions: the kube-scheduler pass,
+//! Karpenter's batcher and requeue, turning a solve into NodeClaims, launch
+//! (with insufficient-capacity failures and the ICE cache) and node
+//! registration timing.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::{
+    Batch, Engine, EngineError, Event, EventType, OfferingKey, PROVISIONING_REQUEUE,
+    UNAVAILABLE_OFFERING_TTL,
+};
+use crate::karpenter::disruption::NOMINATION_WINDOW;
+use crate::karpenter::disruption::drift::{expiration_time, launch_lifecycle};
+use crate::karpenter::provisioning::{
+    LaunchDecision, NewNodeClaim, NodePoolContext, ProvisioningInput,
+};
+use crate::kube::labels::{
+    LABEL_CAPACITY_TYPE, LABEL_EC2_NODECLASS, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
+    LABEL_TOPOLOGY_ZONE_ID, Labels,
+};
+use crate::scheduler::kube_scheduler::Decision;
+use crate::scheduler::{Node, NodeClaimInfo, NodeId, PodId};
+
+impl Engine<'_> {
+    /// One kube-scheduler pass over every pending (non-DaemonSet) pod.
+    pub(super) fn run_scheduler(&mut self) -> Result<(), EngineError> {
+        self.scheduler_queued = false;
+        let pending: Vec<PodId> = self
+            .cluster
+            .pending_pods()
+            .filter(|(_, p)| !p.is_daemonset())
+            .map(|(id, _)| id)
+            .collect();
+        if pending.is_empty() {
+            return Ok(());
+        }
+        let decisions = (self.deciders.schedule)(
+            &self.cluster,
+            &pending,
+            &self.input.scheduler,
+            &mut self.scheduler_memo,
+        );
+        let mut newly_unschedulable = Vec::new();
+        let mut bound_any = false;
+        for decision in decisions {
+            match decision {
+                Decision::Bind(pod, node) => {
+                    self.bind_pod(pod, node)?;
+                    bound_any = true;
+                }
+                Decision::Unschedulable(pod, reason) => {
+                    let Some(p) = self.cluster.pod_mut(pod) else {
+                        continue;
+                    };
+                    if !p.unschedulable {
+                        p.unschedulable = true;
+                        newly_unschedulable.push(pod);
+                    }
+                    self.note_pending_reason(pod, reason);
+                }
+            }
+        }
+        if bound_any {
+            self.touch()?;
+        }
+        self.trigger_batch(&newly_unschedulable)
+    }
+
+    /// Records why a pod is pending; logs a FailedScheduling event when the
+    /// reason changes (as the API server folds repeats into one event).
+    fn note_pending_reason(&mut self, pod: PodId, reason: String) {
+        let meta = &mut self.pod_meta[pod.0 as usize];
+        if meta.last_reason.as_deref() == Some(reason.as_str()) {
+            return;
+        }
+        meta.last_reason = Some(reason.clone());
+        let object = self.pod_object(pod);
+        self.log(EventType::Warning, "FailedScheduling", object, reason);
+    }
+
+    /// Adds pods to Karpenter's batch window, opening one if needed. A pod
+    /// new to the window extends the idle timer; the window never outlives
+    /// its maximum.
+    pub(super) fn trigger_batch(&mut self, pods: &[PodId]) -> Result<(), EngineError> {
+        if pods.is_empty() {
+            return Ok(());
+        }
+        let now = self.now();
+        if self.ca.is_some() {
+            // Cluster Autoscaler reacts to new unschedulable pods instead.
+            return self.wake_ca(now);
+        }
+        let batch = self.batch.get_or_insert_with(|| Batch {
+            opened: now,
+            last_new: now,
+            members: BTreeSet::new(),
+        });
+        let mut added = false;
+        for pod in pods {
+            added |= batch.members.insert(*pod);
+        }
+        if added {
+            batch.last_new = now;
+            let deadline = batch.deadline();
+            self.schedule(deadline, Event::BatchCheck)?;
+        }
+        Ok(())
+    }
+
+    /// Closes the batch window if it is due and provisions.
+    pub(super) fn check_batch(&mut self) -> Result<(), EngineError> {
+        let due = self
+            .batch
+            .as_ref()
+            .is_some_and(|b| b.deadline() <= self.now());
+        if due {
+            self.batch = None;
+            self.provision()?;
+        }
+        Ok(())
+    }
+
+    /// Karpenter's 10 s requeue of still-provisionable pods.
+    pub(super) fn requeue(&mut self) -> Result<(), EngineError> {
+        self.requeue_armed = false;
+        let pods = self.provisionable_pods();
+        if pods.is_empty() {
+            return Ok(());
+        }
+        if self.last_solve_version == Some(self.version) {
+            // Nothing changed since the last solve: it would answer the
+            // same. Sleep until the cluster changes.
+            self.requeue_waiting = true;
+            return Ok(());
+        }
+        self.trigger_batch(&pods)
+    }
+
+    fn arm_requeue(&mut self) -> Result<(), EngineError> {
+        if !self.requeue_armed {
+            self.requeue_armed = true;
+            self.requeue_waiting = false;
+            let at = self.now() + PROVISIONING_REQUEUE;
+            self.schedule(at, Event::Requeue)?;
+        }
+        Ok(())
+    }
+
+    /// Pods Karpenter acts on: pending pods marked Unschedulable by
+    /// kube-scheduler (not DaemonSet pods), then the pods of nodes being
+    /// deleted that will need a new home (reference §1.1).
+    fn provisionable_pods(&self) -> Vec<PodId> {
+        let mut pods: Vec<PodId> = self
+            .cluster
+            .pending_pods()
+            .filter(|(_, p)| p.unschedulable && !p.is_daemonset())
+            .map(|(id, _)| id)
+            .collect();
+        pods.extend(self.deleting_node_pods());
+        pods
+    }
+
+    /// Solve over every provisionable pod, then launch the new NodeClaims.
+    fn provision(&mut self) -> Result<(), EngineError> {
+        let pods = self.provisionable_pods();
+        if pods.is_empty() {
+            return Ok(());
+        }
+        let contexts: Vec<NodePoolContext<'_>> = self
+            .pools
+            .iter()
+            .zip(&self.catalogs)
+            .map(|(setup, catalog)| NodePoolContext {
+                pool: &setup.pool,
+                catalog,
+            })
+            .collect();
+        let daemonsets = self.daemonset_templates();
+        let prepared = self.prepared.get(&contexts, &daemonsets);
+        let result = (self.deciders.solve)(&ProvisioningInput {
+            cluster: &self.cluster,
+            nodepools: &contexts,
+            daemonsets: &daemonsets,
+            pods: &pods,
+            node_count_resource: self.node_count_resource,
+            prepared: Some(&prepared),
+            stop_early: Default::default(),
+        });
+        drop(contexts);
+        let nominated_until = self.now() + NOMINATION_WINDOW;
+        for (pod, node) in result.existing {
+            if let Some(claim) = self.cluster.node_mut(node).and_then(|n| n.claim.as_mut()) {
+                claim.lifecycle.nominated_until = Some(nominated_until);
+            }
+            self.nominate(pod, node);
+        }
+        for (pod, reason) in result.errors {
+            self.note_pending_reason(pod, format!("Failed to schedule pod, {reason}"));
+        }
+        let mut retry = Vec::new();
+        for claim in &result.new_nodeclaims {
+            match self.launch(claim, "provisioning")? {
+                Some(node) => {
+                    for pod in &claim.pods {
+                        self.nominate(*pod, node);
+                    }
+                }
+                None => retry.extend(claim.pods.iter().copied()),
+            }
+        }
+        self.last_solve_version = Some(self.version);
+        self.last_solve_at = self.now();
+        self.arm_requeue()?;
+        // Pods of failed launches are re-provisioned in a new batch without
+        // the offerings that just failed.
+        self.trigger_batch(&retry)
+    }
+
+    /// Logs that Karpenter expects `pod` to land on `node` (once per node).
+    fn nominate(&mut self, pod: PodId, node: NodeId) {
+        if self.pod_meta[pod.0 as usize].nominated == Some(node) {
+            return;
+        }
+        self.pod_meta[pod.0 as usize].nominated = Some(node);
+        let kind = match self.cluster.node(node) {
+            Some(n) if !n.registered => "nodeclaim",
+            _ => "node",
+        };
+        let message = format!("Pod should schedule on: {kind}/{}", self.node_name(node));
+        let object = self.pod_object(pod);
+        self.log(EventType::Normal, "Nominated", object, message);
+    }
+
+    /// Launches one NodeClaim for `reason` (`provisioning`, or the
+    /// disruption reason it replaces nodes for): picks the offering, and
+    /// either adds the node (unregistered, billed from now) or records an
+    /// insufficient-capacity failure. Returns the node, or `None` when the
+    /// launch failed.
+    pub(super) fn launch(
+        &mut self,
+        claim: &NewNodeClaim,
+        reason: &str,
+    ) -> Result<Option<NodeId>, EngineError> {
+        let pool_index = claim.nodepool;
+        let Some(setup) = self.pools.get(pool_index) else {
+            return Ok(None);
+        };
+        let pool = &setup.pool;
+        let decision = match (self.deciders.choose_offering)(claim, &self.catalogs[pool_index]) {
+            Ok(decision) => decision,
+            Err(error) => {
+                self.launch_failures += 1;
+                self.log(
+                    EventType::Warning,
+                    "LaunchFailed",
+                    format!("nodepool/{}", pool.name),
+                    format!("Launching NodeClaim: {error}"),
+                );
+                for pod in &claim.pods {
+                    self.note_pending_reason(*pod, format!("Failed to launch node: {error}"));
+                }
+                return Ok(None);
+            }
+        };
+        let instance_type = &self.catalogs[pool_index].instance_types()[decision.instance_type];
+        let key = OfferingKey {
+            instance_type: instance_type.name().to_string(),
+            zone: decision.zone.to_string(),
+            capacity_type: decision.capacity_type,
+        };
+        if self.capacity_short(&key) {
+            self.insufficient_capacity(pool_index, key)?;
+            return Ok(None);
+        }
+        let node_id = self.add_node(claim, &decision, reason)?;
+        Ok(Some(node_id))
+    }
+
+    /// EC2 had no capacity for the chosen offering: cache it as unavailable
+    /// for 3 minutes.
+    fn insufficient_capacity(&mut self, pool: usize, key: OfferingKey) -> Result<(), EngineError> {
+        self.launch_failures += 1;
+        let expiry = self.now() + UNAVAILABLE_OFFERING_TTL;
+        let pool_name = self.pools[pool].pool.name.clone();
+        self.log(
+            EventType::Warning,
+            "InsufficientCapacityError",
+            format!("nodepool/{pool_name}"),
+            format!(
+                "NodeClaim launch failed: InsufficientInstanceCapacity for {} {} in {}; offering unavailable for {}",
+                key.instance_type, key.capacity_type, key.zone, UNAVAILABLE_OFFERING_TTL
+            ),
+        );
+        self.insert_ice(&key, expiry);
+        self.schedule(expiry, Event::IceExpired(key))?;
+        self.touch()
+    }
+
+    /// An offering leaves the ICE cache (unless a later failure renewed it).
+    pub(super) fn ice_expired(&mut self, key: OfferingKey) -> Result<(), EngineError> {
+        if self.ice.get(&key) != Some(&self.now()) {
+            return Ok(());
+        }
+        self.ice.remove(&key);
+        self.prepared.clear();
+        self.catalogs_stale = true;
+        self.touch()
+    }
+
+    /// Puts an offering in the ICE cache until `expiry`. A new entry marks
+    /// the offering unavailable in the catalogs in force, which is what a
+    /// rebuild from the base catalogs would give, without copying them; a
+    /// renewal changes no catalog.
+    pub(super) fn insert_ice(&mut self, key: &OfferingKey, expiry: crate::time::SimTime) {
+        if self.catalogs_stale {
+            self.rebuild_catalogs();
+        }
+        if self.ice.insert(key.clone(), expiry).is_some() {
+            return;
+        }
+        self.prepared.clear();
+        for catalog in &mut self.catalogs {
+            catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
+        }
+    }
+
+    pub(super) fn rebuild_catalogs(&mut self) {
+        self.catalogs_stale = false;
+        self.catalogs = self.base_catalogs.clone();
+        self.prepared.clear();
+        for catalog in &mut self.catalogs {
+            for key in self.ice.keys() {
+                catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
+            }
+        }
+    }
+
+    /// Adds the launched node, starts billing and schedules registration.
+    fn add_node(
+        &mut self,
+        claim: &NewNodeClaim,
+        decision: &LaunchDecision,
+        reason: &str,
+    ) -> Result<NodeId, EngineError> {
+        let now = self.now();
+        let pool_index = claim.nodepool;
+        let pool = &self.pools[pool_index].pool;
+        let instance_type = &self.catalogs[pool_index].instance_types()[decision.instance_type];
+        let counter = self.nodes_per_pool.entry(pool.name.clone()).or_default();
+        *counter += 1;
+        let name = format!("{}-{:05}", pool.name, *counter);
+        let mut labels: Labels = instance_type
+            .labels
+            .iter()
+            .map(|(k, v)| (*k, v.as_str()))
+            .collect();
+        labels.extend_from(&claim.requirements.custom_labels());
+        for (key, value) in &pool.labels {
+            labels.insert(key.as_str(), value.as_str());
+        }
+        labels.insert(LABEL_TOPOLOGY_ZONE, decision.zone);
+        if let Some(offering) = instance_type
+            .offerings
+            .iter()
+            .find(|o| o.zone == decision.zone)
+        {
+            labels.insert(LABEL_TOPOLOGY_ZONE_ID, offering.zone_id);
+        }
+        labels.insert(LABEL_CAPACITY_TYPE, decision.capacity_type.label());
+        labels.insert(LABEL_NODEPOOL, pool.name.as_str());
+        labels.insert(LABEL_EC2_NODECLASS, pool.node_class_ref.name.as_str());
+        labels.insert(LABEL_HOSTNAME, name.as_str());
+        let mut taints = pool.taints.clone();
+        taints.extend(pool.startup_taints.iter().cloned());
+        let node = Node {
+            name: name.clone(),
+            labels,
+            taints,
+            capacity: instance_type.capacity,
+            allocatable: instance_type.allocatable,
+            requested: Default::default(),
+            pods: Vec::new(),
+            registered: false,
+            initialized: false,
+            marked_for_deletion: false,
+            claim: Some(NodeClaimInfo {
+                lifecycle: launch_lifecycle(pool),
+                nodepool: shared_name(&mut self.pool_names, &pool.name),
+                instance_type: instance_type.name().to_string(),
+                capacity_type: decision.capacity_type,
+                zone: decision.zone.to_string(),
+                price: decision.price,
+                startup_taints: pool.startup_taints.clone(),
+            }),
+            created_at: now,
+        };
+        let type_name = instance_type.name().to_string();
+        let nodepool = pool.name.clone();
+        let node_id = self.add_launched_node(
+            node,
+            &nodepool,
+            (decision.capacity_type, decision.price),
+            (&type_name, decision.zone),
+            reason,
+        )?;
+        let message = format!(
+            "Launched {type_name} {} in {} at ${}/h for {} pod(s); {} compatible instance type(s); {}",
+            decision.capacity_type,
+            decision.zone,
+            decision.price.decimal(),
+            claim.pods.len(),
+            claim.instance_types.len(),
+            decision.explanation
+        );
+        self.log(
+            EventType::Normal,
+            "Launched",
+            format!("nodeclaim/{name}"),
+            message,
+        );
+        self.spot_node_launched(node_id, pool_index, decision)?;
+        let latency = self.input.launch_latency.sample(&mut self.latency_rng);
+        self.schedule(now + latency, Event::NodeReady(node_id))?;
+        if let Some(at) = self.cluster.node(node_id).and_then(expiration_time) {
+            self.schedule(at, Event::Expire(node_id))?;
+        }
+        self.touch()?;
+        Ok(node_id)
+    }
+}
+
+/// The shared copy of NodePool name `name`.
+fn shared_name(names: &mut BTreeMap<String, Arc<str>>, name: &str) -> Arc<str> {
+    if let Some(shared) = names.get(name) {
+        return shared.clone();
+    }
+    let shared: Arc<str> = Arc::from(name);
+    names.insert(name.to_string(), shared.clone());
+    shared
+}

@@ -1,0 +1,853 @@
+//! The discrete-event run of one variant: a cluster whose pods come from
+//! owner controllers (Deployments, ReplicaSets, StatefulSets, Jobs,
+//! DaemonSets, bare Pods) driven by the scenario's workload steps, bound by
+//! the kube-scheduler model, and whose nodes Karpenter provisions.
+//!
+//! The engine owns state and time; decisions come from pure functions
+//! ([`crate::scheduler::kube_scheduler::schedule`],
+//! [`crate::karpenter::provisioning::solve`] and
+//! [`crate::karpenter::provisioning::choose_offering`]) that never see the
+//! clock or a random generator. Time is integer milliseconds; events due at
+//! the same millisecond run in the order they were scheduled, so a run is
+//! deterministic. Randomness (launch latency) comes from its own seeded
+//! stream.
+//!
+//! Controller cadence (reference: Karpenter core
+//! pkg/controllers/provisioning/batcher.go, controller.go):
+//! - kube-scheduler runs, at the same instant, whenever pods are pending and
+//!   something changed (pod created, node registered, capacity freed);
+//! - pods it cannot place are marked Unschedulable and trigger Karpenter's
+//!   batcher: the window closes 1 s after the last new pod or 10 s after the
+//!   first; then `solve` runs over every provisionable pending pod;
+//! - pods still pending re-trigger every 10 s, but only if the cluster
+//!   changed since the last solve (an unchanged cluster would get the same
+//!   answer, so the requeue sleeps until something changes);
+//! - a NodeClaim's node appears at once (unregistered, billed from launch)
+//!   and registers and initializes after a latency drawn from the
+//!   launch-latency stream;
+//! - a launch that fails with insufficient capacity marks that offering
+//!   unavailable for 3 minutes (the ICE cache) and re-provisions its pods.
+//!
+//! - Karpenter's disruption controller runs a pass every 10 s, and again at
+//!   once after a pass that started a command (see [`disruption`]); its
+//!   commands, NodeClaim expiry and NodePool changes delete nodes through
+//!   the termination controller's drain (see [`termination`]).
+//! - Spot price changes, interruption signals and storm outages come from
+//!   the run's spot inputs; Karpenter deletes an interrupted NodeClaim at
+//!   the notice and EC2 reclaims the instance 2 minutes later (see
+//!   [`spot`], and [`spot_metrics`] for what is measured).
+//!
+//! - A variant with `cluster_autoscaler` runs Cluster Autoscaler instead of
+//!   Karpenter: its loop every 10 s scan interval, node groups as ASGs,
+//!   scale-down through the same drain (see [`ca`] and [`ca_spot`]).
+//!
+//! Simplifications: registration and initialization happen at the same
+//! instant (startup taints are removed then); a Job's `activeDeadlineSeconds`
+//! serves as its pods' run time when no `karpsim.dev/duration` is given (the
+//! Job is not failed at the deadline); re-applying an existing object
+//! replaces its spec without rolling its pods.
+
+mod ca;
+mod ca_spot;
+mod checks;
+mod disruption;
+mod event_log;
+mod karpenter;
+mod owners;
+mod profile;
+mod record;
+mod run;
+mod source;
+mod spot;
+mod spot_metrics;
+mod termination;
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod tests_ca;
+#[cfg(test)]
+mod tests_disruption;
+#[cfg(test)]
+mod tests_properties;
+#[cfg(test)]
+mod tests_spot;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use crate::spot::{InterruptionModel, InterruptionSettings, PriceChange, Trigger};
+use crate::cloud::{CapacityType, Catalog};
+use crate::karpenter::disruption::candidates::CandidateCache;
+use crate::karpenter::disruption::controller::{self, Command, DisruptionInput, PassOutcome};
+use crate::nodepool::NodePool;
+use crate::karpenter::provisioning::{
+    self, LaunchDecision, LaunchError, NewNodeClaim, PreparedCache, ProvisioningInput,
+    SchedulingResult,
+};
+use crate::kube::resources::ResourceKind;
+use crate::kube::workload::{PodDisruptionBudget, Workload};
+use crate::scheduler::kube_scheduler::{self, Decision, FailureMemo, SchedulerConfig};
+use crate::scheduler::{Cluster, NodeId, PodId};
+
+use super::latency::LaunchLatency;
+use super::ledger::{BillingId, CostLedger, LedgerError};
+use super::lower_bound::{self, BoundTracker};
+use super::queue::{EventQueue, ScheduleError};
+use super::rng::{RngStreams, SimRng, Stream};
+use super::time::{SimDuration, SimTime};
+
+pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
+pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
+pub use event_log::EventSink;
+pub use profile::{Component, Profile};
+pub use record::{
+    Churn, DisruptionNote, EventRecord, EventType, MissingTarget, NodeClaimRecord, ReasonCount,
+    RunOutput, RunSummary, Sample,
+};
+pub use run::{run, run_checked, run_profiled, run_to_sink, run_with};
+pub use source::{ListSource, SharedSource, SourceError, SourceFactory, StepSource};
+pub use spot::{INTERRUPTED, VICTIM_STREAM, source_name};
+pub use spot_metrics::SpotSummary;
+pub use termination::{
+    DRAIN_REQUEUE, EVICTION_BACKOFF_BASE, EVICTION_BACKOFF_MAX, MIN_DRAIN_TIME, is_critical,
+};
+
+/// Karpenter's batch idle window (`BATCH_IDLE_DURATION`).
+pub const BATCH_IDLE: SimDuration = SimDuration::from_secs(1);
+/// Karpenter's batch maximum window (`BATCH_MAX_DURATION`).
+pub const BATCH_MAX: SimDuration = SimDuration::from_secs(10);
+/// How often a still-provisionable pod re-triggers provisioning.
+pub const PROVISIONING_REQUEUE: SimDuration = SimDuration::from_secs(10);
+/// How long an offering stays in the ICE cache after a failed launch
+/// (aws: pkg/cache `UnavailableOfferingsTTL`).
+pub const UNAVAILABLE_OFFERING_TTL: SimDuration = SimDuration::from_mins(3);
+/// Interval of the time-series samples.
+pub const SAMPLE_INTERVAL: SimDuration = SimDuration::from_mins(1);
+/// Node removals after which the kept solve setup is rebuilt: it caches
+/// label requirements per node and cannot tell which nodes are gone, so
+/// without this a long run would keep every node it ever had there.
+const PREPARED_NODE_REMOVALS: u32 = 512;
+
+/// Everything one variant's run needs; built by
+/// [`crate::scenario::prepare`] from a scenario's files.
+#[derive(Debug, Clone)]
+pub struct RunInput {
+    /// Variant name (for messages).
+    pub variant: String,
+    /// Scenario seed; every random stream derives from it.
+    pub seed: u64,
+    /// Run length.
+    pub duration: SimDuration,
+    /// Zones nodes may launch in; offerings elsewhere are unavailable.
+    /// Empty = every zone of the catalogs.
+    pub zones: Vec<String>,
+    /// Launch-to-ready latency.
+    pub launch_latency: LaunchLatency,
+    /// Workload steps in time order.
+    pub steps: Vec<Step>,
+    /// Generators and trace importers whose steps are pulled as the clock
+    /// reaches them, merged with `steps` (see [`StepSource`]).
+    pub sources: Vec<SharedSource>,
+    /// NodePools with their catalogs (shaped by their EC2NodeClass).
+    pub nodepools: Vec<PoolSetup>,
+    /// Offerings the cloud has no capacity for: a launch that picks one
+    /// fails with insufficient capacity (tests and what-if runs).
+    pub capacity_shortages: BTreeSet<OfferingKey>,
+    /// kube-scheduler settings.
+    pub scheduler: SchedulerConfig,
+    /// The resource slot a NodePool `limits.nodes` was read into, if any.
+    pub node_count_resource: Option<ResourceKind>,
+    /// Spot interruptions: advisor hazard, rebalance lead, storms, trace.
+    pub interruptions: InterruptionSettings,
+    /// Spot price changes (from a price history), by time.
+    pub spot_price_changes: Vec<PriceChange>,
+    /// Cluster Autoscaler in place of Karpenter (then `nodepools` is
+    /// empty).
+    pub cluster_autoscaler: Option<CaSetup>,
+}
+
+/// A NodePool and the catalog of its EC2NodeClass.
+#[derive(Debug, Clone)]
+pub struct PoolSetup {
+    /// The NodePool.
+    pub pool: NodePool,
+    /// Its catalog.
+    pub catalog: Catalog,
+}
+
+/// One timed workload action.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// When.
+    pub at: SimTime,
+    /// What.
+    pub action: StepAction,
+}
+
+/// What a workload step does.
+#[derive(Debug, Clone)]
+pub enum StepAction {
+    /// Create (or replace) these objects.
+    Apply {
+        /// Pod-creating objects.
+        workloads: Vec<Workload>,
+        /// PodDisruptionBudgets.
+        pdbs: Vec<PodDisruptionBudget>,
+    },
+    /// Set a replica count.
+    Scale {
+        /// The Deployment, ReplicaSet or StatefulSet.
+        target: Target,
+        /// New replica count.
+        replicas: u32,
+    },
+    /// Delete an object and its pods.
+    Delete {
+        /// The object.
+        target: Target,
+    },
+    /// Replace the NodePools (a NodePool change: nodes it no longer matches
+    /// drift; NodeClaims of NodePools that are gone are deleted).
+    NodePools {
+        /// The new NodePools with their catalogs.
+        nodepools: Vec<PoolSetup>,
+        /// The resource slot their `limits.nodes` was read into, if any.
+        node_count_resource: Option<ResourceKind>,
+    },
+}
+
+/// The kind of object a step names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TargetKind {
+    /// Deployment.
+    Deployment,
+    /// ReplicaSet.
+    ReplicaSet,
+    /// StatefulSet.
+    StatefulSet,
+    /// DaemonSet.
+    DaemonSet,
+    /// Job.
+    Job,
+    /// Pod.
+    Pod,
+}
+
+impl TargetKind {
+    /// The Kubernetes kind, lower case, as in `kubectl get` object names.
+    pub fn resource(self) -> &'static str {
+        match self {
+            TargetKind::Deployment => "deployment",
+            TargetKind::ReplicaSet => "replicaset",
+            TargetKind::StatefulSet => "statefulset",
+            TargetKind::DaemonSet => "daemonset",
+            TargetKind::Job => "job",
+            TargetKind::Pod => "pod",
+        }
+    }
+}
+
+/// The most pods one run creates (bare pods, Jobs' and controllers' pods,
+/// replacements included): every pod ever created keeps its record to the
+/// end of the run, so this bounds the run's memory (a few GB at most). A
+/// run that would pass it stops with [`EngineError::TooManyPods`].
+pub const MAX_PODS_CREATED: usize = 1_000_000;
+
+/// A namespaced object named by a step.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Target {
+    /// Kind.
+    pub kind: TargetKind,
+    /// Namespace.
+    pub namespace: String,
+    /// Name.
+    pub name: String,
+}
+
+/// One offering: instance type × zone × capacity type.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct OfferingKey {
+    /// Instance type name.
+    pub instance_type: String,
+    /// Zone name.
+    pub zone: String,
+    /// Capacity type.
+    pub capacity_type: CapacityType,
+}
+
+/// An engine failure: these come from engine bugs, not from input.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    /// The cost ledger refused an operation.
+    #[error("variant {variant}: cost ledger: {source}")]
+    Ledger {
+        /// Variant.
+        variant: String,
+        /// Cause.
+        source: LedgerError,
+    },
+    /// A generator or trace could not produce its next step.
+    #[error("variant {variant}: {message}")]
+    Source {
+        /// Variant.
+        variant: String,
+        /// What went wrong, naming the file, row and column.
+        message: String,
+    },
+    /// The run would create more pods than one run simulates.
+    #[error(
+        "variant {variant}: the run would create more than {limit} pods, the most one run simulates (see Limits in scenarios/README.md)"
+    )]
+    TooManyPods {
+        /// Variant.
+        variant: String,
+        /// [`MAX_PODS_CREATED`].
+        limit: usize,
+    },
+    /// An event was scheduled in the past.
+    #[error("variant {variant}: event queue: {source}")]
+    Queue {
+        /// Variant.
+        variant: String,
+        /// Cause.
+        source: ScheduleError,
+    },
+}
+
+/// The decision functions a run calls. [`Deciders::default`] is the real
+/// kube-scheduler model and Karpenter provisioner; tests substitute simple
+/// stand-ins to exercise the engine alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Deciders {
+    /// kube-scheduler.
+    pub schedule: fn(&Cluster, &[PodId], &SchedulerConfig, &mut FailureMemo) -> Vec<Decision>,
+    /// Karpenter's solve.
+    pub solve: fn(&ProvisioningInput<'_>) -> SchedulingResult,
+    /// Karpenter's launch decision.
+    pub choose_offering: fn(&NewNodeClaim, &Catalog) -> Result<LaunchDecision, LaunchError>,
+    /// One pass of Karpenter's disruption controller.
+    pub next_command: fn(&DisruptionInput<'_>) -> PassOutcome,
+    /// The re-check of a command after the validation delay.
+    pub validate: fn(&DisruptionInput<'_>, &Command) -> Result<(), String>,
+}
+
+impl Default for Deciders {
+    fn default() -> Self {
+        Deciders {
+            schedule: kube_scheduler::schedule_remembering,
+            solve: provisioning::solve,
+            choose_offering: provisioning::choose_offering,
+            next_command: controller::next_command,
+            validate: controller::validate,
+        }
+    }
+}
+
+/// Something that happens at an instant.
+#[derive(Debug, Clone)]
+enum Event {
+    /// Apply workload step `n`.
+    Step(usize),
+    /// Apply the ready step of source `n` and pull its next.
+    SourceStep(usize),
+    /// Run kube-scheduler over pending pods.
+    SchedulerRun,
+    /// Close Karpenter's batch window if it is due.
+    BatchCheck,
+    /// Karpenter's 10 s pod requeue.
+    Requeue,
+    /// A launched node registers and initializes.
+    NodeReady(NodeId),
+    /// A pod finishes its run.
+    PodDone(PodId),
+    /// Workload `n`, a Job, reaches its `activeDeadlineSeconds`.
+    JobDeadline(usize),
+    /// An offering leaves the ICE cache.
+    IceExpired(OfferingKey),
+    /// One pass of the disruption controller (if still due).
+    DisruptionPass,
+    /// The validation delay of the waiting command is over.
+    ValidateCommand,
+    /// A command's replacements had their time to initialize.
+    CommandTimeout(u64),
+    /// A NodeClaim reaches its `expireAfter`.
+    Expire(NodeId),
+    /// The termination controller looks at a deleting node (if still due).
+    DrainTick(NodeId),
+    /// The eviction queue tries to evict a pod.
+    Evict(PodId),
+    /// A terminating pod's grace period is over: it is gone.
+    PodGone(PodId),
+    /// Spot price changes due now, from this index of the input's list.
+    SpotPrices(usize),
+    /// A storm or trace row comes due.
+    SpotTrigger(Trigger),
+    /// EC2 signals a spot instance.
+    Spot(spot::SpotSignal),
+    /// EC2 reclaims an interrupted spot instance.
+    SpotReclaim(NodeId),
+    /// A Cluster Autoscaler loop.
+    CaLoop,
+}
+
+/// Engine-side facts about a pod (indexed like the cluster's pod arena).
+#[derive(Debug, Clone)]
+struct PodMeta {
+    workload: Option<usize>,
+    namespace: String,
+    name: String,
+    ordinal: Option<u32>,
+    daemonset: bool,
+    created_at: SimTime,
+    first_bound: Option<SimTime>,
+    removed: bool,
+    /// The latest reason it could not be placed.
+    last_reason: Option<String>,
+    /// Node Karpenter nominated it for.
+    nominated: Option<NodeId>,
+    /// Evicted (or deleted) with no owner to re-create it.
+    lost: bool,
+}
+
+/// Engine-side facts about a node (indexed like the cluster's node arena).
+#[derive(Debug, Clone)]
+struct NodeMeta {
+    billing: BillingId,
+    instance_type: String,
+    zone: String,
+    ready_at: Option<SimTime>,
+    deleted_at: Option<SimTime>,
+    reason_deleted: String,
+    /// Why it was launched (`provisioning`, or the disruption reason whose
+    /// command it replaces).
+    launch_reason: String,
+    /// Set once its NodeClaim is deleted: it drains, then terminates.
+    deleting: Option<termination::Deleting>,
+}
+
+impl Engine<'_> {
+    /// Starts billing a node launched now, adds it to the cluster and counts
+    /// the launch (shared by Karpenter NodeClaims and Cluster Autoscaler
+    /// instances).
+    fn add_launched_node(
+        &mut self,
+        node: crate::scheduler::Node,
+        pool: &str,
+        (capacity_type, price): (CapacityType, crate::cloud::Price),
+        (instance_type, zone): (&str, &str),
+        reason: &str,
+    ) -> Result<NodeId, EngineError> {
+        let billing = self
+            .ledger
+            .launch(crate::ledger::NodeLaunch {
+                node_name: node.name.clone(),
+                pool: pool.to_string(),
+                capacity_type,
+                launched_at: self.now(),
+                price,
+            })
+            .map_err(|e| self.ledger_error(e))?;
+        let (cpu, memory) = (
+            node.allocatable.cpu_millis(),
+            node.allocatable.memory_bytes(),
+        );
+        let node_id = self.cluster.add_node(node);
+        self.bound.node_added(node_id, cpu, memory, price);
+        debug_assert_eq!(node_id.0 as usize, self.node_meta.len());
+        self.node_meta.push(NodeMeta {
+            billing,
+            instance_type: instance_type.to_string(),
+            zone: zone.to_string(),
+            ready_at: None,
+            deleted_at: None,
+            reason_deleted: String::new(),
+            launch_reason: reason.to_string(),
+            deleting: None,
+        });
+        self.launched += 1;
+        *self
+            .churn
+            .nodeclaims_launched_by_reason
+            .entry(reason.to_string())
+            .or_default() += 1;
+        self.peak_nodes = self.peak_nodes.max(self.cluster.node_count());
+        Ok(node_id)
+    }
+}
+
+impl Engine<'_> {
+    /// A node left the cluster: after enough of them, the solve setup's
+    /// per-node caches are dropped (they only save work, so the decisions
+    /// are the same).
+    fn node_removed_from_caches(&mut self) {
+        self.nodes_removed_since_prepared += 1;
+        if self.nodes_removed_since_prepared >= PREPARED_NODE_REMOVALS {
+            self.nodes_removed_since_prepared = 0;
+            self.prepared.clear();
+        }
+    }
+}
+
+/// Karpenter's open batch window.
+#[derive(Debug, Clone)]
+struct Batch {
+    opened: SimTime,
+    last_new: SimTime,
+    members: BTreeSet<PodId>,
+}
+
+impl Batch {
+    fn deadline(&self) -> SimTime {
+        (self.last_new + BATCH_IDLE).min(self.opened + BATCH_MAX)
+    }
+}
+
+/// A pod-creating object and its controller's state.
+#[derive(Debug, Clone)]
+struct WorkloadState {
+    target: Target,
+    workload: Workload,
+    desired: u32,
+    pods: Vec<PodId>,
+    next_suffix: u64,
+    succeeded: u32,
+    complete: bool,
+    deleted: bool,
+}
+
+struct Engine<'a> {
+    input: &'a RunInput,
+    deciders: Deciders,
+    /// The NodePools in force (a `NodePools` step replaces them).
+    pools: Vec<PoolSetup>,
+    /// One shared copy of each NodePool name its NodeClaims carry.
+    pool_names: BTreeMap<String, Arc<str>>,
+    /// The slot of `limits.nodes` of the NodePools in force.
+    node_count_resource: Option<ResourceKind>,
+    queue: EventQueue<Event>,
+    cluster: Cluster,
+    ledger: CostLedger,
+    latency_rng: SimRng,
+    /// Catalogs with out-of-scenario zones marked unavailable.
+    base_catalogs: Vec<Catalog>,
+    /// `base_catalogs` minus the ICE cache.
+    catalogs: Vec<Catalog>,
+    /// `catalogs` still has offerings that left the ICE cache marked: they
+    /// are rebuilt before the next event that is not another expiry, so
+    /// offerings expiring together cost one rebuild.
+    catalogs_stale: bool,
+    /// The solve setup for `pools`, `catalogs` and the DaemonSets, kept
+    /// across solves; cleared whenever `catalogs` is rebuilt.
+    prepared: PreparedCache,
+    /// Nodes removed since `prepared` was last rebuilt for that reason.
+    nodes_removed_since_prepared: u32,
+    /// Disruption candidates' node facts, kept from pass to pass.
+    candidate_cache: CandidateCache,
+    /// Offerings in the ICE cache, with their expiry.
+    ice: BTreeMap<OfferingKey, SimTime>,
+    workloads: Vec<WorkloadState>,
+    /// Indices into `workloads` of the Deployments, ReplicaSets and
+    /// StatefulSets (what PDB percentages count; a run may create far more
+    /// bare pods and Jobs).
+    scalable_workloads: Vec<usize>,
+    /// Indices into `workloads` of the DaemonSets.
+    daemonset_workloads: Vec<usize>,
+    workload_index: BTreeMap<Target, usize>,
+    pod_meta: Vec<PodMeta>,
+    pod_names: BTreeMap<(String, String), PodId>,
+    node_meta: Vec<NodeMeta>,
+    /// NodeClaims named so far per NodePool name (names are never reused).
+    nodes_per_pool: BTreeMap<String, u64>,
+    scheduler_queued: bool,
+    /// What kube-scheduler's failed scans found, for its next calls.
+    scheduler_memo: FailureMemo,
+    batch: Option<Batch>,
+    /// Bumped on every cluster change; compared by the requeue.
+    version: u64,
+    last_solve_version: Option<u64>,
+    last_solve_at: SimTime,
+    requeue_armed: bool,
+    requeue_waiting: bool,
+    events: event_log::EventLog<'a>,
+    samples: Vec<Sample>,
+    next_sample: SimTime,
+    integrated_until: SimTime,
+    /// The nodes' summed requests and allocatable, with the cluster
+    /// revision they were summed at (most events change no node).
+    usage_sums: Option<(u64, record::UsageSums)>,
+    /// ∫ requested / allocatable over time, in (milli-cores | bytes) × ms.
+    cpu_requested_ms: i128,
+    cpu_allocatable_ms: i128,
+    memory_requested_ms: i128,
+    memory_allocatable_ms: i128,
+    peak_nodes: usize,
+    launched: u64,
+    launch_failures: u64,
+    /// Jobs failed at their `activeDeadlineSeconds`.
+    jobs_failed: u64,
+    last_progress: SimTime,
+    /// The disruption controller and its orchestration queue.
+    disruption: disruption::DisruptionState,
+    /// Pods in the eviction queue, with their failed attempts so far.
+    evicting: BTreeMap<PodId, u32>,
+    /// Churn counters for the summary.
+    churn: Churn,
+    /// Spot prices, interruptions and their measures.
+    spot: spot::SpotState,
+    /// Invariant violations, when checking (see [`run_checked`]).
+    violations: Option<Vec<String>>,
+    /// Generators and trace importers of the run.
+    sources: source::OpenSources,
+    /// Cluster Autoscaler's state, for a CA variant.
+    ca: Option<ca::CaRun>,
+    /// The cost lower bound, kept up to date with nodes and prices.
+    bound: BoundTracker,
+    /// Wall time per component, when profiling.
+    profile: Option<Profile>,
+    /// Scale and delete steps whose object did not exist, by verb and
+    /// object: (first time, steps).
+    missing_targets: BTreeMap<(&'static str, Target), (SimTime, u64)>,
+}
+
+impl<'a> Engine<'a> {
+    fn new(input: &'a RunInput, deciders: Deciders) -> Engine<'a> {
+        let base_catalogs: Vec<Catalog> = input
+            .nodepools
+            .iter()
+            .map(|setup| restrict_zones(&setup.catalog, &input.zones))
+            .collect();
+        let bound = BoundTracker::new(match &input.cluster_autoscaler {
+            Some(setup) => lower_bound::node_group_types(setup),
+            None => lower_bound::nodepool_types(&input.nodepools, &base_catalogs),
+        });
+        Engine {
+            input,
+            deciders,
+            pools: input.nodepools.clone(),
+            pool_names: BTreeMap::new(),
+            node_count_resource: input.node_count_resource,
+            queue: EventQueue::new(),
+            cluster: Cluster::new(),
+            ledger: CostLedger::new(),
+            latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
+            catalogs: base_catalogs.clone(),
+            catalogs_stale: false,
+            prepared: PreparedCache::default(),
+            nodes_removed_since_prepared: 0,
+            candidate_cache: CandidateCache::default(),
+            base_catalogs,
+            ice: BTreeMap::new(),
+            workloads: Vec::new(),
+            scalable_workloads: Vec::new(),
+            daemonset_workloads: Vec::new(),
+            workload_index: BTreeMap::new(),
+            pod_meta: Vec::new(),
+            pod_names: BTreeMap::new(),
+            node_meta: Vec::new(),
+            nodes_per_pool: BTreeMap::new(),
+            scheduler_queued: false,
+            scheduler_memo: FailureMemo::default(),
+            batch: None,
+            version: 0,
+            last_solve_version: None,
+            last_solve_at: SimTime::ZERO,
+            requeue_armed: false,
+            requeue_waiting: false,
+            events: event_log::EventLog::in_memory(),
+            samples: Vec::new(),
+            next_sample: SimTime::ZERO,
+            integrated_until: SimTime::ZERO,
+            usage_sums: None,
+            missing_targets: BTreeMap::new(),
+            cpu_requested_ms: 0,
+            cpu_allocatable_ms: 0,
+            memory_requested_ms: 0,
+            memory_allocatable_ms: 0,
+            peak_nodes: 0,
+            launched: 0,
+            launch_failures: 0,
+            jobs_failed: 0,
+            last_progress: SimTime::ZERO,
+            disruption: disruption::DisruptionState::default(),
+            evicting: BTreeMap::new(),
+            churn: Churn::default(),
+            spot: spot::SpotState::new(
+                InterruptionModel::new(input.interruptions.clone()),
+                input.seed,
+            ),
+            violations: None,
+            sources: source::OpenSources::default(),
+            ca: input.cluster_autoscaler.as_ref().map(ca::CaRun::new),
+            bound,
+            profile: None,
+        }
+    }
+
+    fn now(&self) -> SimTime {
+        self.queue.now()
+    }
+
+    fn schedule(&mut self, at: SimTime, event: Event) -> Result<(), EngineError> {
+        self.queue
+            .schedule(at, event)
+            .map(|_| ())
+            .map_err(|source| EngineError::Queue {
+                variant: self.input.variant.clone(),
+                source,
+            })
+    }
+
+    fn ledger_error(&self, source: LedgerError) -> EngineError {
+        EngineError::Ledger {
+            variant: self.input.variant.clone(),
+            source,
+        }
+    }
+
+    fn handle(&mut self, event: Event) -> Result<(), EngineError> {
+        if self.catalogs_stale && !matches!(event, Event::IceExpired(_)) {
+            self.rebuild_catalogs();
+        }
+        match event {
+            Event::Step(index) => self.apply_step(index),
+            Event::SourceStep(index) => self.apply_source_step(index),
+            Event::SchedulerRun => self.run_scheduler(),
+            Event::BatchCheck => self.check_batch(),
+            Event::Requeue => self.requeue(),
+            Event::NodeReady(node) => self.node_ready(node),
+            Event::PodDone(pod) => self.pod_done(pod),
+            Event::JobDeadline(w) => self.job_deadline(w),
+            Event::IceExpired(key) => self.ice_expired(key),
+            Event::DisruptionPass => self.disruption_pass(),
+            Event::ValidateCommand => self.validate_command(),
+            Event::CommandTimeout(id) => self.command_timeout(id),
+            Event::Expire(node) => self.expire(node),
+            Event::DrainTick(node) => self.drain_tick(node),
+            Event::Evict(pod) => self.try_evict(pod),
+            Event::PodGone(pod) => self.pod_gone(pod),
+            Event::SpotPrices(first) => self.apply_spot_prices(first),
+            Event::SpotTrigger(trigger) => self.spot_trigger(trigger),
+            Event::Spot(signal) => self.spot_signal(signal),
+            Event::SpotReclaim(node) => self.spot_reclaim(node),
+            Event::CaLoop => self.ca_loop(),
+        }
+    }
+
+    /// Something in the cluster changed: the requeue may act again.
+    fn touch(&mut self) -> Result<(), EngineError> {
+        self.version += 1;
+        if self.requeue_waiting && !self.requeue_armed {
+            self.requeue_waiting = false;
+            let at = (self.last_solve_at + PROVISIONING_REQUEUE).max(self.now());
+            self.requeue_armed = true;
+            self.schedule(at, Event::Requeue)?;
+        }
+        Ok(())
+    }
+
+    /// Queues a kube-scheduler pass at the current instant (once).
+    fn wake_scheduler(&mut self) -> Result<(), EngineError> {
+        if !self.scheduler_queued {
+            self.scheduler_queued = true;
+            let now = self.now();
+            self.schedule(now, Event::SchedulerRun)?;
+        }
+        Ok(())
+    }
+
+    fn log(&mut self, kind: EventType, reason: &str, object: String, message: String) {
+        self.events.record(EventRecord {
+            time: self.now(),
+            kind,
+            reason: reason.to_string(),
+            object,
+            message,
+        });
+    }
+
+    fn pod_object(&self, pod: PodId) -> String {
+        let meta = &self.pod_meta[pod.0 as usize];
+        format!("pod/{}/{}", meta.namespace, meta.name)
+    }
+
+    fn node_name(&self, node: NodeId) -> String {
+        self.cluster
+            .node(node)
+            .map_or_else(|| format!("node#{}", node.0), |n| n.name.clone())
+    }
+
+    /// Moves time forward to `to`: integrates allocation, takes the
+    /// per-minute samples due before `to`, reports progress.
+    fn advance_to(&mut self, to: SimTime, progress: &mut dyn FnMut(SimTime)) {
+        while self.next_sample < to {
+            let at = self.next_sample;
+            self.integrate_until(at);
+            self.sample_at(at);
+            self.next_sample = at + SAMPLE_INTERVAL;
+        }
+        self.integrate_until(to);
+        if to >= self.last_progress + SAMPLE_INTERVAL {
+            self.last_progress = to;
+            progress(to);
+        }
+    }
+
+    fn sample_at(&mut self, at: SimTime) {
+        if self.samples.last().is_some_and(|s| s.time == at) {
+            return;
+        }
+        let mut sample = Sample {
+            time: at,
+            hourly_rate: self.ledger.current_hourly_rate(),
+            ..Sample::default()
+        };
+        for (_, node) in self.cluster.nodes() {
+            sample.nodes += 1;
+            if node.registered {
+                sample.nodes_ready += 1;
+            }
+            sample.cpu_requested_millis += node.requested.cpu_millis();
+            sample.cpu_allocatable_millis += node.allocatable.cpu_millis();
+            sample.memory_requested_bytes += node.requested.memory_bytes();
+            sample.memory_allocatable_bytes += node.allocatable.memory_bytes();
+        }
+        sample.pending_pods = self.cluster.pending_pods().count();
+        sample.lower_bound_rate = crate::cloud::Price::from_micros(
+            self.bound
+                .rate(sample.cpu_requested_millis, sample.memory_requested_bytes),
+        );
+        self.samples.push(sample);
+    }
+}
+
+/// A `std` duration as simulated time (saturating).
+fn to_sim_duration(d: std::time::Duration) -> SimDuration {
+    SimDuration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// A copy of `catalog` whose offerings outside `zones` are unavailable
+/// (every zone is kept when `zones` is empty).
+pub fn restrict_zones(catalog: &Catalog, zones: &[String]) -> Catalog {
+    let mut restricted = catalog.clone();
+    if !zones.is_empty() {
+        restricted.restrict_to_zones(zones);
+    }
+    restricted
+}
+
+impl Engine<'_> {
+    /// Indices into `workloads` of the live DaemonSets, in creation order.
+    fn live_daemonsets(&self) -> impl Iterator<Item = usize> + '_ {
+        self.daemonset_workloads.iter().copied().filter(|&w| {
+            !self.workloads[w].deleted && self.workloads[w].target.kind == TargetKind::DaemonSet
+        })
+    }
+
+    /// Shared pod template handles of the live DaemonSets (their overhead).
+    fn daemonset_templates(&self) -> Vec<Arc<crate::kube::pod::PodSpec>> {
+        self.live_daemonsets()
+            .map(|w| self.workloads[w].workload.template.clone())
+            .collect()
+    }
+}

@@ -1,0 +1,712 @@
+//! Owner controllers and workload steps: Deployments, ReplicaSets and
+//! StatefulSets keep their replica count (re-creating lost pods as new
+//! pending pods), Jobs run `parallelism` pods until `completions` succeed
+//! (or fail at their `activeDeadlineSeconds`),
+//! DaemonSets put one pod on every matching registered node, bare pods run
+//! once.
+
+use std::sync::Arc;
+
+use super::{
+    Engine, EngineError, Event, EventType, MAX_PODS_CREATED, PodMeta, StepAction, Target,
+    TargetKind, WorkloadState,
+};
+use crate::kube::labels::{LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED, NO_UNDEFINED_LABELS};
+use crate::kube::pod::{PodSpec, term_requirements};
+use crate::kube::taints::tolerates_all;
+use crate::kube::workload::{Workload, WorkloadKind};
+use crate::scheduler::{Node, NodeId, OwnerKind, OwnerRef, Pod, PodId, PodPhase};
+use crate::time::SimDuration;
+
+impl Engine<'_> {
+    pub(super) fn apply_step(&mut self, index: usize) -> Result<(), EngineError> {
+        let input = self.input;
+        self.apply_action(&input.steps[index].action)
+    }
+
+    /// Applies one workload action (a listed step or a source's).
+    pub(super) fn apply_action(&mut self, action: &StepAction) -> Result<(), EngineError> {
+        match action {
+            StepAction::Apply { workloads, pdbs } => {
+                for pdb in pdbs {
+                    self.cluster
+                        .pdbs
+                        .retain(|p| !(p.namespace == pdb.namespace && p.name == pdb.name));
+                    self.cluster.pdbs.push(pdb.clone());
+                }
+                for workload in workloads {
+                    self.apply_workload(workload)?;
+                }
+            }
+            StepAction::Scale { target, replicas } => match self.live_workload(target) {
+                Some(w) => {
+                    let from = self.workloads[w].desired;
+                    self.workloads[w].desired = *replicas;
+                    self.log(
+                        EventType::Normal,
+                        "ScalingReplicaSet",
+                        object_of(target),
+                        format!("Scaled from {from} to {replicas}"),
+                    );
+                    self.reconcile(w)?;
+                }
+                None => self.not_found(target, "scale"),
+            },
+            StepAction::Delete { target } => self.delete(target)?,
+            StepAction::NodePools {
+                nodepools,
+                node_count_resource,
+            } => self.replace_nodepools(nodepools, *node_count_resource)?,
+        }
+        Ok(())
+    }
+
+    fn live_workload(&self, target: &Target) -> Option<usize> {
+        self.workload_index
+            .get(target)
+            .copied()
+            .filter(|&w| !self.workloads[w].deleted)
+    }
+
+    fn not_found(&mut self, target: &Target, verb: &'static str) {
+        let now = self.now();
+        self.missing_targets
+            .entry((verb, target.clone()))
+            .or_insert((now, 0))
+            .1 += 1;
+        self.log(
+            EventType::Warning,
+            "NotFound",
+            object_of(target),
+            format!("cannot {verb}: no such object"),
+        );
+    }
+
+    fn apply_workload(&mut self, workload: &Workload) -> Result<(), EngineError> {
+        let kind = match workload.kind {
+            WorkloadKind::Deployment { .. } => TargetKind::Deployment,
+            WorkloadKind::ReplicaSet { .. } => TargetKind::ReplicaSet,
+            WorkloadKind::StatefulSet { .. } => TargetKind::StatefulSet,
+            WorkloadKind::Job(_) => TargetKind::Job,
+            WorkloadKind::DaemonSet => TargetKind::DaemonSet,
+            WorkloadKind::Pod => TargetKind::Pod,
+        };
+        let target = Target {
+            kind,
+            namespace: workload.namespace.clone(),
+            name: workload.name.clone(),
+        };
+        let desired = workload.desired_pods().unwrap_or(0);
+        if let Some(w) = self.live_workload(&target) {
+            // kubectl apply on an existing object: new spec, pods not rolled.
+            if kind == TargetKind::Job || kind == TargetKind::Pod {
+                self.log(
+                    EventType::Warning,
+                    "AlreadyExists",
+                    object_of(&target),
+                    "object exists and is immutable here; apply ignored".to_string(),
+                );
+                return Ok(());
+            }
+            let state = &mut self.workloads[w];
+            state.workload = workload.clone();
+            state.desired = desired;
+            self.log(
+                EventType::Normal,
+                "Configured",
+                object_of(&target),
+                "spec replaced".to_string(),
+            );
+            return self.reconcile(w);
+        }
+        let w = self.workloads.len();
+        self.workloads.push(WorkloadState {
+            target: target.clone(),
+            workload: workload.clone(),
+            desired,
+            pods: Vec::new(),
+            next_suffix: 1,
+            succeeded: 0,
+            complete: false,
+            deleted: false,
+        });
+        self.workload_index.insert(target, w);
+        if matches!(
+            kind,
+            TargetKind::Deployment | TargetKind::ReplicaSet | TargetKind::StatefulSet
+        ) {
+            self.scalable_workloads.push(w);
+        }
+        if kind == TargetKind::DaemonSet {
+            self.daemonset_workloads.push(w);
+        }
+        if kind == TargetKind::DaemonSet {
+            let nodes: Vec<NodeId> = self
+                .cluster
+                .nodes()
+                .filter(|(_, n)| n.registered && !n.marked_for_deletion)
+                .map(|(id, _)| id)
+                .collect();
+            for node in nodes {
+                self.place_daemon_pod(w, node)?;
+            }
+            return Ok(());
+        }
+        if kind == TargetKind::Pod {
+            let name = workload.name.clone();
+            self.create_pod(w, name, None)?;
+            return Ok(());
+        }
+        if let WorkloadKind::Job(job) = &workload.kind
+            && let Some(deadline) = job.active_deadline
+        {
+            // The Job's status.startTime is set when the controller first
+            // syncs it, which karpsim takes as the moment it is applied.
+            let millis = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX);
+            let at = self.now() + SimDuration::from_millis(millis);
+            self.schedule(at, Event::JobDeadline(w))?;
+        }
+        self.reconcile(w)
+    }
+
+    /// kube-controller-manager's Job controller at `activeDeadlineSeconds`
+    /// after the Job started (`pastActiveDeadline` in
+    /// pkg/controller/job/job_controller.go): a Job not yet finished fails
+    /// with reason `DeadlineExceeded`, its active pods are deleted and no
+    /// more are created.
+    pub(super) fn job_deadline(&mut self, w: usize) -> Result<(), EngineError> {
+        let state = &self.workloads[w];
+        if state.deleted || state.complete {
+            return Ok(());
+        }
+        self.workloads[w].complete = true;
+        self.jobs_failed += 1;
+        self.log(
+            EventType::Warning,
+            "DeadlineExceeded",
+            object_of(&self.workloads[w].target),
+            "Job was active longer than specified deadline".to_string(),
+        );
+        let active: Vec<PodId> = self.workloads[w]
+            .pods
+            .iter()
+            .copied()
+            .filter(|&p| self.cluster.pod(p).is_some_and(|p| !p.phase.is_terminal()))
+            .collect();
+        for pod in active {
+            self.remove_pod(pod, "Job was active longer than specified deadline")?;
+        }
+        Ok(())
+    }
+
+    /// Brings a workload's pods in line with its spec.
+    pub(super) fn reconcile(&mut self, w: usize) -> Result<(), EngineError> {
+        if self.workloads[w].deleted {
+            return Ok(());
+        }
+        // Terminating pods are on their way out: controllers replace them
+        // at once, except that a StatefulSet waits until the old pod with
+        // that ordinal is gone. `live`: for a pod still running, whether it
+        // is terminating.
+        let live = |p: &PodId| {
+            self.cluster
+                .pod(*p)
+                .filter(|p| !p.phase.is_terminal())
+                .map(|p| p.lifecycle.deleting_since.is_some())
+        };
+        // Counted first: most calls find the count right and list nothing.
+        let (mut active_count, mut terminating_count) = (0, 0);
+        for terminating in self.workloads[w].pods.iter().filter_map(live) {
+            if terminating {
+                terminating_count += 1;
+            } else {
+                active_count += 1;
+            }
+        }
+        let kind = self.workloads[w].workload.kind.clone();
+        match kind {
+            WorkloadKind::Deployment { .. }
+            | WorkloadKind::ReplicaSet { .. }
+            | WorkloadKind::StatefulSet { .. } => {
+                let desired = self.workloads[w].desired as usize;
+                let stateful = matches!(kind, WorkloadKind::StatefulSet { .. });
+                let held = if stateful { terminating_count } else { 0 };
+                if active_count + held < desired {
+                    self.room_for_pods(desired - active_count - held)?;
+                    // Ordinals in use (only a StatefulSet names pods by them).
+                    let mut ordinals: Vec<u32> = if stateful {
+                        self.workloads[w]
+                            .pods
+                            .iter()
+                            .filter(|p| live(p).is_some())
+                            .filter_map(|p| self.pod_meta[p.0 as usize].ordinal)
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    ordinals.sort_unstable();
+                    let mut next_ordinal = 0u32;
+                    for _ in active_count + held..desired {
+                        if stateful {
+                            while ordinals.binary_search(&next_ordinal).is_ok() {
+                                next_ordinal += 1;
+                            }
+                            let name = format!("{}-{next_ordinal}", self.workloads[w].target.name);
+                            ordinals.push(next_ordinal);
+                            ordinals.sort_unstable();
+                            self.create_pod(w, name, Some(next_ordinal))?;
+                        } else {
+                            let name = self.next_pod_name(w);
+                            self.create_pod(w, name, None)?;
+                        }
+                    }
+                } else if active_count > desired {
+                    // Only pods that are not already terminating are chosen.
+                    let active: Vec<PodId> = self.workloads[w]
+                        .pods
+                        .iter()
+                        .copied()
+                        .filter(|p| live(p) == Some(false))
+                        .collect();
+                    let victims =
+                        self.scale_down_victims(&active, active_count - desired, stateful);
+                    for pod in victims {
+                        self.remove_pod(pod, "scaled down")?;
+                    }
+                }
+            }
+            WorkloadKind::Job(job) => {
+                let state = &self.workloads[w];
+                if state.complete {
+                    return Ok(());
+                }
+                let done = match job.completions {
+                    Some(completions) => state.succeeded >= completions,
+                    None => state.succeeded > 0,
+                };
+                if done {
+                    self.workloads[w].complete = true;
+                    let object = object_of(&self.workloads[w].target);
+                    self.log(
+                        EventType::Normal,
+                        "Completed",
+                        object,
+                        "Job completed".to_string(),
+                    );
+                    return Ok(());
+                }
+                let remaining = match job.completions {
+                    Some(completions) => completions - state.succeeded,
+                    None => job.parallelism,
+                };
+                let want = job.parallelism.min(remaining) as usize;
+                self.room_for_pods(want.saturating_sub(active_count))?;
+                for _ in active_count..want {
+                    let name = self.next_pod_name(w);
+                    self.create_pod(w, name, None)?;
+                }
+            }
+            WorkloadKind::DaemonSet | WorkloadKind::Pod => {}
+        }
+        Ok(())
+    }
+
+    fn next_pod_name(&mut self, w: usize) -> String {
+        let state = &mut self.workloads[w];
+        let name = format!("{}-{:05}", state.target.name, state.next_suffix);
+        state.next_suffix += 1;
+        name
+    }
+
+    /// Which pods a scale-down removes: StatefulSets the highest ordinals;
+    /// ReplicaSets pending pods first, then the newest.
+    fn scale_down_victims(&self, active: &[PodId], count: usize, stateful: bool) -> Vec<PodId> {
+        let mut ranked: Vec<PodId> = active.to_vec();
+        if stateful {
+            ranked.sort_by_key(|p| std::cmp::Reverse(self.pod_meta[p.0 as usize].ordinal));
+        } else {
+            ranked.sort_by_key(|&p| {
+                let bound = self.cluster.pod(p).is_some_and(|p| p.node.is_some());
+                (bound, std::cmp::Reverse(p))
+            });
+        }
+        ranked.truncate(count);
+        ranked
+    }
+
+    fn owner_ref(&self, w: usize) -> Option<OwnerRef> {
+        let state = &self.workloads[w];
+        let kind = match state.target.kind {
+            TargetKind::Deployment => OwnerKind::Deployment,
+            TargetKind::ReplicaSet => OwnerKind::ReplicaSet,
+            TargetKind::StatefulSet => OwnerKind::StatefulSet,
+            TargetKind::Job => OwnerKind::Job,
+            TargetKind::DaemonSet => OwnerKind::DaemonSet,
+            TargetKind::Pod => return None,
+        };
+        Some(OwnerRef {
+            kind,
+            name: state.target.name.clone(),
+        })
+    }
+
+    /// Fails when `count` more pods would pass [`MAX_PODS_CREATED`],
+    /// before any is made.
+    fn room_for_pods(&self, count: usize) -> Result<(), EngineError> {
+        if self.pod_meta.len().saturating_add(count) > MAX_PODS_CREATED {
+            return Err(EngineError::TooManyPods {
+                variant: self.input.variant.clone(),
+                limit: MAX_PODS_CREATED,
+            });
+        }
+        Ok(())
+    }
+
+    /// Creates a pending pod of workload `w`.
+    fn create_pod(
+        &mut self,
+        w: usize,
+        name: String,
+        ordinal: Option<u32>,
+    ) -> Result<PodId, EngineError> {
+        self.room_for_pods(1)?;
+        let spec = self.workloads[w].workload.template.clone();
+        let pod = self.new_pod(w, name, ordinal, spec, false);
+        self.wake_scheduler()?;
+        self.touch()?;
+        Ok(pod)
+    }
+
+    fn new_pod(
+        &mut self,
+        w: usize,
+        name: String,
+        ordinal: Option<u32>,
+        spec: Arc<PodSpec>,
+        daemonset: bool,
+    ) -> PodId {
+        let namespace = self.workloads[w].target.namespace.clone();
+        let pod = Pod {
+            lifecycle: Default::default(),
+            name: name.clone(),
+            uid: 0,
+            spec,
+            owner: self.owner_ref(w),
+            node: None,
+            phase: PodPhase::Pending,
+            created_at: self.now(),
+            unschedulable: false,
+        };
+        let id = self.cluster.add_pod(pod);
+        debug_assert_eq!(id.0 as usize, self.pod_meta.len());
+        self.pod_meta.push(PodMeta {
+            workload: Some(w),
+            namespace: namespace.clone(),
+            name: name.clone(),
+            ordinal,
+            daemonset,
+            created_at: self.now(),
+            first_bound: None,
+            removed: false,
+            last_reason: None,
+            nominated: None,
+            lost: false,
+        });
+        self.pod_names.insert((namespace, name.clone()), id);
+        self.workloads[w].pods.push(id);
+        if !daemonset {
+            self.spot_pod_created(id, w);
+        }
+        let object = object_of(&self.workloads[w].target);
+        self.log(
+            EventType::Normal,
+            "SuccessfulCreate",
+            object,
+            format!("Created pod: {name}"),
+        );
+        id
+    }
+
+    /// Deletes a pod (its owner may re-create it).
+    pub(super) fn remove_pod(&mut self, pod: PodId, why: &str) -> Result<(), EngineError> {
+        let object = self.pod_object(pod);
+        self.note_pod_event(pod);
+        if self.cluster.remove_pod(pod).is_none() {
+            return Ok(());
+        }
+        self.spot_pod_removed(pod);
+        self.evicting.remove(&pod);
+        let meta = &mut self.pod_meta[pod.0 as usize];
+        meta.removed = true;
+        if let Some(w) = meta.workload {
+            self.workloads[w].pods.retain(|p| *p != pod);
+        }
+        self.log(
+            EventType::Normal,
+            "Killing",
+            object,
+            format!("Deleted: {why}"),
+        );
+        self.wake_scheduler()?;
+        self.touch()
+    }
+
+    fn delete(&mut self, target: &Target) -> Result<(), EngineError> {
+        if target.kind == TargetKind::Pod {
+            let key = (target.namespace.clone(), target.name.clone());
+            let pod = self
+                .pod_names
+                .get(&key)
+                .copied()
+                .filter(|p| self.cluster.pod(*p).is_some());
+            let Some(pod) = pod else {
+                self.not_found(target, "delete");
+                return Ok(());
+            };
+            let owner = self.pod_meta[pod.0 as usize].workload;
+            self.remove_pod(pod, "deleted by workload step")?;
+            if let Some(w) = owner {
+                if self.workloads[w].target.kind == TargetKind::Pod {
+                    self.workloads[w].deleted = true;
+                } else {
+                    self.reconcile(w)?;
+                }
+            }
+            return Ok(());
+        }
+        let Some(w) = self.live_workload(target) else {
+            self.not_found(target, "delete");
+            return Ok(());
+        };
+        self.workloads[w].deleted = true;
+        self.log(
+            EventType::Normal,
+            "Deleted",
+            object_of(target),
+            "deleted with its pods".to_string(),
+        );
+        for pod in self.workloads[w].pods.clone() {
+            self.remove_pod(pod, "owner deleted")?;
+        }
+        Ok(())
+    }
+
+    /// A pod ran for its duration and succeeded.
+    pub(super) fn pod_done(&mut self, pod: PodId) -> Result<(), EngineError> {
+        // A terminating pod is being replaced; it does not also succeed.
+        let running = self
+            .cluster
+            .pod(pod)
+            .is_some_and(|p| p.phase == PodPhase::Running && p.lifecycle.deleting_since.is_none());
+        if !running {
+            return Ok(());
+        }
+        self.note_pod_event(pod);
+        self.cluster.finish_pod(pod, PodPhase::Succeeded);
+        let object = self.pod_object(pod);
+        self.log(
+            EventType::Normal,
+            "Completed",
+            object,
+            "pod ran to completion".to_string(),
+        );
+        if let Some(w) = self.pod_meta[pod.0 as usize].workload {
+            self.workloads[w].succeeded += 1;
+            self.reconcile(w)?;
+        }
+        self.wake_scheduler()?;
+        self.touch()
+    }
+
+    /// How long a bound pod runs before it succeeds, if it ever does: Jobs
+    /// and bare pods with `karpsim.dev/duration` (pod template first, then
+    /// the Job); without one a pod runs to the end of the run. A Job's
+    /// `activeDeadlineSeconds` is not a run time: it fails the Job.
+    pub(super) fn run_time(&self, pod: PodId) -> Option<SimDuration> {
+        let w = self.pod_meta[pod.0 as usize].workload?;
+        let state = &self.workloads[w];
+        let template = state.workload.template.run_duration;
+        let duration = match &state.workload.kind {
+            WorkloadKind::Job(job) => template.or(job.duration),
+            WorkloadKind::Pod => template,
+            _ => None,
+        }?;
+        Some(SimDuration::from_millis(
+            u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+        ))
+    }
+
+    /// Schedules the completion of a pod that just started running.
+    pub(super) fn start_pod(&mut self, pod: PodId) -> Result<(), EngineError> {
+        if let Some(run_time) = self.run_time(pod) {
+            let at = self.now() + run_time;
+            self.schedule(at, Event::PodDone(pod))?;
+        }
+        Ok(())
+    }
+
+    /// Creates every DaemonSet's pod on a node that just registered.
+    pub(super) fn place_daemon_pods(&mut self, node: NodeId) -> Result<(), EngineError> {
+        let daemonsets: Vec<usize> = self.live_daemonsets().collect();
+        for w in daemonsets {
+            self.place_daemon_pod(w, node)?;
+        }
+        Ok(())
+    }
+
+    /// The DaemonSet controller's placement: a pod bound straight to `node`
+    /// when the node matches the template (tolerations, node selector,
+    /// required node affinity) and has room.
+    fn place_daemon_pod(&mut self, w: usize, node_id: NodeId) -> Result<(), EngineError> {
+        let spec = self.workloads[w].workload.template.clone();
+        let Some(node) = self.cluster.node(node_id) else {
+            return Ok(());
+        };
+        if !daemon_pod_matches(&spec, node) {
+            return Ok(());
+        }
+        let node_name = node.name.clone();
+        if !spec.requests.fits(&node.available()) {
+            let object = object_of(&self.workloads[w].target);
+            self.log(
+                EventType::Warning,
+                "FailedPlacement",
+                object,
+                format!("pod does not fit on node {node_name}: insufficient resources"),
+            );
+            return Ok(());
+        }
+        let name = format!("{}-{node_name}", self.workloads[w].target.name);
+        let pod = self.new_pod(w, name, None, spec, true);
+        self.bind_pod(pod, node_id)?;
+        self.touch()
+    }
+
+    /// Binds a pod and records when it first ran.
+    pub(super) fn bind_pod(&mut self, pod: PodId, node: NodeId) -> Result<(), EngineError> {
+        self.cluster.bind(pod, node);
+        self.spot_pod_bound(pod, node);
+        let now = self.now();
+        if let Some(p) = self.cluster.pod_mut(pod) {
+            p.lifecycle.started_at = Some(now);
+        }
+        self.note_pod_event(pod);
+        let node_name = self.node_name(node);
+        let meta = &mut self.pod_meta[pod.0 as usize];
+        meta.first_bound.get_or_insert(now);
+        meta.nominated = None;
+        meta.last_reason = None;
+        let message = format!(
+            "Successfully assigned {}/{} to {node_name}",
+            meta.namespace, meta.name
+        );
+        let object = self.pod_object(pod);
+        self.log(EventType::Normal, "Scheduled", object, message);
+        self.start_pod(pod)
+    }
+
+    /// Marks a node Ready: registered, initialized, startup taints gone,
+    /// DaemonSet pods placed.
+    pub(super) fn node_ready(&mut self, node_id: NodeId) -> Result<(), EngineError> {
+        let now = self.now();
+        let Some(node) = self.cluster.node_mut(node_id) else {
+            return Ok(());
+        };
+        if node.registered {
+            return Ok(());
+        }
+        node.registered = true;
+        node.initialized = true;
+        if let Some(claim) = &node.claim {
+            let startup = claim.startup_taints.clone();
+            node.taints
+                .retain(|t| !startup.iter().any(|s| s.matches(t)));
+        }
+        node.labels.insert(LABEL_NODE_REGISTERED, "true");
+        node.labels.insert(LABEL_NODE_INITIALIZED, "true");
+        if let Some(claim) = node.claim.as_mut() {
+            claim.lifecycle.initialized_at = Some(now);
+        }
+        let name = node.name.clone();
+        self.node_meta[node_id.0 as usize].ready_at = Some(now);
+        let launched = self.cluster.node(node_id).map_or(now, |n| n.created_at);
+        let latency = now.saturating_duration_since(launched);
+        self.log(
+            EventType::Normal,
+            "Registered",
+            format!("nodeclaim/{name}"),
+            format!("Status condition transitioned, Type: Registered, Status: True ({latency} after launch)"),
+        );
+        self.log(
+            EventType::Normal,
+            "Initialized",
+            format!("nodeclaim/{name}"),
+            "Status condition transitioned, Type: Initialized, Status: True".to_string(),
+        );
+        self.place_daemon_pods(node_id)?;
+        self.wake_scheduler()?;
+        self.touch()?;
+        self.replacement_initialized(node_id)
+    }
+
+    /// `status.lastPodEventTime`: a non-DaemonSet pod bound, finished or
+    /// started terminating on its node. Writes are at least
+    /// [`POD_EVENT_DEDUPE`] apart; events in between are dropped, as
+    /// upstream's de-duplicating cache does.
+    pub(super) fn note_pod_event(&mut self, pod: PodId) {
+        let now = self.now();
+        let Some(p) = self.cluster.pod(pod) else {
+            return;
+        };
+        if p.is_daemonset() {
+            return;
+        }
+        let Some(node) = p.node else { return };
+        let Some(claim) = self.cluster.node_mut(node).and_then(|n| n.claim.as_mut()) else {
+            return;
+        };
+        let due = claim
+            .lifecycle
+            .last_pod_event_at
+            .is_none_or(|last| now >= last + POD_EVENT_DEDUPE);
+        if due {
+            claim.lifecycle.last_pod_event_at = Some(now);
+        }
+    }
+}
+
+/// Minimum spacing of `lastPodEventTime` writes (core:
+/// nodeclaim/podevents/controller.go `dedupeTimeout`).
+pub const POD_EVENT_DEDUPE: SimDuration = SimDuration::from_secs(10);
+
+/// Whether a DaemonSet pod template selects `node`.
+fn daemon_pod_matches(spec: &PodSpec, node: &Node) -> bool {
+    if tolerates_all(&node.taints, &spec.tolerations).is_err() {
+        return false;
+    }
+    let selector_ok = spec
+        .node_selector
+        .iter()
+        .all(|(key, value)| node.labels.get_normalized(key) == Some(value.as_str()));
+    if !selector_ok {
+        return false;
+    }
+    let required = &spec.node_affinity.required;
+    required.is_empty()
+        || required.iter().any(|term| {
+            term_requirements(term).is_ok_and(|reqs| {
+                reqs.compatible_with_labels(&node.labels, &NO_UNDEFINED_LABELS)
+                    .is_ok()
+            })
+        })
+}
+
+/// `deployment/default/web`.
+pub(super) fn object_of(target: &Target) -> String {
+    format!(
+        "{}/{}/{}",
+        target.kind.resource(),
+        target.namespace,
+        target.name
+    )
+}
