@@ -21,7 +21,7 @@ const REGIONS: &[(&str, &[&str])] = &[(
     ],
 )];
 
-const INLINE: &str = "tests/fixtures/scenarios/inline.yaml";
+const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
 
 /// A valid scenario (duration 10h, zones a–c) followed by `extra`.
 fn with(extra: &str) -> String {
@@ -87,7 +87,7 @@ fn full_block_parses() {
          start: '2021-01-20T00:00:00+00:00'}\n",
     )
     .unwrap();
-    let dir = std::path::absolute("tests/fixtures/scenarios").unwrap();
+    let dir = std::path::absolute(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios")).unwrap();
     let interruptions = scenario.spot.interruptions.clone().unwrap();
     assert!(interruptions.advisor_hazard);
     assert_eq!(
@@ -277,7 +277,7 @@ fn each_bad_case_gives_its_exact_error() {
             format!(
                 "{}: interruptions.trace: file \"../spot/missing.csv\" not found (looked for {:?})",
                 at(0, 24),
-                std::path::absolute("tests/fixtures/scenarios")
+                std::path::absolute(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios"))
                     .unwrap()
                     .join("../spot/missing.csv")
                     .display()
@@ -325,7 +325,7 @@ fn temp_scenario(dir: &tempfile::TempDir, files: &[(&str, &str)], extra: &str) -
     for (name, text) in files {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
-    let fixtures = std::path::absolute("tests/fixtures/scenarios").unwrap();
+    let fixtures = std::path::absolute(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios")).unwrap();
     let text = with(extra)
         .replace(
             "workloads/base.yaml",

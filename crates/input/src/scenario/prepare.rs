@@ -704,7 +704,7 @@ mod tests {
     #[test]
     fn spot_storm_prepares_with_its_interruptions_in_every_run() {
         let scenario =
-            Scenario::load(Path::new("scenarios/spot-storm.yaml"), &BundledRegions).unwrap();
+            Scenario::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/spot-storm.yaml")), &BundledRegions).unwrap();
         let prepared = prepare(&scenario, None).unwrap();
         assert_eq!(prepared.runs.len(), 3);
         for run in &prepared.runs {

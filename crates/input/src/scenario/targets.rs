@@ -225,7 +225,7 @@ mod tests {
 
     use crate::scenario::{BundledRegions, PrepareError, Scenario, prepare};
 
-    const INLINE: &str = "tests/fixtures/scenarios/inline.yaml";
+    const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
 
     /// The error for a scenario of `workloads` once its files are read, or
     /// `None` when it prepares.
@@ -238,8 +238,9 @@ mod tests {
             Ok(_) => None,
             Err(PrepareError::MissingTarget(err)) => Some(
                 err.to_string()
-                    .strip_prefix(&format!("{INLINE}:"))
-                    .unwrap()
+                    .split_once("inline.yaml:")
+                    .unwrap_or_else(|| panic!("no file position in {err}"))
+                    .1
                     .to_string(),
             ),
             Err(other) => panic!("unexpected error: {other}"),

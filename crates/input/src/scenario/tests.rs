@@ -22,10 +22,10 @@ const REGIONS: &[(&str, &[&str])] = &[
     ("eu-west-1", &["eu-west-1a", "eu-west-1b", "eu-west-1c"]),
 ];
 
-const FIXTURES: &str = "tests/fixtures/scenarios";
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios");
 /// The name inline test scenarios are parsed under; it lives in the fixture
 /// directory so that its relative paths find the fixture manifests.
-const INLINE: &str = "tests/fixtures/scenarios/inline.yaml";
+const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
 
 fn fixture_dir() -> PathBuf {
     std::path::absolute(FIXTURES).expect("working directory")
@@ -271,15 +271,17 @@ fn paths_resolve_against_the_scenario_directory() {
 
     // A path that exists relative to the working directory but not to the
     // scenario file is not found.
+    let from_cwd = "src/lib.rs";
+    assert!(Path::new(from_cwd).exists());
     let text = format!(
-        "duration: 1h\nworkloads:\n  - manifests: {FIXTURES}/workloads/base.yaml\n{}",
+        "duration: 1h\nworkloads:\n  - manifests: {from_cwd}\n{}",
         &VALID_TAIL[VALID_TAIL.find("variants").unwrap()..]
     );
-    let looked_for = fixture_dir().join(FIXTURES).join("workloads/base.yaml");
+    let looked_for = fixture_dir().join(from_cwd);
     assert_eq!(
         error(&text),
         format!(
-            "3:16: workloads[0].manifests: file \"{FIXTURES}/workloads/base.yaml\" not found \
+            "3:16: workloads[0].manifests: file \"{from_cwd}\" not found \
              (looked for {:?})",
             looked_for.display().to_string()
         )
@@ -801,7 +803,7 @@ fn nodepools_item_names_its_files() {
 #[test]
 fn consolidation_day_prepares() {
     let scenario = Scenario::load(
-        Path::new("scenarios/consolidation-day.yaml"),
+        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/consolidation-day.yaml")),
         &BundledRegions,
     )
     .unwrap();
@@ -838,7 +840,7 @@ fn nodepools_item_prepares_a_pool_change() {
 #[test]
 fn bundled_scenarios_prepare() {
     let mut names = Vec::new();
-    for entry in std::fs::read_dir("scenarios").unwrap() {
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "yaml") {
             let scenario = Scenario::load(&path, &BundledRegions)
