@@ -3,6 +3,7 @@
 mod chart;
 mod compare;
 mod explain;
+mod golden;
 mod instance_types;
 mod manifests;
 mod parallel;
