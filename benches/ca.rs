@@ -35,18 +35,18 @@ use karpsim_deciders::autoscaler::{
     Action, Actions, CaConfig, CaInput, CaState, CapacitySplit, GroupMember, NodeGroupSpec,
     NodeGroupState, SpotAllocationStrategy, UnremovableReason, ValidCaConfig, run_once,
 };
+use karpsim_deciders::karpenter::disruption::{ControllerScales, PdbLimits};
+use karpsim_deciders::scheduler::{Cluster, NodeId, OwnerKind, OwnerRef, Pod, PodPhase};
+use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
 use karpsim_model::cloud::Catalog;
 use karpsim_model::cloud::nodeclass::NodeClassSettings;
-use karpsim_deciders::karpenter::disruption::{ControllerScales, PdbLimits};
+use karpsim_model::cluster::PodLifecycle;
 use karpsim_model::kube::pod::PodSpec;
 use karpsim_model::kube::resources::{MIB, ResourceKind, Resources};
 use karpsim_model::kube::selector::LabelSelector;
 use karpsim_model::kube::workload::{IntOrPercent, PodDisruptionBudget};
-use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
-use karpsim_model::cluster::PodLifecycle;
-use karpsim_deciders::scheduler::{Cluster, NodeId, OwnerKind, OwnerRef, Pod, PodPhase};
-use karpsim_sim::engine::{self, RunInput};
 use karpsim_model::time::{SimDuration, SimTime};
+use karpsim_sim::engine::{self, RunInput};
 
 fn main() {
     divan::main();

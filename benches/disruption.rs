@@ -16,22 +16,22 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use karpsim_model::cloud::nodeclass::NodeClassSettings;
-use karpsim_model::cloud::{CapacityType, Catalog};
 use karpsim_deciders::karpenter::disruption::{
     ControllerScales, DisruptionInput, DisruptionOptions, PassOutcome, next_command,
 };
-use karpsim_input::nodepools::load_str;
-use karpsim_model::nodepool::NodePool;
 use karpsim_deciders::karpenter::provisioning::NodePoolContext;
+use karpsim_deciders::scheduler::{Cluster, Node, OwnerKind, OwnerRef, Pod, PodPhase};
+use karpsim_input::nodepools::load_str;
+use karpsim_model::cloud::nodeclass::NodeClassSettings;
+use karpsim_model::cloud::{CapacityType, Catalog};
+use karpsim_model::cluster::{ClaimLifecycle, NodeClaimInfo, PodLifecycle};
 use karpsim_model::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
     Labels,
 };
 use karpsim_model::kube::pod::PodSpec;
 use karpsim_model::kube::resources::{MIB, ResourceKind, Resources};
-use karpsim_model::cluster::{ClaimLifecycle, NodeClaimInfo, PodLifecycle};
-use karpsim_deciders::scheduler::{Cluster, Node, OwnerKind, OwnerRef, Pod, PodPhase};
+use karpsim_model::nodepool::NodePool;
 use karpsim_sim::SimTime;
 
 const NODES: usize = 500;

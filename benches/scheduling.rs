@@ -8,15 +8,15 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use karpsim_model::cloud::fake;
-use karpsim_input::nodepools::load_str;
 use karpsim_deciders::karpenter::provisioning::{NodePoolContext, ProvisioningInput, solve};
+use karpsim_deciders::scheduler::{Cluster, OwnerKind, OwnerRef, Pod, PodId, PodPhase};
+use karpsim_input::nodepools::load_str;
+use karpsim_model::cloud::fake;
 use karpsim_model::kube::pod::{
     InclusionPolicy, PodAffinityTerm, PodSpec, TopologySpreadConstraint, WhenUnsatisfiable,
 };
 use karpsim_model::kube::resources::{MIB, ResourceKind, Resources};
 use karpsim_model::kube::selector::LabelSelector;
-use karpsim_deciders::scheduler::{Cluster, OwnerKind, OwnerRef, Pod, PodId, PodPhase};
 use karpsim_sim::SimTime;
 
 const ZONE: &str = "topology.kubernetes.io/zone";

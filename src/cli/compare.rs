@@ -7,8 +7,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 
-use karpsim_report::compare::{self, VariantSummary};
 use karpsim_input::scenario::{BundledRegions, Scenario};
+use karpsim_report::compare::{self, VariantSummary};
 
 use super::run::{Simulated, SimulationArgs, default_out, print_profile, simulate, write_report};
 use super::{OutputFormat, Warnings, print_document};

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use karpsim_catalog::snapshot::PriceSnapshot;
 use crate::pricing::{
     SnapshotSummary, bundled_snapshot, default_snapshot_path, spot_import, write_snapshot,
 };
+use karpsim_catalog::snapshot::PriceSnapshot;
 use karpsim_input::scenario::{BundledRegions, Scenario};
 
 #[derive(clap::Args)]

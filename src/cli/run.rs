@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use karpsim_catalog::snapshot::SnapshotIdentity;
-use karpsim_report::{atomic, chart, html, run as run_report};
 use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
+use karpsim_report::{atomic, chart, html, run as run_report};
 use karpsim_sim::engine::{self, RunOutput};
 
 use super::{OutputFormat, Progress, Warnings, print_document};

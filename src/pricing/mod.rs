@@ -17,8 +17,8 @@ use karpsim_catalog::BundledCatalog;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use karpsim_model::cloud::catalog::{Catalog, CatalogError};
 use karpsim_catalog::snapshot::{self, PriceSnapshot, SnapshotIdentity};
+use karpsim_model::cloud::catalog::{Catalog, CatalogError};
 use karpsim_model::cloud::{CapacityType, nodeclass::NodeClassSettings};
 
 /// Where `refresh` and `import-spot` write a region's snapshot unless told

@@ -12,8 +12,8 @@
 
 use std::collections::BTreeMap;
 
-use karpsim_model::cloud::Price;
 use karpsim_catalog::snapshot::{self, PriceSnapshot, SpotSnapshot};
+use karpsim_model::cloud::Price;
 use karpsim_sim::spot::{PriceHistory, RowRef, RowTime, SpotFileError, Timestamp};
 
 /// The latest spot prices of one history file.

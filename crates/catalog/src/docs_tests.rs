@@ -14,14 +14,20 @@ use crate::table::parse_instance_table;
 #[test]
 fn matches_karpenter_docs_for_every_type() {
     let specs = parse_instance_table("instance_types.csv", snapshot::INSTANCE_TYPES).unwrap();
-    let docs = include_str!("../../../tests/fixtures/karpenter-docs/karpenter_docs_allocatable.csv");
+    let docs =
+        include_str!("../../../tests/fixtures/karpenter-docs/karpenter_docs_allocatable.csv");
     let mut checked = 0;
     let mut newer_pod_eni = 0;
     for line in docs.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
         let n = |i: usize| f[i].parse::<i64>().unwrap();
         let spec = specs.iter().find(|s| s.name == f[0]).unwrap();
-        let a = node_resources(spec, &NodeClassSettings::default(), &CapacityOptions::default()).allocatable;
+        let a = node_resources(
+            spec,
+            &NodeClassSettings::default(),
+            &CapacityOptions::default(),
+        )
+        .allocatable;
         let got = [
             a.cpu_millis(),
             a.memory_bytes() / MIB,

@@ -30,8 +30,10 @@ pub trait BundledCatalog: Sized {
     /// Loads the region of a snapshot file with its prices in place of the
     /// bundled ones (see [`snapshot`] for the rules), with Karpenter's
     /// default operator options.
-    fn load_snapshot(prices: &PriceSnapshot, settings: &NodeClassSettings)
-    -> Result<Self, CatalogError>;
+    fn load_snapshot(
+        prices: &PriceSnapshot,
+        settings: &NodeClassSettings,
+    ) -> Result<Self, CatalogError>;
     /// Loads `region` from the bundled snapshot, or from `pinned` (a
     /// snapshot file of the same region) when given.
     fn load_pinned(

@@ -96,10 +96,7 @@ impl CsvRow<'_> {
     }
 
     /// An optional number (empty means `None`).
-    pub fn optional<T: std::str::FromStr>(
-        &self,
-        column: &str,
-    ) -> Result<Option<T>, SnapshotError> {
+    pub fn optional<T: std::str::FromStr>(&self, column: &str) -> Result<Option<T>, SnapshotError> {
         if self.text(column).is_empty() {
             Ok(None)
         } else {
@@ -117,74 +114,74 @@ impl CsvRow<'_> {
 }
 
 fn spec_from_row(row: &CsvRow<'_>) -> Result<InstanceSpec, SnapshotError> {
-        let arch = match row.text("arch") {
-            "amd64" => Arch::Amd64,
-            "arm64" => Arch::Arm64,
-            other => return Err(row.error(format!("unknown arch {other:?}"))),
-        };
-        let gpu = (!row.text("gpu_name").is_empty())
-            .then(|| -> Result<Gpu, SnapshotError> {
-                Ok(Gpu {
-                    name: row.text("gpu_name").to_string(),
-                    manufacturer: row.text("gpu_manufacturer").to_string(),
-                    count: row.number("gpu_count")?,
-                    memory_mib: row.optional("gpu_memory_mib")?.unwrap_or(0),
-                })
+    let arch = match row.text("arch") {
+        "amd64" => Arch::Amd64,
+        "arm64" => Arch::Arm64,
+        other => return Err(row.error(format!("unknown arch {other:?}"))),
+    };
+    let gpu = (!row.text("gpu_name").is_empty())
+        .then(|| -> Result<Gpu, SnapshotError> {
+            Ok(Gpu {
+                name: row.text("gpu_name").to_string(),
+                manufacturer: row.text("gpu_manufacturer").to_string(),
+                count: row.number("gpu_count")?,
+                memory_mib: row.optional("gpu_memory_mib")?.unwrap_or(0),
             })
-            .transpose()?;
-        let accelerator = (!row.text("accelerator_name").is_empty())
-            .then(|| -> Result<Accelerator, SnapshotError> {
-                Ok(Accelerator {
-                    name: row.text("accelerator_name").to_string(),
-                    manufacturer: row.text("accelerator_manufacturer").to_string(),
-                    count: row.number("accelerator_count")?,
-                })
-            })
-            .transpose()?;
-        let usage_classes = match row.text("usage_classes") {
-            "" => UsageClasses::Unknown,
-            classes => UsageClasses::Known {
-                spot: classes.split(';').any(|c| c == "spot"),
-            },
-        };
-        Ok(InstanceSpec {
-            name: row.text("name").to_string(),
-            category: row.text("category").to_string(),
-            family: row.text("family").to_string(),
-            generation: row.number("generation")?,
-            size: row.text("size").to_string(),
-            vcpu: row.number("vcpu")?,
-            memory_mib: row.number("memory_mib")?,
-            arch,
-            cpu_manufacturer: row.text("cpu_manufacturer").to_string(),
-            cpu_clock_mhz: row.optional("cpu_clock_mhz")?,
-            hypervisor: row.text("hypervisor").to_string(),
-            capability_flex: row.flag("capability_flex")?,
-            encryption_in_transit: row.flag("encryption_in_transit")?,
-            network_bandwidth_mbps: row.optional("network_bandwidth_mbps")?,
-            ebs_bandwidth_mbps: row.optional("ebs_bandwidth_mbps")?,
-            local_nvme_gb: row.optional("local_nvme_gb")?,
-            instance_store_gb: row.optional("instance_store_gb")?,
-            gpu,
-            accelerator,
-            efa: row.number("efa")?,
-            enis_default_card: row.number("enis_default_card")?,
-            ipv4_per_eni: row.number("ipv4_per_eni")?,
-            pod_eni: row.number("pod_eni")?,
-            usage_classes,
-            spot_advisor_regions: row.number("spot_advisor_regions")?,
         })
-    }
+        .transpose()?;
+    let accelerator = (!row.text("accelerator_name").is_empty())
+        .then(|| -> Result<Accelerator, SnapshotError> {
+            Ok(Accelerator {
+                name: row.text("accelerator_name").to_string(),
+                manufacturer: row.text("accelerator_manufacturer").to_string(),
+                count: row.number("accelerator_count")?,
+            })
+        })
+        .transpose()?;
+    let usage_classes = match row.text("usage_classes") {
+        "" => UsageClasses::Unknown,
+        classes => UsageClasses::Known {
+            spot: classes.split(';').any(|c| c == "spot"),
+        },
+    };
+    Ok(InstanceSpec {
+        name: row.text("name").to_string(),
+        category: row.text("category").to_string(),
+        family: row.text("family").to_string(),
+        generation: row.number("generation")?,
+        size: row.text("size").to_string(),
+        vcpu: row.number("vcpu")?,
+        memory_mib: row.number("memory_mib")?,
+        arch,
+        cpu_manufacturer: row.text("cpu_manufacturer").to_string(),
+        cpu_clock_mhz: row.optional("cpu_clock_mhz")?,
+        hypervisor: row.text("hypervisor").to_string(),
+        capability_flex: row.flag("capability_flex")?,
+        encryption_in_transit: row.flag("encryption_in_transit")?,
+        network_bandwidth_mbps: row.optional("network_bandwidth_mbps")?,
+        ebs_bandwidth_mbps: row.optional("ebs_bandwidth_mbps")?,
+        local_nvme_gb: row.optional("local_nvme_gb")?,
+        instance_store_gb: row.optional("instance_store_gb")?,
+        gpu,
+        accelerator,
+        efa: row.number("efa")?,
+        enis_default_card: row.number("enis_default_card")?,
+        ipv4_per_eni: row.number("ipv4_per_eni")?,
+        pod_eni: row.number("pod_eni")?,
+        usage_classes,
+        spot_advisor_regions: row.number("spot_advisor_regions")?,
+    })
+}
 
 /// Parses the instance-type table (the bundled snapshot's format).
 pub fn parse_instance_table(file: &str, text: &str) -> Result<Vec<InstanceSpec>, SnapshotError> {
-        let mut specs = Vec::new();
-        CsvRows::new(file, text)?.for_each(|row| {
-            specs.push(spec_from_row(row)?);
-            Ok(())
-        })?;
-        Ok(specs)
-    }
+    let mut specs = Vec::new();
+    CsvRows::new(file, text)?.for_each(|row| {
+        specs.push(spec_from_row(row)?);
+        Ok(())
+    })?;
+    Ok(specs)
+}
 
 #[cfg(test)]
 mod tests {

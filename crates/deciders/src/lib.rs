@@ -10,6 +10,6 @@ pub mod autoscaler;
 pub mod karpenter;
 pub mod scheduler;
 
-use karpsim_model::{cloud, cluster, kube, nodepool, pdb, pods, suggest, time};
 #[cfg(test)]
 use karpsim_model::testing;
+use karpsim_model::{cloud, cluster, kube, nodepool, pdb, pods, suggest, time};

@@ -141,4 +141,3 @@ pub struct NodePool {
     /// `spec.weight` (1–100).
     pub weight: Option<u32>,
 }
-

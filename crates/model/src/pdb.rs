@@ -12,12 +12,12 @@
 
 use std::collections::BTreeMap;
 
-use crate::pods::{is_evictable, is_ready, is_terminating};
+use crate::cluster::{Cluster, OwnerKind, OwnerRef, Pod};
 use crate::kube::selector::LabelSelector;
 use crate::kube::workload::{
     IntOrPercent, PodDisruptionBudget, UnhealthyPodEvictionPolicy, Workload, WorkloadKind,
 };
-use crate::cluster::{Cluster, OwnerKind, OwnerRef, Pod};
+use crate::pods::{is_evictable, is_ready, is_terminating};
 use crate::time::SimTime;
 
 /// Desired replicas of the controllers that own pods, keyed by namespace,
@@ -277,8 +277,8 @@ impl PdbLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{WithSpec, node, pdb, pod_of};
     use crate::cluster::PodPhase;
+    use crate::testing::{WithSpec, node, pdb, pod_of};
 
     fn web_cluster(replicas: u32, running: u32) -> (Cluster, ControllerScales) {
         let mut cluster = Cluster::new();

@@ -6,9 +6,9 @@
 //! karpsim models neither mirror (static) pods nor readiness probes: a pod
 //! is Ready when it runs on a node.
 
+use crate::cluster::{OwnerKind, Pod, PodPhase};
 use crate::kube::pod::DoNotDisrupt;
 use crate::kube::taints::disrupted_no_schedule_taint;
-use crate::cluster::{OwnerKind, Pod, PodPhase};
 use crate::time::SimTime;
 
 /// Lower and upper clamp of a pod's eviction cost.
@@ -100,9 +100,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::testing::{WithSpec, running_pod};
-    use crate::kube::taints::Toleration;
     use crate::cluster::OwnerRef;
+    use crate::kube::taints::Toleration;
+    use crate::testing::{WithSpec, running_pod};
     use crate::time::SimDuration;
 
     /// core: pkg/utils/disruption/disruption.go `EvictionCost` (values

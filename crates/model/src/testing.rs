@@ -5,17 +5,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::cloud::{CapacityType, Price};
-use crate::nodepool::{Disruption, NodeClassRef, NodePool};
+use crate::cluster::{
+    ClaimLifecycle, Cluster, Node, NodeClaimInfo, NodeId, OwnerKind, OwnerRef, Pod, PodLifecycle,
+    PodPhase,
+};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE, Labels};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 use crate::kube::selector::LabelSelector;
 use crate::kube::workload::{IntOrPercent, PodDisruptionBudget, UnhealthyPodEvictionPolicy};
-use crate::cluster::{
-    ClaimLifecycle, Cluster, Node, NodeClaimInfo, NodeId, OwnerKind, OwnerRef, Pod, PodLifecycle,
-    PodPhase,
-};
+use crate::nodepool::{Disruption, NodeClassRef, NodePool};
 use crate::time::SimTime;
 
 /// A copy of a shared pod spec with one change.

@@ -14,9 +14,9 @@ use crate::cloud::{CapacityType, Catalog, CatalogError, InstanceType, Price};
 use crate::karpenter::instance_types::{
     ExclusionCount, MinValuesShortfall, filter_instance_types, template_requirements,
 };
-use crate::nodepools::Manifests;
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::{MIB, ResourceKind};
+use crate::nodepools::Manifests;
 
 /// The leading CSV columns, a stable contract for scripts.
 pub const CSV_HEADER: [&str; 9] = [

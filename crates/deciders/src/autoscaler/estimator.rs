@@ -19,8 +19,8 @@ use std::collections::BTreeSet;
 
 use super::groups::NodeTemplate;
 use super::snapshot::Snapshot;
-use crate::kube::labels::LABEL_HOSTNAME;
 use crate::cluster::{NodeId, PodId};
+use crate::kube::labels::LABEL_HOSTNAME;
 
 /// The estimator's answer.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

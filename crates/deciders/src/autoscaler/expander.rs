@@ -14,8 +14,8 @@
 //! | priority | the options in the highest tier whose regex matches the group name; none matching ⇒ all |
 
 use super::config::{ExpanderKind, PriorityTiers};
-use crate::kube::resources::Resources;
 use crate::cluster::PodId;
+use crate::kube::resources::Resources;
 
 /// One group's answer to "what if I scale you up".
 #[derive(Debug, Clone, PartialEq)]

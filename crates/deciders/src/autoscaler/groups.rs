@@ -27,13 +27,13 @@
 
 use super::config::{CapacitySplit, NodeGroupSpec, SpotAllocationStrategy};
 use crate::cloud::{Arch, CapacityType, Catalog, Price};
+use crate::cluster::{Cluster, Node, NodeId, Pod, PodPhase};
 use crate::kube::labels::{
     LABEL_ARCH, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_OS, LABEL_TOPOLOGY_REGION,
     LABEL_TOPOLOGY_ZONE, Labels,
 };
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::{MIB, ResourceKind, Resources};
-use crate::cluster::{Cluster, Node, NodeId, Pod, PodPhase};
 use crate::scheduler::filter::{node_affinity_matches, untolerated_taint};
 use crate::time::{SimDuration, SimTime};
 

@@ -60,8 +60,8 @@ pub use scale_down::{BlockingRule, UnremovableReason};
 pub use state::{CaState, ScaleUpFailure};
 
 use crate::cloud::Catalog;
-use crate::pdb::PdbLimits;
 use crate::cluster::{Cluster, NodeId, PodId};
+use crate::pdb::PdbLimits;
 use crate::time::SimTime;
 use scale_down::{ScaleDownInput, plan_scale_down};
 use scale_up::{GroupSkip, ScaleUpInput, plan_scale_up};

@@ -28,8 +28,8 @@ use super::config::CaConfig;
 use super::groups::{NodeGroupState, is_mirror};
 use super::snapshot::Snapshot;
 use super::state::CaState;
-use crate::pdb::PdbLimits;
 use crate::cluster::{Cluster, NodeId, Pod, PodId};
+use crate::pdb::PdbLimits;
 use crate::time::SimTime;
 
 /// Pod annotation overriding the drain rules.

@@ -27,9 +27,9 @@ use super::expander::{ScaleUpOption, choose};
 use super::groups::{NodeGroupState, NodeTemplate};
 use super::snapshot::Snapshot;
 use super::state::CaState;
+use crate::cluster::{Cluster, OwnerRef, PodId, PodPhase};
 use crate::kube::labels::{LABEL_HOSTNAME, Labels};
 use crate::kube::resources::{ResourceKind, Resources};
-use crate::cluster::{Cluster, OwnerRef, PodId, PodPhase};
 use crate::time::{SimDuration, SimTime};
 
 /// Pods younger than this do not trigger a scale-up yet

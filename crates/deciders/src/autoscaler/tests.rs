@@ -12,9 +12,9 @@ use super::scale_up::balance;
 use super::*;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::cloud::{CapacityType, Catalog};
+use crate::cluster::{OwnerKind, OwnerRef, Pod};
 use crate::kube::labels::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
 use crate::kube::resources::{GIB, MIB, ResourceKind, Resources};
-use crate::cluster::{OwnerKind, OwnerRef, Pod};
 use crate::scheduler::testing::{PodBuilder, node};
 use crate::time::SimDuration;
 

@@ -4,10 +4,10 @@
 use super::scale_down::{PdbTracker, PodDrain, SAFE_TO_EVICT_ANNOTATION, classify, utilization};
 use super::tests::{World, group, owned};
 use super::*;
-use crate::pdb::PdbLimit;
+use crate::cluster::{OwnerKind, OwnerRef, Pod};
 use crate::kube::resources::GIB;
 use crate::kube::selector::LabelSelector;
-use crate::cluster::{OwnerKind, OwnerRef, Pod};
+use crate::pdb::PdbLimit;
 use crate::scheduler::testing::PodBuilder;
 use crate::time::SimDuration;
 

@@ -17,13 +17,13 @@
 
 use std::collections::BTreeSet;
 
-use crate::nodepool::NodePool;
 use crate::cloud::{Catalog, InstanceType};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
 use crate::kube::labels::{
     LABEL_INSTANCE_TYPE, LABEL_TOPOLOGY_ZONE_ID, is_well_known_label, normalize_label_key,
 };
 use crate::kube::requirements::{Operator, Requirement, Requirements};
+use crate::nodepool::NodePool;
 use crate::suggest::levenshtein as edit_distance;
 
 /// The requirements of a NodePool's NodeClaim template.

@@ -50,7 +50,6 @@ impl<'n, V: Default> PoolSums<'n, V> {
     }
 }
 
-
 #[cfg(test)]
 mod pool_sums_tests {
     use super::PoolSums;

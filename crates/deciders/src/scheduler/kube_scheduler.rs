@@ -35,13 +35,13 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use super::filter::{PodFilter, Unfit};
 use super::placement::Placement;
 use super::score::{
     FIT_WEIGHT, NODE_AFFINITY_WEIGHT, TAINT_TOLERATION_WEIGHT, fit_score,
     intolerable_prefer_no_schedule, normalize, preferred_affinity, score_requests,
 };
+use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
 pub use memo::FailureMemo;

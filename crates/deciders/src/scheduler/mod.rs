@@ -2,7 +2,6 @@
 //! code that the Karpenter and Cluster Autoscaler simulations reuse, over the
 //! [`cluster::Cluster`] data model.
 
-
 pub mod filter;
 pub mod kube_scheduler;
 pub mod placement;

@@ -8,10 +8,10 @@
 
 use std::collections::BTreeMap;
 
-use crate::cluster::{Cluster, Node, NodeId, PodId};
 use super::topology::{
     MatchPart, MatcherId, MatchingPods, PodMatcher, TopologyIndex, node_slots, placed_pods,
 };
+use crate::cluster::{Cluster, Node, NodeId, PodId};
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::resources::Resources;
 

@@ -10,7 +10,6 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 
 use super::error::{ManifestError, ManifestWarning, Position, Warnings};
 use super::tree::Node;
-use crate::time::duration::parse_go_duration;
 use crate::kube::labels::{validate_label_key, validate_label_value};
 use crate::kube::pod::{
     self, DoNotDisrupt, HostPort, InclusionPolicy, InitContainer, NodeSelectorExpression,
@@ -22,6 +21,7 @@ use crate::kube::requirements::Operator;
 use crate::kube::resources::{ResourceNames, Resources};
 use crate::kube::selector::{LabelSelector, SelectorExpression, SelectorOperator};
 use crate::kube::taints::{TaintEffect, Toleration, TolerationOperator};
+use crate::time::duration::parse_go_duration;
 
 /// A RuntimeClass as pods see it.
 #[derive(Debug, Clone, Default)]

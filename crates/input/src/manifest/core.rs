@@ -25,13 +25,13 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use super::Document;
 use super::convert::{self, Ctx, PriorityClasses, RuntimeClassInfo, check_labels};
 use super::error::{ManifestError, Position, Warnings};
-use crate::time::duration::parse_go_duration;
 use crate::kube::names::{check_dns_label, check_dns_subdomain, generated_name};
 use crate::kube::pod::DURATION_ANNOTATION;
 use crate::kube::resources::ResourceNames;
 use crate::kube::workload::{
     IntOrPercent, JobSpec, PodDisruptionBudget, UnhealthyPodEvictionPolicy, Workload, WorkloadKind,
 };
+use crate::time::duration::parse_go_duration;
 
 /// The core kinds this module reads, with the one apiVersion each is read
 /// as. A CronJob is checked like the others but not simulated (scenario

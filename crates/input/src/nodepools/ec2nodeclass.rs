@@ -12,8 +12,8 @@ use super::nodepool::{At, RawObject, object_name};
 use crate::cloud::nodeclass::{
     AmiFamily, InstanceStorePolicy, KubeletSettings, NodeClassSettings, Reserved, Threshold,
 };
-use crate::manifest::{Document, Located, ManifestError, Position, Warnings};
 use crate::kube::quantity::Quantity;
+use crate::manifest::{Document, Located, ManifestError, Position, Warnings};
 
 /// An EC2NodeClass.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,16 +3,17 @@
 use std::time::Duration;
 
 use super::{Manifests, load, load_str};
-use crate::nodepool::{BudgetNodes, ConsolidationPolicy, DisruptionReason};
 use crate::cloud::nodeclass::{AmiFamily, InstanceStorePolicy, Threshold};
 use crate::kube::pod::DoNotDisrupt;
 use crate::kube::requirements::Operator;
 use crate::kube::resources::{GIB, MIB, ResourceKind};
 use crate::kube::workload::{IntOrPercent, WorkloadKind};
+use crate::nodepool::{BudgetNodes, ConsolidationPolicy, DisruptionReason};
 
 const WORKLOADS: &str = include_str!("../../../../tests/fixtures/manifests/workloads.yaml");
 const NODEPOOLS: &str = include_str!("../../../../tests/fixtures/manifests/nodepools.yaml");
-const GENERAL: &str = include_str!("../../../../tests/fixtures/manifests/nodepool-general-purpose.yaml");
+const GENERAL: &str =
+    include_str!("../../../../tests/fixtures/manifests/nodepool-general-purpose.yaml");
 
 fn ok(file: &str, text: &str) -> Manifests {
     load_str(file, text).unwrap_or_else(|e| panic!("{e}"))

@@ -13,12 +13,12 @@ mod validation_tests;
 
 use self::ec2nodeclass::{Ec2NodeClass, read_ec2nodeclass};
 use self::nodepool::{NodePoolSource, read_nodepool};
-use crate::nodepool::NodePool;
+use crate::kube::resources::ResourceNames;
 use crate::manifest::{
     CORE_KINDS, CoreManifests, CoreReader, Document, ManifestError, ManifestWarning, Position,
     Warnings, is_core_kind, split_documents,
 };
-use crate::kube::resources::ResourceNames;
+use crate::nodepool::NodePool;
 
 /// Everything read from a set of manifests.
 #[derive(Debug, Clone, Default)]

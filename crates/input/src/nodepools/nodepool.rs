@@ -7,7 +7,6 @@
 //! Pre-v1 spellings seen in widely copied examples are accepted with a
 //! warning saying what v1 expects.
 
-
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -15,23 +14,20 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use crate::karpenter::disruption::cron::Schedule;
-use crate::nodepool::*;
-use crate::time::duration::{is_integer_duration, parse_go_duration};
 use crate::kube::labels::{
     KARPENTER_DOMAIN, LABEL_NODEPOOL, LabelError, RestrictedLabelRules, check_restricted_label,
     is_well_known_label, label_domain, normalize_label_key, validate_label_key,
     validate_label_value, well_known_values,
-};
-use crate::manifest::convert::check_values;
-use crate::manifest::{
-    Document, Located, ManifestError, ManifestWarning, Position, Warnings,
 };
 use crate::kube::pod::NodeSelectorExpression;
 use crate::kube::quantity::Quantity;
 use crate::kube::requirements::{Operator, Requirement, Requirements};
 use crate::kube::resources::ResourceNames;
 use crate::kube::taints::{Taint, TaintEffect};
-
+use crate::manifest::convert::check_values;
+use crate::manifest::{Document, Located, ManifestError, ManifestWarning, Position, Warnings};
+use crate::nodepool::*;
+use crate::time::duration::{is_integer_duration, parse_go_duration};
 
 /// Longest label value (apimachinery `LabelValueMaxLength`).
 const MAX_LABEL_VALUE_LEN: usize = 63;

@@ -102,10 +102,7 @@ fn bound_holds_for_karpenter_vs_ca() {
 /// ramp to a few hundred nodes): the whole week is a benchmark, not a test.
 #[test]
 fn bound_holds_for_large_week_start() {
-    bound_holds_within(
-        BUNDLED[3],
-        Some(crate::time::SimDuration::from_mins(4)),
-    );
+    bound_holds_within(BUNDLED[3], Some(crate::time::SimDuration::from_mins(4)));
 }
 
 #[test]
@@ -122,4 +119,3 @@ fn bound_holds_for_realistic_day() {
 fn bound_holds_for_spot_storm() {
     bound_holds_for(BUNDLED[6]);
 }
-

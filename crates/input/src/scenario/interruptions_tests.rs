@@ -6,8 +6,8 @@ use karpsim_catalog::BundledCatalog;
 use std::path::Path;
 
 use super::*;
-use crate::sim::spot::{InterruptionCause, RowRef};
 use crate::scenario::{RegionCatalog, Scenario};
+use crate::sim::spot::{InterruptionCause, RowRef};
 
 const REGIONS: &[(&str, &[&str])] = &[(
     "us-east-1",
@@ -21,7 +21,10 @@ const REGIONS: &[(&str, &[&str])] = &[(
     ],
 )];
 
-const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
+const INLINE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/scenarios/inline.yaml"
+);
 
 /// A valid scenario (duration 10h, zones a–c) followed by `extra`.
 fn with(extra: &str) -> String {
@@ -87,7 +90,11 @@ fn full_block_parses() {
          start: '2021-01-20T00:00:00+00:00'}\n",
     )
     .unwrap();
-    let dir = std::path::absolute(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios")).unwrap();
+    let dir = std::path::absolute(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/scenarios"
+    ))
+    .unwrap();
     let interruptions = scenario.spot.interruptions.clone().unwrap();
     assert!(interruptions.advisor_hazard);
     assert_eq!(
@@ -277,11 +284,14 @@ fn each_bad_case_gives_its_exact_error() {
             format!(
                 "{}: interruptions.trace: file \"../spot/missing.csv\" not found (looked for {:?})",
                 at(0, 24),
-                std::path::absolute(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios"))
-                    .unwrap()
-                    .join("../spot/missing.csv")
-                    .display()
-                    .to_string()
+                std::path::absolute(concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../tests/fixtures/scenarios"
+                ))
+                .unwrap()
+                .join("../spot/missing.csv")
+                .display()
+                .to_string()
             ),
         ),
         (
@@ -325,7 +335,11 @@ fn temp_scenario(dir: &tempfile::TempDir, files: &[(&str, &str)], extra: &str) -
     for (name, text) in files {
         std::fs::write(dir.path().join(name), text).unwrap();
     }
-    let fixtures = std::path::absolute(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios")).unwrap();
+    let fixtures = std::path::absolute(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/scenarios"
+    ))
+    .unwrap();
     let text = with(extra)
         .replace(
             "workloads/base.yaml",

@@ -8,7 +8,10 @@ use std::path::Path;
 use super::*;
 
 const REGIONS: &[(&str, &[&str])] = &[("us-east-1", &["us-east-1a", "us-east-1b"])];
-const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
+const INLINE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/scenarios/inline.yaml"
+);
 const VARIANTS: &str =
     "variants:\n  - name: k\n    karpenter:\n      nodePools: nodepools/default.yaml\n";
 
@@ -225,7 +228,11 @@ fn manifest_replicas_are_bounded() {
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: big, namespace: shop}\nspec:\n  replicas: 2147483647\n  selector: {matchLabels: {app: big}}\n  template:\n    metadata: {labels: {app: big}}\n    spec:\n      containers: [{name: c, resources: {requests: {cpu: 100m}}}]\n",
     )
     .unwrap();
-    let pools = std::path::absolute(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/nodepools/default.yaml")).unwrap();
+    let pools = std::path::absolute(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/scenarios/nodepools/default.yaml"
+    ))
+    .unwrap();
     let text = format!(
         "duration: 1h\nworkloads:\n  - manifests: big.yaml\nvariants:\n  - name: k\n    karpenter: {{nodePools: {:?}}}\n",
         pools.display().to_string()

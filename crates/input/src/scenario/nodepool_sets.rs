@@ -119,7 +119,10 @@ mod tests {
 
     fn quickstart() -> Scenario {
         Scenario::load(
-            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/quickstart.yaml")),
+            Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/quickstart.yaml"
+            )),
             &crate::scenario::BundledRegions,
         )
         .unwrap()
@@ -131,8 +134,14 @@ mod tests {
         let workloads = scenario.workloads.clone();
         scenario
             .set_nodepool_variants(&paths(&[
-                concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/nodepools/spot-first.yaml"),
-                concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/nodepools/on-demand.yaml"),
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../scenarios/nodepools/spot-first.yaml"
+                ),
+                concat!(
+                    env!("CARGO_MANIFEST_DIR"),
+                    "/../../scenarios/nodepools/on-demand.yaml"
+                ),
             ]))
             .unwrap();
         let names: Vec<&str> = scenario.variants.iter().map(|v| v.name.as_str()).collect();

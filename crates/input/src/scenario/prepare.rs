@@ -22,21 +22,21 @@ use super::{
 };
 use super::{Problem, ScenarioError};
 use crate::autoscaler::CaConfigError;
-use karpsim_catalog::zones_of;
 use crate::cloud::nodeclass::NodeClassSettings;
-use crate::snapshot::{self, PriceSnapshot, SnapshotFileError, SnapshotIdentity};
 use crate::cloud::{Catalog, CatalogError};
 use crate::karpenter::instance_types::{
     filter_instance_types, template_requirements, unknown_in_values,
 };
-use crate::nodepools::{self, Manifests};
 use crate::kube::labels::LABEL_CAPACITY_TYPE;
 use crate::manifest::{ManifestError, ManifestWarning};
+use crate::nodepools::{self, Manifests};
 use crate::scheduler::kube_scheduler::SchedulerConfig;
 use crate::sim::engine::{
     CaSetup, PoolSetup, RunInput, SharedSource, Step, StepAction, Target, TargetKind,
     restrict_zones,
 };
+use crate::snapshot::{self, PriceSnapshot, SnapshotFileError, SnapshotIdentity};
+use karpsim_catalog::zones_of;
 
 /// The bundled catalog's regions and zones, for [`Scenario::load`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -703,8 +703,14 @@ mod tests {
     /// storm of fraction 0.7 with a 40 min outage).
     #[test]
     fn spot_storm_prepares_with_its_interruptions_in_every_run() {
-        let scenario =
-            Scenario::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/spot-storm.yaml")), &BundledRegions).unwrap();
+        let scenario = Scenario::load(
+            Path::new(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../scenarios/spot-storm.yaml"
+            )),
+            &BundledRegions,
+        )
+        .unwrap();
         let prepared = prepare(&scenario, None).unwrap();
         assert_eq!(prepared.runs.len(), 3);
         for run in &prepared.runs {

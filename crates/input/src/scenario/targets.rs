@@ -225,7 +225,10 @@ mod tests {
 
     use crate::scenario::{BundledRegions, PrepareError, Scenario, prepare};
 
-    const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
+    const INLINE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/scenarios/inline.yaml"
+    );
 
     /// The error for a scenario of `workloads` once its files are read, or
     /// `None` when it prepares.

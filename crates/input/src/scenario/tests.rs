@@ -22,10 +22,16 @@ const REGIONS: &[(&str, &[&str])] = &[
     ("eu-west-1", &["eu-west-1a", "eu-west-1b", "eu-west-1c"]),
 ];
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios");
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/scenarios"
+);
 /// The name inline test scenarios are parsed under; it lives in the fixture
 /// directory so that its relative paths find the fixture manifests.
-const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
+const INLINE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/scenarios/inline.yaml"
+);
 
 fn fixture_dir() -> PathBuf {
     std::path::absolute(FIXTURES).expect("working directory")
@@ -803,7 +809,10 @@ fn nodepools_item_names_its_files() {
 #[test]
 fn consolidation_day_prepares() {
     let scenario = Scenario::load(
-        Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/consolidation-day.yaml")),
+        Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../scenarios/consolidation-day.yaml"
+        )),
         &BundledRegions,
     )
     .unwrap();
@@ -840,7 +849,8 @@ fn nodepools_item_prepares_a_pool_change() {
 #[test]
 fn bundled_scenarios_prepare() {
     let mut names = Vec::new();
-    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios")).unwrap() {
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios")).unwrap()
+    {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "yaml") {
             let scenario = Scenario::load(&path, &BundledRegions)

@@ -7,7 +7,10 @@ use crate::autoscaler::{CapacitySplit, ExpanderKind, SpotAllocationStrategy, Ter
 use crate::sim::SimDuration;
 
 const REGIONS: &[(&str, &[&str])] = &[("us-east-1", &["us-east-1a", "us-east-1b", "us-east-1c"])];
-const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
+const INLINE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/scenarios/inline.yaml"
+);
 
 fn parse_ca(block: &str) -> Result<Scenario, ScenarioError> {
     let text = format!(

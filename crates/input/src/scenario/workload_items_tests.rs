@@ -10,7 +10,10 @@ use crate::kube::resources::ResourceKind;
 use crate::sim::{SimDuration, SimTime};
 
 const REGIONS: &[(&str, &[&str])] = &[("us-east-1", &["us-east-1a", "us-east-1b"])];
-const INLINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/scenarios/inline.yaml");
+const INLINE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/scenarios/inline.yaml"
+);
 const TRACE: &str = "../../../scenarios/traces/alibaba_openb_pod_list_default.csv";
 
 fn parse(workloads: &str) -> Result<Scenario, ScenarioError> {

@@ -2,7 +2,6 @@
 //! snapshot (`pricing-snapshots/instance_types.csv`): everything the
 //! allocatable model and the label derivation need, and nothing regional.
 
-
 /// A CPU architecture, spelled as the `kubernetes.io/arch` label spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Arch {

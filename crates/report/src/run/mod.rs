@@ -25,10 +25,10 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 use super::table::{Align, write_table};
-use crate::snapshot::SnapshotIdentity;
 use crate::sim::engine::{Churn, RunOutput, RunSummary, SpotSummary};
 use crate::sim::ledger::MicroUsd;
 use crate::sim::time::{SimDuration, SimTime};
+use crate::snapshot::SnapshotIdentity;
 
 /// Names of the files written per variant.
 pub const FILES: [&str; 5] = [

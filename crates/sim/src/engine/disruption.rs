@@ -31,14 +31,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Engine, EngineError, Event, EventType, PoolSetup, restrict_zones};
+use crate::cluster::DriftedCondition;
 use crate::karpenter::disruption::controller::{Command, DisruptionInput, MessageDedupe, Method};
 use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
-use crate::pdb::ControllerScales;
 use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
-use crate::nodepool::DisruptionReason;
 use crate::karpenter::provisioning::NodePoolContext;
 use crate::kube::resources::ResourceKind;
-use crate::cluster::DriftedCondition;
+use crate::nodepool::DisruptionReason;
+use crate::pdb::ControllerScales;
 use crate::scheduler::{NodeId, OwnerKind};
 use crate::time::{SimDuration, SimTime};
 

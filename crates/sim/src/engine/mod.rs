@@ -76,19 +76,19 @@ mod tests_spot;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::spot::{InterruptionModel, InterruptionSettings, PriceChange, Trigger};
 use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::candidates::CandidateCache;
 use crate::karpenter::disruption::controller::{self, Command, DisruptionInput, PassOutcome};
-use crate::nodepool::NodePool;
 use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, PreparedCache, ProvisioningInput,
     SchedulingResult,
 };
 use crate::kube::resources::ResourceKind;
 use crate::kube::workload::{PodDisruptionBudget, Workload};
+use crate::nodepool::NodePool;
 use crate::scheduler::kube_scheduler::{self, Decision, FailureMemo, SchedulerConfig};
 use crate::scheduler::{Cluster, NodeId, PodId};
+use crate::spot::{InterruptionModel, InterruptionSettings, PriceChange, Trigger};
 
 use super::latency::LaunchLatency;
 use super::ledger::{BillingId, CostLedger, LedgerError};

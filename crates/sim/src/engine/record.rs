@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 
 use super::Engine;
 use crate::cloud::{CapacityType, Price};
-use crate::scheduler::Cluster;
 use crate::ledger::MicroUsd;
 use crate::percentile::SortedSamples;
+use crate::scheduler::Cluster;
 use crate::time::{SimDuration, SimTime};
 
 /// `kubectl get events` type.

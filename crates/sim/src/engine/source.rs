@@ -137,10 +137,10 @@ mod tests {
 
     use super::super::tests::{deployment, input, simulate};
     use super::*;
-    use karpsim_input::nodepools::load_str;
     use crate::SimDuration;
     use crate::engine::StepAction;
     use crate::time::SimTime;
+    use karpsim_input::nodepools::load_str;
 
     /// Replays a fixed list of steps, failing after them when asked.
     #[derive(Debug)]

@@ -46,14 +46,14 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::{Engine, EngineError, Event, EventType, OfferingKey, UNAVAILABLE_OFFERING_TTL};
+use crate::cloud::{CapacityType, InterruptionBand, Price};
+use crate::karpenter::provisioning::LaunchDecision;
+use crate::rng::{RngStreams, SimRng, Stream};
+use crate::scheduler::{NodeId, PodId};
 use crate::spot::{
     InterruptionCause, InterruptionModel, OfferingOutage, PriceChange, SpotNode, Trigger,
     TriggerKind,
 };
-use crate::cloud::{CapacityType, InterruptionBand, Price};
-use crate::karpenter::provisioning::LaunchDecision;
-use crate::scheduler::{NodeId, PodId};
-use crate::rng::{RngStreams, SimRng, Stream};
 use crate::time::SimTime;
 
 /// The random stream storm and trace victims are drawn from, apart from the

@@ -28,11 +28,11 @@
 //! modelled.
 
 use super::{Engine, EngineError, Event, EventType};
+use crate::kube::taints::disrupted_no_schedule_taint;
 use crate::pdb::{EvictionBlock, PdbLimits, pdb_status};
 use crate::pods::{
     is_do_not_disrupt_active, is_evictable, is_terminal, is_terminating, tolerates_disrupted_taint,
 };
-use crate::kube::taints::disrupted_no_schedule_taint;
 use crate::scheduler::{NodeId, Pod, PodId};
 use crate::time::{SimDuration, SimTime};
 

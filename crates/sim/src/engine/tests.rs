@@ -20,13 +20,13 @@ use super::*;
 use crate::cloud::Price;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::karpenter::instance_types::filter_instance_types;
-use karpsim_input::nodepools::load_str;
 use crate::karpenter::provisioning::{LaunchDecision, LaunchError, NewNodeClaim};
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 use crate::kube::taints::tolerates_all;
-use crate::scheduler::kube_scheduler::{Decision, FailureMemo};
 use crate::ledger::MicroUsd;
+use crate::scheduler::kube_scheduler::{Decision, FailureMemo};
+use karpsim_input::nodepools::load_str;
 
 thread_local! {
     static SOLVES: Cell<usize> = const { Cell::new(0) };

@@ -22,14 +22,14 @@ use crate::karpenter::disruption::candidates::{
 use crate::karpenter::disruption::emptiness::{
     EmptyCommand, empty_command, validate_empty_command,
 };
-use crate::pdb::PdbLimits;
 use crate::karpenter::disruption::{budget_mapping, controller::Method};
 use crate::karpenter::instance_types::filter_instance_types;
-use karpsim_input::nodepools::load_str;
-use crate::nodepool::DisruptionReason;
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 use crate::ledger::MicroUsd;
+use crate::nodepool::DisruptionReason;
+use crate::pdb::PdbLimits;
+use karpsim_input::nodepools::load_str;
 
 fn pools_by_name(input: &DisruptionInput<'_>) -> BTreeMap<String, NodePool> {
     input

@@ -12,11 +12,9 @@
 use super::tests::{always_valid, catalog, deployment, events, no_disruption};
 use super::*;
 use crate::cloud::Price;
-use crate::spot::{
-    Fraction, NameFilter, RowRef, Storm, TraceNotice, draw_node_interruption,
-};
-use karpsim_input::nodepools::load_str;
 use crate::ledger::MicroUsd;
+use crate::spot::{Fraction, NameFilter, RowRef, Storm, TraceNotice, draw_node_interruption};
+use karpsim_input::nodepools::load_str;
 
 const REAL: Deciders = Deciders {
     schedule: kube_scheduler::schedule_remembering,

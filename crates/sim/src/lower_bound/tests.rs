@@ -5,11 +5,11 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::cloud::nodeclass::NodeClassSettings;
-use karpsim_input::nodepools::load_str;
-use crate::scheduler::kube_scheduler::SchedulerConfig;
 use crate::engine::{self, RunInput, Step, StepAction};
 use crate::latency::LaunchLatency;
+use crate::scheduler::kube_scheduler::SchedulerConfig;
 use crate::time::{SimDuration, SimTime};
+use karpsim_input::nodepools::load_str;
 
 const GIB: i64 = 1 << 30;
 

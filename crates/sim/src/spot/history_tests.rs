@@ -4,7 +4,10 @@
 use super::*;
 use crate::time::SimDuration;
 
-const FIXTURE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/spot/ec2_describe_spot_price_history_m5.large_us-east-1.json");
+const FIXTURE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/fixtures/spot/ec2_describe_spot_price_history_m5.large_us-east-1.json"
+);
 
 fn fixture() -> PriceHistory {
     let text = std::fs::read_to_string(FIXTURE).expect("fixture");
@@ -96,7 +99,10 @@ fn fixture_changes_from_a_later_start_carry_the_price_in_force() {
 
 #[test]
 fn csv_history_with_relative_times() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/spot/prices.csv");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/spot/prices.csv"
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let history = PriceHistory::parse(&text, path).unwrap();
     assert_eq!(history.points.len(), 6);

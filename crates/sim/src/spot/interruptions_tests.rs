@@ -5,9 +5,9 @@
 use rand::SeedableRng;
 
 use super::*;
+use crate::rng::{RngStreams, SimRng, Stream};
 use crate::spot::files::RowRef;
 use crate::spot::plan::FleetNode;
-use crate::rng::{RngStreams, SimRng, Stream};
 
 fn band(index: u8) -> InterruptionBand {
     InterruptionBand::new(index).unwrap()

@@ -114,7 +114,10 @@ mod tests {
 
     #[test]
     fn fixture_trace_in_time_order() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/spot/interruptions.csv");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/fixtures/spot/interruptions.csv"
+        );
         let text = std::fs::read_to_string(path).unwrap();
         let notices = parse_trace(&text, path, None).unwrap();
         let shown: Vec<(SimTime, &str, &str, Option<&str>, RowRef)> = notices

@@ -11,10 +11,10 @@
 use std::collections::BTreeMap;
 
 use super::candidates::{Candidate, PER_NODE_BASE_DISRUPTION_COST};
-use crate::pods::eviction_cost;
 use crate::cloud::Price;
 use crate::karpenter::PoolSums;
 use crate::nodepool::{ConsolidationPolicy, NodePool};
+use crate::pods::eviction_cost;
 use crate::scheduler::Cluster;
 
 /// Upstream `BalancedK`.

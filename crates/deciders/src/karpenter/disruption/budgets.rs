@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::cron::{CronError, Schedule};
+use crate::cluster::Cluster;
 use crate::karpenter::PoolSums;
 use crate::nodepool::{Budget, BudgetNodes, DisruptionReason, NodePool};
-use crate::cluster::Cluster;
 use crate::time::SimTime;
 
 /// The UTC instant simulated time 0 stands for: Monday 2026-01-05 00:00:00Z,

@@ -20,13 +20,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use rayon::prelude::*;
 
 use super::ordering::LastOrder;
-use crate::pdb::{EvictionBlock, PdbLimits};
-use crate::pods::{eviction_cost, is_active, is_disruptable, is_reschedulable, pod_key};
 use crate::cloud::Price;
-use crate::nodepool::{ConsolidationPolicy, NodePool};
+use crate::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
 use crate::kube::pod::DO_NOT_DISRUPT_ANNOTATION;
-use crate::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
+use crate::nodepool::{ConsolidationPolicy, NodePool};
+use crate::pdb::{EvictionBlock, PdbLimits};
+use crate::pods::{eviction_cost, is_active, is_disruptable, is_reschedulable, pod_key};
 use crate::time::{SimDuration, SimTime};
 
 /// The base cost of draining any node (upstream `PerNodeBaseDisruptionCost`).

@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 use super::*;
-use crate::pdb::ControllerScales;
-use crate::testing::{WithSpec, node, pdb, pod_of, pool};
+use crate::cluster::{OwnerKind, PodPhase};
 use crate::kube::pod::DoNotDisrupt;
 use crate::kube::workload::IntOrPercent;
-use crate::cluster::{OwnerKind, PodPhase};
+use crate::pdb::ControllerScales;
+use crate::testing::{WithSpec, node, pdb, pod_of, pool};
 
 struct World {
     cluster: Cluster,

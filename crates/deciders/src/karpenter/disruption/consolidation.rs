@@ -411,9 +411,9 @@ pub fn filter_out_same_instance_type(
 mod tests {
     use super::*;
     use crate::cloud::nodeclass::NodeClassSettings;
-    use crate::testing::pool;
     use crate::karpenter::provisioning::NodePoolContext;
     use crate::kube::resources::Resources;
+    use crate::testing::pool;
 
     /// Filtering by price reads the same worst launch prices from a kept
     /// setup's table as from the offerings (us-east-1, spot and on-demand,

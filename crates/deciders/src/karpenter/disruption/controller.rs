@@ -17,10 +17,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::cloud::Price;
-use crate::nodepool::DisruptionReason;
 use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::ResourceKind;
+use crate::nodepool::DisruptionReason;
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 

@@ -9,11 +9,11 @@
 //! admits), and so are weight, limits and the disruption block. Taint lists
 //! hash as sets, as upstream's `SlicesAsSets`.
 
-use crate::nodepool::NodePool;
+use crate::cluster::{ClaimLifecycle, Cluster, Node, NodeId};
 use crate::kube::labels::LabelKeySet;
 use crate::kube::requirements::Requirements;
 use crate::kube::taints::Taint;
-use crate::cluster::{ClaimLifecycle, Cluster, Node, NodeId};
+use crate::nodepool::NodePool;
 use crate::time::{SimDuration, SimTime};
 
 /// Version tag of [`nodepool_hash`], bumped whenever its input changes.
@@ -185,9 +185,9 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::testing::{node, pool};
     use crate::kube::requirements::{Operator, Requirement};
     use crate::kube::taints::TaintEffect;
+    use crate::testing::{node, pool};
 
     fn stamped(pool: &NodePool) -> Node {
         let mut n = node("n", &pool.name);

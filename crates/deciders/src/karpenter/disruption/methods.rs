@@ -20,11 +20,11 @@ use super::controller::{Command, DisruptionInput, Method, PassOutcome};
 use super::emptiness::empty_command;
 use super::explain;
 use super::ordering::{deal_by_nodepool, sort_by_savings_ratio, sort_by_savings_ratio_after};
-use crate::pdb::PdbLimits;
 use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
 use crate::cloud::Price;
-use crate::nodepool::{DisruptionReason, NodePool};
 use crate::karpenter::provisioning::Closure;
+use crate::nodepool::{DisruptionReason, NodePool};
+use crate::pdb::PdbLimits;
 use crate::scheduler::NodeId;
 
 /// Upstream's cap on multi-node consolidation's batch (`maxParallel`).

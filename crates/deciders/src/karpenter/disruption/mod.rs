@@ -34,10 +34,10 @@ pub const NOMINATION_WINDOW: SimDuration = SimDuration::from_secs(20);
 /// Pause between disruption passes that found nothing to do.
 pub const POLLING_PERIOD: SimDuration = SimDuration::from_secs(10);
 
+pub use crate::pdb::{ControllerScales, PdbLimits};
 pub use budgets::{SIM_EPOCH_UNIX_SECONDS, allowed_disruptions, budget_mapping, is_active};
 pub use candidates::{Candidate, CandidateInputs, DisruptionClass, Rejection, new_candidate};
 pub use controller::{
     Command, DisruptionInput, DisruptionOptions, MessageDedupe, Method, PassOutcome, next_command,
     revalidate, validate,
 };
-pub use crate::pdb::{ControllerScales, PdbLimits};

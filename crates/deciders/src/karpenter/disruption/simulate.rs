@@ -26,12 +26,12 @@ use std::sync::Arc;
 
 use super::candidates::Candidate;
 use super::controller::DisruptionInput;
-use crate::pdb::PdbLimits;
-use crate::pods::{is_disruptable, is_reschedulable, pod_key};
 use crate::karpenter::provisioning::{
     Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, StopEarly,
     solve_with_closure,
 };
+use crate::pdb::PdbLimits;
+use crate::pods::{is_disruptable, is_reschedulable, pod_key};
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 

@@ -11,8 +11,8 @@ use super::candidates::{Candidate, DisruptionClass, emptiness_filter};
 use super::controller::{Command, DisruptionInput, Method};
 use super::methods::{PassContext, empty_nodes_command};
 use super::simulate::scheduling_errors_message;
-use crate::nodepool::DisruptionReason;
 use crate::karpenter::provisioning::NewNodeClaim;
+use crate::nodepool::DisruptionReason;
 
 /// See [`super::controller::revalidate`].
 pub(super) fn revalidate(

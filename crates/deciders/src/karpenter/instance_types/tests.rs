@@ -1,11 +1,11 @@
 //! Tests of the NodePool instance-type filter.
 
-use karpsim_catalog::BundledCatalog;
 use super::*;
 use crate::cloud::CapacityType;
 use crate::cloud::nodeclass::NodeClassSettings;
-use karpsim_input::nodepools::load_str;
 use crate::kube::labels::{LABEL_ARCH, LABEL_INSTANCE_CATEGORY, LABEL_INSTANCE_GENERATION};
+use karpsim_catalog::BundledCatalog;
+use karpsim_input::nodepools::load_str;
 
 fn nodepool_with(requirements: &str) -> NodePool {
     let yaml = format!(

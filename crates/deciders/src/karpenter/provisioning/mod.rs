@@ -39,11 +39,11 @@ pub use scheduler::MAX_INSTANCE_TYPES;
 
 use std::sync::Arc;
 
-use crate::nodepool::NodePool;
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::{ResourceKind, Resources};
+use crate::nodepool::NodePool;
 use crate::scheduler::{Cluster, NodeId, PodId};
 
 /// A NodePool with the catalog of its EC2NodeClass (allocatable shaped by

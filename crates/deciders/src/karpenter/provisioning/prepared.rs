@@ -16,11 +16,11 @@ use super::existing::ExistingNode;
 use super::template::TemplateCore;
 use super::topology::{DomainSource, DomainSources, strict_or_empty};
 use crate::cloud::Price;
-use crate::nodepool::NodePool;
 use crate::kube::labels::{LABEL_HOSTNAME, Labels};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::taints::TaintEffect;
+use crate::nodepool::NodePool;
 use crate::scheduler::NodeId;
 
 /// What [`super::solve`] would otherwise build from its NodePools,

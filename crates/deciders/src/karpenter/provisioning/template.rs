@@ -15,7 +15,6 @@ use super::pod::{
 };
 use crate::cloud::{Catalog, InstanceType, Offering, Price};
 use crate::karpenter::instance_types::template_requirements;
-use crate::nodepool::NodePool;
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
     LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
@@ -24,6 +23,7 @@ use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::kube::taints::tolerates_all;
+use crate::nodepool::NodePool;
 
 /// Instance types grouped by which DaemonSet pods would run on them.
 #[derive(Debug, Clone)]

@@ -15,9 +15,9 @@
 //!
 //! Only registered nodes (kube-scheduler's snapshot) are counted.
 
-use crate::cluster::NodeId;
 use super::super::placement::{Placement, TopologyId};
 use super::Unfit;
+use crate::cluster::NodeId;
 use crate::kube::pod::PodSpec;
 use crate::scheduler::topology::{MatchPart, MatcherId, PodMatcher};
 

@@ -26,8 +26,8 @@ mod tests;
 
 use std::fmt;
 
-use crate::cluster::{Cluster, Node, NodeId};
 use super::placement::Placement;
+use crate::cluster::{Cluster, Node, NodeId};
 use crate::kube::labels::Labels;
 use crate::kube::pod::{HostPort, NodeSelectorExpression, PodSpec};
 use crate::kube::requirements::Operator;

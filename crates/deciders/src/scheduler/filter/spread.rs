@@ -13,9 +13,9 @@
 //! ScheduleAnyway constraints only score in kube-scheduler and are ignored
 //! here.
 
-use crate::cluster::NodeId;
 use super::super::placement::{Placement, TopologyId};
 use super::{Unfit, node_affinity_matches, untolerated_taint};
+use crate::cluster::NodeId;
 use crate::kube::pod::{InclusionPolicy, PodSpec, TopologySpreadConstraint, WhenUnsatisfiable};
 use crate::scheduler::topology::PodMatcher;
 

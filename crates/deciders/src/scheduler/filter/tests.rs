@@ -2,11 +2,11 @@
 //! Kubernetes docs and the plugins' own tests (named per test).
 
 use super::*;
+use crate::cluster::{Cluster, Pod};
 use crate::kube::labels::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE};
 use crate::kube::pod::InclusionPolicy;
 use crate::kube::resources::{GIB, MIB};
 use crate::kube::taints::TaintEffect::{NoExecute, NoSchedule, PreferNoSchedule};
-use crate::cluster::{Cluster, Pod};
 use crate::scheduler::testing::{PodBuilder, expression, node};
 
 /// Runs the full filter for `pod` on every node; returns node name → the

@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::kube::pod::PodSpec;
 use crate::cluster::NodeId;
+use crate::kube::pod::PodSpec;
 use crate::scheduler::filter::Unfit;
 
 /// Per pod template (pods of one workload share a spec), the reasons its

@@ -9,12 +9,12 @@ use std::time::Duration;
 
 use super::consolidation::{NO_CHEAPER_NODE, SPOT_TO_SPOT_DISABLED};
 use super::controller::*;
-use crate::pdb::ControllerScales;
-use crate::testing::{pdb, pool};
 use crate::cloud::fake::instance_types;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::cloud::{CapacityType, Catalog};
-use crate::nodepool::{BudgetNodes, ConsolidationPolicy, DisruptionReason, NodePool};
+use crate::cluster::{
+    ClaimLifecycle, DriftedCondition, NodeClaimInfo, OwnerKind, OwnerRef, PodLifecycle,
+};
 use crate::karpenter::provisioning::NodePoolContext;
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_INSTANCE_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
@@ -23,10 +23,10 @@ use crate::kube::labels::{
 use crate::kube::pod::{DoNotDisrupt, HostPort, PodSpec};
 use crate::kube::resources::{MIB, ResourceKind, Resources};
 use crate::kube::workload::IntOrPercent;
-use crate::cluster::{
-    ClaimLifecycle, DriftedCondition, NodeClaimInfo, OwnerKind, OwnerRef, PodLifecycle,
-};
+use crate::nodepool::{BudgetNodes, ConsolidationPolicy, DisruptionReason, NodePool};
+use crate::pdb::ControllerScales;
 use crate::scheduler::{Cluster, Node, NodeId, Pod, PodId, PodPhase};
+use crate::testing::{pdb, pool};
 use crate::time::{SimDuration, SimTime};
 
 mod threads;

@@ -1,7 +1,6 @@
 //! The launch decision (aws: pkg/providers/instance/suite_test.go,
 //! filter/filter_test.go; core: pkg/cloudprovider/fake cheapest offering).
 
-use karpsim_catalog::BundledCatalog;
 use super::*;
 use crate::cloud::fake::{self, DEFAULT_OFFERINGS, instance_type};
 use crate::cloud::nodeclass::NodeClassSettings;
@@ -10,6 +9,7 @@ use crate::karpenter::provisioning::{LaunchError, choose_offering};
 use crate::kube::labels::LABEL_CAPACITY_TYPE;
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::resources::GIB;
+use karpsim_catalog::BundledCatalog;
 
 fn claim(
     instance_types: Vec<usize>,

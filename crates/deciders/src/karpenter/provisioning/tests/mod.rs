@@ -15,8 +15,6 @@ use super::{
     SchedulingResult, StopEarly, solve,
 };
 use crate::cloud::Catalog;
-use karpsim_input::nodepools::load_str;
-use crate::nodepool::NodePool;
 use crate::kube::labels::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Labels};
 use crate::kube::pod::{
     InclusionPolicy, NodeSelectorExpression, PodAffinityTerm, PodSpec, TopologySpreadConstraint,
@@ -25,10 +23,12 @@ use crate::kube::pod::{
 use crate::kube::requirements::Operator;
 use crate::kube::resources::{MIB, ResourceKind, ResourceNames, Resources};
 use crate::kube::selector::LabelSelector;
+use crate::nodepool::NodePool;
 use crate::scheduler::{
     Cluster, Node, NodeClaimInfo, NodeId, OwnerKind, OwnerRef, Pod, PodId, PodPhase,
 };
 use crate::time::SimTime;
+use karpsim_input::nodepools::load_str;
 
 /// A NodePool from YAML fragments: `spec_extra` lines go under `spec`
 /// (indented two spaces), `template_extra` under `spec.template.spec`
