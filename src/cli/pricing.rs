@@ -10,7 +10,6 @@ use anyhow::{Context, Result};
 use crate::pricing::{
     SnapshotSummary, bundled_snapshot, default_snapshot_path, spot_import, write_snapshot,
 };
-use karpsim_catalog::snapshot::PriceSnapshot;
 use karpsim_input::scenario::{BundledRegions, Scenario};
 
 #[derive(clap::Args)]
@@ -126,7 +125,10 @@ fn import_spot(args: &ImportSpotArgs) -> Result<()> {
         .clone()
         .unwrap_or_else(|| default_snapshot_path(import.region));
     let (mut snapshot, created) = if target.exists() {
-        (PriceSnapshot::load(&target)?, false)
+        (
+            karpsim_input::price_snapshot::read_price_snapshot(&target)?,
+            false,
+        )
     } else {
         (bundled_snapshot(import.region)?, true)
     };
@@ -186,7 +188,7 @@ fn show(args: &ShowArgs) -> Result<()> {
 }
 
 fn summarize_file(path: &Path, shown: String, region: Option<&str>) -> Result<SnapshotSummary> {
-    let snapshot = PriceSnapshot::load(path)?;
+    let snapshot = karpsim_input::price_snapshot::read_price_snapshot(path)?;
     if let Some(region) = region
         && region != snapshot.region
     {

@@ -211,7 +211,7 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(leftovers, vec![std::ffi::OsString::from("us-east-1.json")]);
-        let read = PriceSnapshot::load(&path).unwrap();
+        let read = karpsim_input::price_snapshot::read_price_snapshot(&path).unwrap();
         assert_eq!(read, snapshot);
 
         let catalog = Catalog::load_snapshot(&read, &NodeClassSettings::default()).unwrap();

@@ -323,16 +323,6 @@ impl PriceSnapshot {
         })
     }
 
-    /// Reads the snapshot file at `path`.
-    pub fn load(path: &std::path::Path) -> Result<PriceSnapshot, SnapshotFileError> {
-        let file = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|err| SnapshotFileError {
-            file: file.clone(),
-            reason: format!("cannot read it: {err}"),
-        })?;
-        Self::parse(&text, &file)
-    }
-
     /// The file's text: pretty JSON, keys sorted, one price a line, so the
     /// same prices always give the same bytes.
     pub fn to_json(&self) -> String {

@@ -6,6 +6,7 @@
 
 pub mod manifest;
 pub mod nodepools;
+pub mod price_snapshot;
 pub mod scenario;
 pub mod yaml;
 

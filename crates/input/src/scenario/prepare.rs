@@ -183,9 +183,11 @@ impl Pricing {
                 identity,
             });
         };
-        let prices = PriceSnapshot::load(&pin.path).map_err(|err| SnapshotFileError {
-            file: pin.written.clone(),
-            reason: err.reason,
+        let prices = crate::price_snapshot::read_price_snapshot(&pin.path).map_err(|err| {
+            SnapshotFileError {
+                file: pin.written.clone(),
+                reason: err.reason,
+            }
         })?;
         if prices.region != scenario.region {
             return Err(PrepareError::SnapshotRegion {
