@@ -103,7 +103,7 @@ impl CaRun {
 impl Engine<'_> {
     /// Schedules a CA loop at `at` unless one is due no later.
     pub(super) fn wake_ca(&mut self, at: SimTime) -> Result<(), EngineError> {
-        let Some(ca) = self.ca.as_mut() else {
+        let Some(ca) = self.autoscaler.ca_mut() else {
             return Ok(());
         };
         if ca.next_loop.is_some_and(|t| t <= at) {
@@ -120,7 +120,7 @@ impl Engine<'_> {
             return Ok(());
         };
         let pdbs = PdbLimits::from_cluster(&self.cluster, &self.controller_scales());
-        let Some(ca) = self.ca.as_mut() else {
+        let Some(ca) = self.autoscaler.ca_mut() else {
             return Ok(());
         };
         if ca.next_loop != Some(now) {
@@ -161,7 +161,7 @@ impl Engine<'_> {
             .map(|(node, reason)| (*node, reason_text(self, reason)))
             .collect();
         let mut notes = Vec::new();
-        if let Some(ca) = self.ca.as_mut() {
+        if let Some(ca) = self.autoscaler.ca_mut() {
             for (node, text) in texts {
                 if ca.last_reason.get(&node) != Some(&text) {
                     ca.last_reason.insert(node, text.clone());
@@ -177,7 +177,7 @@ impl Engine<'_> {
                 format!("node/{name}"),
                 format!("node cannot be removed by scale-down: {text}"),
             );
-            if let Some(ca) = self.ca.as_mut() {
+            if let Some(ca) = self.autoscaler.ca_mut() {
                 ca.unremovable.push(UnremovableRecord {
                     time: now,
                     node: name,
@@ -256,7 +256,7 @@ impl Engine<'_> {
                             "marked the node as toBeDeleted/unschedulable ({kind}); removing node"
                         ),
                     );
-                    if let Some(ca) = self.ca.as_mut()
+                    if let Some(ca) = self.autoscaler.ca_mut()
                         && let Some(g) = ca
                             .groups
                             .iter_mut()
@@ -272,7 +272,7 @@ impl Engine<'_> {
                 }
             }
         }
-        if let Some(ca) = self.ca.as_mut() {
+        if let Some(ca) = self.autoscaler.ca_mut() {
             ca.state = state;
         }
         let next = if acted { now } else { now + SCAN_INTERVAL };
@@ -282,8 +282,8 @@ impl Engine<'_> {
     }
 
     fn ca_group_mut(&mut self, group: &str) -> Option<&mut NodeGroupState> {
-        self.ca
-            .as_mut()?
+        self.autoscaler
+            .ca_mut()?
             .groups
             .iter_mut()
             .find(|g| g.name == group)
@@ -303,8 +303,8 @@ impl Engine<'_> {
             return Ok(0);
         };
         let members = self
-            .ca
-            .as_ref()
+            .autoscaler
+            .ca()
             .and_then(|ca| ca.groups.iter().find(|g| g.name == group))
             .map(|g| g.members.clone())
             .unwrap_or_default();
@@ -320,7 +320,7 @@ impl Engine<'_> {
                 Ok(choice) => choice,
                 Err(err) => {
                     failed += 1;
-                    self.launch_failures += 1;
+                    self.record.launch_failures += 1;
                     self.log(
                         EventType::Warning,
                         "FailedToScaleUpGroup",
@@ -337,7 +337,7 @@ impl Engine<'_> {
             };
             if self.capacity_short(&key) {
                 failed += 1;
-                self.launch_failures += 1;
+                self.record.launch_failures += 1;
                 self.log(
                     EventType::Warning,
                     "FailedToScaleUpGroup",
@@ -350,8 +350,8 @@ impl Engine<'_> {
                 continue;
             }
             let counter = self
-                .ca
-                .as_mut()
+                .autoscaler
+                .ca_mut()
                 .map(|ca| {
                     let c = ca.launched_per_group.entry(group.to_string()).or_default();
                     *c += 1;

@@ -87,7 +87,7 @@ impl Engine<'_> {
 
     /// The group a node belongs to.
     fn ca_group_of(&self, node: NodeId) -> Option<String> {
-        let ca = self.ca.as_ref()?;
+        let ca = self.autoscaler.ca()?;
         ca.groups
             .iter()
             .find(|g| g.member(node).is_some())
@@ -97,7 +97,7 @@ impl Engine<'_> {
     /// The instance leaves its group (the ASG detaches it and lowers the
     /// desired capacity).
     fn ca_forget_member(&mut self, node: NodeId) {
-        if let Some(ca) = self.ca.as_mut() {
+        if let Some(ca) = self.autoscaler.ca_mut() {
             for g in &mut ca.groups {
                 if g.member(node).is_some() {
                     g.members.retain(|m| m.node != node);

@@ -12,7 +12,7 @@ use crate::scheduler::{PodId, PodPhase};
 impl Engine<'_> {
     /// Appends every broken invariant to the violations (when checking).
     pub(super) fn check_invariants(&mut self) {
-        if self.violations.is_none() {
+        if self.record.violations.is_none() {
             return;
         }
         let now = self.now();
@@ -93,14 +93,17 @@ impl Engine<'_> {
         }
         // The running nodes cover the bound pods, so the bound's rate can
         // never exceed what they are billed.
-        let bound = self.bound.rate(demand.cpu_millis(), demand.memory_bytes());
+        let bound = self
+            .record
+            .bound
+            .rate(demand.cpu_millis(), demand.memory_bytes());
         let billed = self.ledger.current_hourly_rate().micros();
         if bound > billed {
             found.push(format!(
                 "{now}: cost lower bound {bound} µ$/h above the billed {billed} µ$/h"
             ));
         }
-        if let Some(v) = self.violations.as_mut() {
+        if let Some(v) = self.record.violations.as_mut() {
             v.extend(found);
         }
     }

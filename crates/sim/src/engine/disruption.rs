@@ -110,7 +110,11 @@ impl Engine<'_> {
         if self.cluster.pdbs.is_empty() {
             return scales;
         }
-        let scalable = self.scalable_workloads.iter().map(|&w| &self.workloads[w]);
+        let scalable = self
+            .owners
+            .scalable_workloads
+            .iter()
+            .map(|&w| &self.owners.workloads[w]);
         for w in scalable.filter(|w| !w.deleted) {
             let kind = match w.target.kind {
                 super::TargetKind::Deployment => OwnerKind::Deployment,
@@ -125,26 +129,34 @@ impl Engine<'_> {
 
     /// Schedules a pass at `at` unless one is due earlier.
     pub(super) fn schedule_pass(&mut self, at: SimTime) -> Result<(), EngineError> {
-        if self.disruption.next_pass.is_some_and(|t| t <= at) {
+        if self
+            .autoscaler
+            .kp()
+            .disruption
+            .next_pass
+            .is_some_and(|t| t <= at)
+        {
             return Ok(());
         }
-        self.disruption.next_pass = Some(at);
+        self.autoscaler.kp_mut().disruption.next_pass = Some(at);
         self.schedule(at, Event::DisruptionPass)
     }
 
     /// Calls `f` with the decision input of this instant.
     fn with_input<T>(&self, f: impl FnOnce(&DisruptionInput<'_>) -> T) -> T {
         let contexts: Vec<NodePoolContext<'_>> = self
+            .autoscaler
+            .kp()
             .pools
             .iter()
-            .zip(&self.catalogs)
+            .zip(&self.autoscaler.kp().catalogs)
             .map(|(setup, catalog)| NodePoolContext {
                 pool: &setup.pool,
                 catalog,
             })
             .collect();
         let daemonsets = self.daemonset_templates();
-        let prepared = self.prepared.get(&contexts, &daemonsets);
+        let prepared = self.autoscaler.kp().prepared.get(&contexts, &daemonsets);
         let scales = self.controller_scales();
         let pending: Vec<crate::scheduler::PodId> = self
             .cluster
@@ -158,12 +170,12 @@ impl Engine<'_> {
             daemonsets: &daemonsets,
             scales: &scales,
             pending: &pending,
-            in_flight: &self.disruption.in_flight,
-            node_count_resource: self.node_count_resource,
+            in_flight: &self.autoscaler.kp().disruption.in_flight,
+            node_count_resource: self.autoscaler.kp().node_count_resource,
             options: Default::default(),
             now: self.now(),
             prepared: Some(&prepared),
-            candidate_cache: Some(&self.candidate_cache),
+            candidate_cache: Some(&self.autoscaler.kp().candidate_cache),
             message_dedupe: Some(self.unconsolidatable_dedupe()),
         };
         f(&input)
@@ -172,7 +184,7 @@ impl Engine<'_> {
     /// The `Unconsolidatable` events logged, with upstream's dedupe window.
     fn unconsolidatable_dedupe(&self) -> MessageDedupe<'_> {
         MessageDedupe {
-            published: &self.disruption.unconsolidatable_logged,
+            published: &self.autoscaler.kp().disruption.unconsolidatable_logged,
             window: UNCONSOLIDATABLE_DEDUPE,
         }
     }
@@ -181,7 +193,7 @@ impl Engine<'_> {
     /// found nothing.
     fn pass_can_skip(&self) -> bool {
         let now = self.now();
-        let Some((version, at)) = self.disruption.last_noop else {
+        let Some((version, at)) = self.autoscaler.kp().disruption.last_noop else {
             return false;
         };
         if version != self.version || now >= at + CONSOLIDATION_STATE_RESET {
@@ -193,6 +205,8 @@ impl Engine<'_> {
                 return false;
             };
             let consolidate_after = self
+                .autoscaler
+                .kp()
                 .pools
                 .iter()
                 .find(|p| *p.pool.name == *claim.nodepool)
@@ -211,11 +225,11 @@ impl Engine<'_> {
     /// One pass of the disruption controller.
     pub(super) fn disruption_pass(&mut self) -> Result<(), EngineError> {
         let now = self.now();
-        if self.disruption.next_pass != Some(now) {
+        if self.autoscaler.kp().disruption.next_pass != Some(now) {
             return Ok(());
         }
-        self.disruption.next_pass = None;
-        if self.disruption.validating.is_some() {
+        self.autoscaler.kp_mut().disruption.next_pass = None;
+        if self.autoscaler.kp().disruption.validating.is_some() {
             return Ok(());
         }
         if self.pass_can_skip() {
@@ -224,7 +238,9 @@ impl Engine<'_> {
         // An event logged longer ago than the dedupe window silences
         // nothing, as if never logged: dropping it keeps the map (read by
         // every pass) to the nodes logged in the last window.
-        self.disruption
+        self.autoscaler
+            .kp_mut()
+            .disruption
             .unconsolidatable_logged
             .retain(|_, &mut at| MessageDedupe::silences(UNCONSOLIDATABLE_DEDUPE, at, now));
         let next_command = self.deciders.next_command;
@@ -235,14 +251,14 @@ impl Engine<'_> {
                 .cluster
                 .node(node)
                 .is_none_or(|n| n.marked_for_deletion)
-                || self.disruption.in_flight.contains(&node);
+                || self.autoscaler.kp().disruption.in_flight.contains(&node);
             if !deleting {
                 self.note_unconsolidatable(node, reason);
             }
         }
         match outcome.command {
             Some(command) if command.needs_validation => {
-                self.disruption.validating = Some(command);
+                self.autoscaler.kp_mut().disruption.validating = Some(command);
                 self.schedule(now + COMMAND_VALIDATION_DELAY, Event::ValidateCommand)
             }
             Some(command) => {
@@ -251,7 +267,7 @@ impl Engine<'_> {
                 self.schedule_pass(next)
             }
             None => {
-                self.disruption.last_noop = Some((self.version, now));
+                self.autoscaler.kp_mut().disruption.last_noop = Some((self.version, now));
                 self.schedule_pass(now + POLLING_PERIOD)
             }
         }
@@ -263,6 +279,8 @@ impl Engine<'_> {
     pub(super) fn note(&mut self, node: NodeId, event: &str, reason: String) {
         let now = self.now();
         let changed = self
+            .autoscaler
+            .kp()
             .disruption
             .notes
             .get(&node)
@@ -276,7 +294,11 @@ impl Engine<'_> {
                 reason.clone(),
             );
         }
-        self.disruption.notes.insert(node, (now, reason));
+        self.autoscaler
+            .kp_mut()
+            .disruption
+            .notes
+            .insert(node, (now, reason));
     }
 
     /// Logs an `Unconsolidatable` event for why a pass did not disrupt a
@@ -289,7 +311,11 @@ impl Engine<'_> {
         if self.unconsolidatable_dedupe().drops(node, now) {
             return;
         }
-        self.disruption.unconsolidatable_logged.insert(node, now);
+        self.autoscaler
+            .kp_mut()
+            .disruption
+            .unconsolidatable_logged
+            .insert(node, now);
         let name = self.node_name(node);
         self.log(
             EventType::Normal,
@@ -297,13 +323,17 @@ impl Engine<'_> {
             format!("node/{name}"),
             reason.clone(),
         );
-        self.disruption.notes.insert(node, (now, reason));
+        self.autoscaler
+            .kp_mut()
+            .disruption
+            .notes
+            .insert(node, (now, reason));
     }
 
     /// The validation delay is over: re-check the waiting command.
     pub(super) fn validate_command(&mut self) -> Result<(), EngineError> {
         let now = self.now();
-        let Some(command) = self.disruption.validating.take() else {
+        let Some(command) = self.autoscaler.kp_mut().disruption.validating.take() else {
             return Ok(());
         };
         let validate = self.deciders.validate;
@@ -323,7 +353,7 @@ impl Engine<'_> {
                         );
                     }
                 }
-                self.churn.commands_failed += 1;
+                self.record.churn.commands_failed += 1;
                 self.schedule_pass(now + POLLING_PERIOD)
             }
         }
@@ -338,7 +368,7 @@ impl Engine<'_> {
             .copied()
             .filter(|&n| {
                 self.cluster.node(n).is_some_and(|n| !n.marked_for_deletion)
-                    && !self.disruption.in_flight.contains(&n)
+                    && !self.autoscaler.kp().disruption.in_flight.contains(&n)
             })
             .collect();
         if candidates.is_empty() {
@@ -369,7 +399,7 @@ impl Engine<'_> {
                             "command aborted: a replacement NodeClaim failed to launch".to_string(),
                         );
                     }
-                    self.churn.commands_failed += 1;
+                    self.record.churn.commands_failed += 1;
                     return Ok(false);
                 }
             }
@@ -384,7 +414,7 @@ impl Engine<'_> {
             if let Some(n) = self.cluster.node_mut(node) {
                 n.marked_for_deletion = true;
             }
-            self.disruption.in_flight.insert(node);
+            self.autoscaler.kp_mut().disruption.in_flight.insert(node);
             let name = self.node_name(node);
             self.log(
                 EventType::Normal,
@@ -394,16 +424,17 @@ impl Engine<'_> {
             );
         }
         *self
+            .record
             .churn
             .commands_by_method
             .entry(method_name(command.method).to_string())
             .or_default() += 1;
-        let id = self.disruption.next_id;
-        self.disruption.next_id += 1;
+        let id = self.autoscaler.kp().disruption.next_id;
+        self.autoscaler.kp_mut().disruption.next_id += 1;
         let mut command = command;
         command.candidates = candidates;
         let waiting = !replacements.is_empty();
-        self.disruption.running.insert(
+        self.autoscaler.kp_mut().disruption.running.insert(
             id,
             Running {
                 command,
@@ -424,7 +455,10 @@ impl Engine<'_> {
 
     /// A node initialized: commands waiting only for it may proceed.
     pub(super) fn replacement_initialized(&mut self, node: NodeId) -> Result<(), EngineError> {
-        let ready: Vec<u64> = self
+        let Some(karpenter) = self.autoscaler.karpenter() else {
+            return Ok(());
+        };
+        let ready: Vec<u64> = karpenter
             .disruption
             .running
             .iter()
@@ -444,7 +478,10 @@ impl Engine<'_> {
 
     /// A node was terminated: commands waiting for it as a replacement fail.
     pub(super) fn replacement_lost(&mut self, node: NodeId) -> Result<(), EngineError> {
-        let lost: Vec<u64> = self
+        let Some(karpenter) = self.autoscaler.karpenter() else {
+            return Ok(());
+        };
+        let lost: Vec<u64> = karpenter
             .disruption
             .running
             .iter()
@@ -459,13 +496,13 @@ impl Engine<'_> {
 
     /// Every replacement is initialized: delete the candidates.
     fn finish_command(&mut self, id: u64) -> Result<(), EngineError> {
-        let Some(running) = self.disruption.running.remove(&id) else {
+        let Some(running) = self.autoscaler.kp_mut().disruption.running.remove(&id) else {
             return Ok(());
         };
         let command = running.command;
         let reason = reason_name(command.reason);
         for &node in &command.candidates {
-            self.disruption.in_flight.remove(&node);
+            self.autoscaler.kp_mut().disruption.in_flight.remove(&node);
             self.start_termination(node, reason)?;
         }
         if matches!(
@@ -473,10 +510,10 @@ impl Engine<'_> {
             DisruptionReason::Empty | DisruptionReason::Underutilized
         ) {
             let rate = command.estimated_savings;
-            self.churn.consolidation_savings_per_hour += rate;
+            self.record.churn.consolidation_savings_per_hour += rate;
             let left = (SimTime::ZERO + self.input.duration).saturating_duration_since(self.now());
             let micros = i128::from(rate.micros()) * i128::from(left.as_millis()) / 3_600_000;
-            self.churn.consolidation_savings.0 += i64::try_from(micros).unwrap_or(i64::MAX);
+            self.record.churn.consolidation_savings.0 += i64::try_from(micros).unwrap_or(i64::MAX);
         }
         Ok(())
     }
@@ -487,12 +524,12 @@ impl Engine<'_> {
     }
 
     fn fail_command(&mut self, id: u64, why: &str) -> Result<(), EngineError> {
-        let Some(running) = self.disruption.running.remove(&id) else {
+        let Some(running) = self.autoscaler.kp_mut().disruption.running.remove(&id) else {
             return Ok(());
         };
-        self.churn.commands_failed += 1;
+        self.record.churn.commands_failed += 1;
         for &node in &running.command.candidates {
-            self.disruption.in_flight.remove(&node);
+            self.autoscaler.kp_mut().disruption.in_flight.remove(&node);
             if self.cluster.node(node).is_some() {
                 self.untaint_disrupted(node);
                 self.note(node, "DisruptionBlocked", format!("command failed: {why}"));
@@ -525,21 +562,33 @@ impl Engine<'_> {
         node_count_resource: Option<ResourceKind>,
     ) -> Result<(), EngineError> {
         let now = self.now();
-        self.pools = nodepools.to_vec();
-        self.node_count_resource = node_count_resource;
-        self.base_catalogs = self
+        // NodePools are Karpenter's: a Cluster Autoscaler variant keeps its
+        // node groups.
+        let Some(karpenter) = self.autoscaler.karpenter_mut() else {
+            return Ok(());
+        };
+        karpenter.pools = nodepools.to_vec();
+        karpenter.node_count_resource = node_count_resource;
+        karpenter.base_catalogs = karpenter
             .pools
             .iter()
             .map(|setup| restrict_zones(&setup.catalog, &self.input.zones))
             .collect();
         self.apply_spot_prices_in_force();
         self.rebuild_catalogs();
-        self.bound
+        self.record
+            .bound
             .set_launchable(crate::lower_bound::nodepool_types(
-                &self.pools,
-                &self.base_catalogs,
+                &self.autoscaler.kp().pools,
+                &self.autoscaler.kp().base_catalogs,
             ));
-        let names: Vec<String> = self.pools.iter().map(|p| p.pool.name.clone()).collect();
+        let names: Vec<String> = self
+            .autoscaler
+            .kp()
+            .pools
+            .iter()
+            .map(|p| p.pool.name.clone())
+            .collect();
         self.log(
             EventType::Normal,
             "NodePoolsReplaced",
@@ -555,7 +604,13 @@ impl Engine<'_> {
             let Some(pool_name) = node.nodepool() else {
                 continue;
             };
-            let Some(setup) = self.pools.iter().find(|p| p.pool.name == pool_name) else {
+            let Some(setup) = self
+                .autoscaler
+                .kp()
+                .pools
+                .iter()
+                .find(|p| p.pool.name == pool_name)
+            else {
                 orphaned.push(id);
                 continue;
             };

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::{
-    Batch, Engine, EngineError, Event, EventType, OfferingKey, PROVISIONING_REQUEUE,
-    UNAVAILABLE_OFFERING_TTL,
+    Batch, Engine, EngineError, Event, EventType, KarpenterState, OfferingKey,
+    PROVISIONING_REQUEUE, UNAVAILABLE_OFFERING_TTL,
 };
 use crate::karpenter::disruption::NOMINATION_WINDOW;
 use crate::karpenter::disruption::drift::{expiration_time, launch_lifecycle};
@@ -25,7 +25,7 @@ use crate::scheduler::{Node, NodeClaimInfo, NodeId, PodId};
 impl Engine<'_> {
     /// One kube-scheduler pass over every pending (non-DaemonSet) pod.
     pub(super) fn run_scheduler(&mut self) -> Result<(), EngineError> {
-        self.scheduler_queued = false;
+        self.scheduler.queued = false;
         let pending: Vec<PodId> = self
             .cluster
             .pending_pods()
@@ -39,7 +39,7 @@ impl Engine<'_> {
             &self.cluster,
             &pending,
             &self.input.scheduler,
-            &mut self.scheduler_memo,
+            &mut self.scheduler.memo,
         );
         let mut newly_unschedulable = Vec::new();
         let mut bound_any = false;
@@ -87,11 +87,11 @@ impl Engine<'_> {
             return Ok(());
         }
         let now = self.now();
-        if self.ca.is_some() {
+        if self.autoscaler.ca().is_some() {
             // Cluster Autoscaler reacts to new unschedulable pods instead.
             return self.wake_ca(now);
         }
-        let batch = self.batch.get_or_insert_with(|| Batch {
+        let batch = self.autoscaler.kp_mut().batch.get_or_insert_with(|| Batch {
             opened: now,
             last_new: now,
             members: BTreeSet::new(),
@@ -111,11 +111,13 @@ impl Engine<'_> {
     /// Closes the batch window if it is due and provisions.
     pub(super) fn check_batch(&mut self) -> Result<(), EngineError> {
         let due = self
+            .autoscaler
+            .kp()
             .batch
             .as_ref()
             .is_some_and(|b| b.deadline() <= self.now());
         if due {
-            self.batch = None;
+            self.autoscaler.kp_mut().batch = None;
             self.provision()?;
         }
         Ok(())
@@ -123,24 +125,24 @@ impl Engine<'_> {
 
     /// Karpenter's 10 s requeue of still-provisionable pods.
     pub(super) fn requeue(&mut self) -> Result<(), EngineError> {
-        self.requeue_armed = false;
+        self.autoscaler.kp_mut().requeue.armed = false;
         let pods = self.provisionable_pods();
         if pods.is_empty() {
             return Ok(());
         }
-        if self.last_solve_version == Some(self.version) {
+        if self.autoscaler.kp().requeue.last_solve_version == Some(self.version) {
             // Nothing changed since the last solve: it would answer the
             // same. Sleep until the cluster changes.
-            self.requeue_waiting = true;
+            self.autoscaler.kp_mut().requeue.waiting = true;
             return Ok(());
         }
         self.trigger_batch(&pods)
     }
 
     fn arm_requeue(&mut self) -> Result<(), EngineError> {
-        if !self.requeue_armed {
-            self.requeue_armed = true;
-            self.requeue_waiting = false;
+        if !self.autoscaler.kp().requeue.armed {
+            self.autoscaler.kp_mut().requeue.armed = true;
+            self.autoscaler.kp_mut().requeue.waiting = false;
             let at = self.now() + PROVISIONING_REQUEUE;
             self.schedule(at, Event::Requeue)?;
         }
@@ -168,22 +170,24 @@ impl Engine<'_> {
             return Ok(());
         }
         let contexts: Vec<NodePoolContext<'_>> = self
+            .autoscaler
+            .kp()
             .pools
             .iter()
-            .zip(&self.catalogs)
+            .zip(&self.autoscaler.kp().catalogs)
             .map(|(setup, catalog)| NodePoolContext {
                 pool: &setup.pool,
                 catalog,
             })
             .collect();
         let daemonsets = self.daemonset_templates();
-        let prepared = self.prepared.get(&contexts, &daemonsets);
+        let prepared = self.autoscaler.kp().prepared.get(&contexts, &daemonsets);
         let result = (self.deciders.solve)(&ProvisioningInput {
             cluster: &self.cluster,
             nodepools: &contexts,
             daemonsets: &daemonsets,
             pods: &pods,
-            node_count_resource: self.node_count_resource,
+            node_count_resource: self.autoscaler.kp().node_count_resource,
             prepared: Some(&prepared),
             stop_early: Default::default(),
         });
@@ -209,8 +213,8 @@ impl Engine<'_> {
                 None => retry.extend(claim.pods.iter().copied()),
             }
         }
-        self.last_solve_version = Some(self.version);
-        self.last_solve_at = self.now();
+        self.autoscaler.kp_mut().requeue.last_solve_version = Some(self.version);
+        self.autoscaler.kp_mut().requeue.last_solve_at = self.now();
         self.arm_requeue()?;
         // Pods of failed launches are re-provisioned in a new batch without
         // the offerings that just failed.
@@ -243,14 +247,17 @@ impl Engine<'_> {
         reason: &str,
     ) -> Result<Option<NodeId>, EngineError> {
         let pool_index = claim.nodepool;
-        let Some(setup) = self.pools.get(pool_index) else {
+        let Some(setup) = self.autoscaler.kp().pools.get(pool_index) else {
             return Ok(None);
         };
         let pool = &setup.pool;
-        let decision = match (self.deciders.choose_offering)(claim, &self.catalogs[pool_index]) {
+        let decision = match (self.deciders.choose_offering)(
+            claim,
+            &self.autoscaler.kp().catalogs[pool_index],
+        ) {
             Ok(decision) => decision,
             Err(error) => {
-                self.launch_failures += 1;
+                self.record.launch_failures += 1;
                 self.log(
                     EventType::Warning,
                     "LaunchFailed",
@@ -263,7 +270,8 @@ impl Engine<'_> {
                 return Ok(None);
             }
         };
-        let instance_type = &self.catalogs[pool_index].instance_types()[decision.instance_type];
+        let instance_type =
+            &self.autoscaler.kp().catalogs[pool_index].instance_types()[decision.instance_type];
         let key = OfferingKey {
             instance_type: instance_type.name().to_string(),
             zone: decision.zone.to_string(),
@@ -280,9 +288,9 @@ impl Engine<'_> {
     /// EC2 had no capacity for the chosen offering: cache it as unavailable
     /// for 3 minutes.
     fn insufficient_capacity(&mut self, pool: usize, key: OfferingKey) -> Result<(), EngineError> {
-        self.launch_failures += 1;
+        self.record.launch_failures += 1;
         let expiry = self.now() + UNAVAILABLE_OFFERING_TTL;
-        let pool_name = self.pools[pool].pool.name.clone();
+        let pool_name = self.autoscaler.kp().pools[pool].pool.name.clone();
         self.log(
             EventType::Warning,
             "InsufficientCapacityError",
@@ -303,8 +311,10 @@ impl Engine<'_> {
             return Ok(());
         }
         self.ice.remove(&key);
-        self.prepared.clear();
-        self.catalogs_stale = true;
+        if let Some(karpenter) = self.autoscaler.karpenter_mut() {
+            karpenter.prepared.clear();
+            karpenter.catalogs_stale = true;
+        }
         self.touch()
     }
 
@@ -313,23 +323,32 @@ impl Engine<'_> {
     /// rebuild from the base catalogs would give, without copying them; a
     /// renewal changes no catalog.
     pub(super) fn insert_ice(&mut self, key: &OfferingKey, expiry: crate::time::SimTime) {
-        if self.catalogs_stale {
+        if self
+            .autoscaler
+            .karpenter()
+            .is_some_and(|k| k.catalogs_stale)
+        {
             self.rebuild_catalogs();
         }
         if self.ice.insert(key.clone(), expiry).is_some() {
             return;
         }
-        self.prepared.clear();
-        for catalog in &mut self.catalogs {
-            catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
+        if let Some(karpenter) = self.autoscaler.karpenter_mut() {
+            karpenter.prepared.clear();
+            for catalog in &mut karpenter.catalogs {
+                catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
+            }
         }
     }
 
     pub(super) fn rebuild_catalogs(&mut self) {
-        self.catalogs_stale = false;
-        self.catalogs = self.base_catalogs.clone();
-        self.prepared.clear();
-        for catalog in &mut self.catalogs {
+        let Some(karpenter) = self.autoscaler.karpenter_mut() else {
+            return;
+        };
+        karpenter.catalogs_stale = false;
+        karpenter.catalogs = karpenter.base_catalogs.clone();
+        karpenter.prepared.clear();
+        for catalog in &mut karpenter.catalogs {
             for key in self.ice.keys() {
                 catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
             }
@@ -345,9 +364,16 @@ impl Engine<'_> {
     ) -> Result<NodeId, EngineError> {
         let now = self.now();
         let pool_index = claim.nodepool;
-        let pool = &self.pools[pool_index].pool;
-        let instance_type = &self.catalogs[pool_index].instance_types()[decision.instance_type];
-        let counter = self.nodes_per_pool.entry(pool.name.clone()).or_default();
+        let KarpenterState {
+            pools,
+            catalogs,
+            nodes_per_pool,
+            pool_names,
+            ..
+        } = self.autoscaler.kp_mut();
+        let pool = &pools[pool_index].pool;
+        let instance_type = &catalogs[pool_index].instance_types()[decision.instance_type];
+        let counter = nodes_per_pool.entry(pool.name.clone()).or_default();
         *counter += 1;
         let name = format!("{}-{:05}", pool.name, *counter);
         let mut labels: Labels = instance_type
@@ -386,7 +412,7 @@ impl Engine<'_> {
             marked_for_deletion: false,
             claim: Some(NodeClaimInfo {
                 lifecycle: launch_lifecycle(pool),
-                nodepool: shared_name(&mut self.pool_names, &pool.name),
+                nodepool: shared_name(pool_names, &pool.name),
                 instance_type: instance_type.name().to_string(),
                 capacity_type: decision.capacity_type,
                 zone: decision.zone.to_string(),

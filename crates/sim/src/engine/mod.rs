@@ -453,7 +453,7 @@ impl Engine<'_> {
             node.allocatable.memory_bytes(),
         );
         let node_id = self.cluster.add_node(node);
-        self.bound.node_added(node_id, cpu, memory, price);
+        self.record.bound.node_added(node_id, cpu, memory, price);
         debug_assert_eq!(node_id.0 as usize, self.node_meta.len());
         self.node_meta.push(NodeMeta {
             billing,
@@ -465,13 +465,14 @@ impl Engine<'_> {
             launch_reason: reason.to_string(),
             deleting: None,
         });
-        self.launched += 1;
+        self.record.launched += 1;
         *self
+            .record
             .churn
             .nodeclaims_launched_by_reason
             .entry(reason.to_string())
             .or_default() += 1;
-        self.peak_nodes = self.peak_nodes.max(self.cluster.node_count());
+        self.record.peak_nodes = self.record.peak_nodes.max(self.cluster.node_count());
         Ok(node_id)
     }
 }
@@ -481,10 +482,13 @@ impl Engine<'_> {
     /// per-node caches are dropped (they only save work, so the decisions
     /// are the same).
     fn node_removed_from_caches(&mut self) {
-        self.nodes_removed_since_prepared += 1;
-        if self.nodes_removed_since_prepared >= PREPARED_NODE_REMOVALS {
-            self.nodes_removed_since_prepared = 0;
-            self.prepared.clear();
+        let Some(karpenter) = self.autoscaler.karpenter_mut() else {
+            return;
+        };
+        karpenter.nodes_removed_since_prepared += 1;
+        if karpenter.nodes_removed_since_prepared >= PREPARED_NODE_REMOVALS {
+            karpenter.nodes_removed_since_prepared = 0;
+            karpenter.prepared.clear();
         }
     }
 }
@@ -516,19 +520,97 @@ struct WorkloadState {
     deleted: bool,
 }
 
+/// One variant's run: the clock and event queue, the cluster and the cloud,
+/// and the controllers that act on them, each owning its state.
 struct Engine<'a> {
     input: &'a RunInput,
     deciders: Deciders,
+    queue: EventQueue<Event>,
+    cluster: Cluster,
+    ledger: CostLedger,
+    latency_rng: SimRng,
+    /// Offerings in the insufficient-capacity cache, with their expiry.
+    ice: BTreeMap<OfferingKey, SimTime>,
+    /// Per pod and per node (by id), what the engine knows beyond the
+    /// cluster model.
+    pod_meta: Vec<PodMeta>,
+    node_meta: Vec<NodeMeta>,
+    /// Bumped on every cluster change; compared by the requeue.
+    version: u64,
+    /// The workload controllers (Deployments, Jobs, ...) and the sources
+    /// that feed them.
+    owners: OwnerControllers,
+    /// kube-scheduler's queue flag and memo.
+    scheduler: SchedulerState,
+    /// Karpenter's provisioner and disruption controller, or the Cluster
+    /// Autoscaler.
+    autoscaler: Autoscaler,
+    /// Pods in the eviction queue, with their failed attempts so far.
+    evicting: BTreeMap<PodId, u32>,
+    /// Spot prices, interruptions and their measures.
+    spot: spot::SpotState,
+    /// What the run reports: events, samples, counters, the cost floor.
+    record: Recorder<'a>,
+}
+
+/// The autoscaler a variant runs.
+enum Autoscaler {
+    Karpenter(Box<KarpenterState>),
+    ClusterAutoscaler(Box<ca::CaRun>),
+}
+
+impl Autoscaler {
+    fn karpenter(&self) -> Option<&KarpenterState> {
+        match self {
+            Autoscaler::Karpenter(state) => Some(state),
+            Autoscaler::ClusterAutoscaler(_) => None,
+        }
+    }
+
+    fn karpenter_mut(&mut self) -> Option<&mut KarpenterState> {
+        match self {
+            Autoscaler::Karpenter(state) => Some(state),
+            Autoscaler::ClusterAutoscaler(_) => None,
+        }
+    }
+
+    /// Karpenter's state, in code only a Karpenter variant reaches: its
+    /// events (batch, requeue, ICE expiry, disruption passes) are only
+    /// scheduled there, and shared paths use [`Autoscaler::karpenter`].
+    fn kp(&self) -> &KarpenterState {
+        self.karpenter()
+            .expect("Karpenter state used in a Cluster Autoscaler run")
+    }
+
+    fn kp_mut(&mut self) -> &mut KarpenterState {
+        self.karpenter_mut()
+            .expect("Karpenter state used in a Cluster Autoscaler run")
+    }
+
+    fn ca(&self) -> Option<&ca::CaRun> {
+        match self {
+            Autoscaler::ClusterAutoscaler(run) => Some(run),
+            Autoscaler::Karpenter(_) => None,
+        }
+    }
+
+    fn ca_mut(&mut self) -> Option<&mut ca::CaRun> {
+        match self {
+            Autoscaler::ClusterAutoscaler(run) => Some(run),
+            Autoscaler::Karpenter(_) => None,
+        }
+    }
+}
+
+/// Karpenter's state: the NodePools in force with their catalogs, the kept
+/// solve setup, the batch window and requeue, and the disruption controller.
+struct KarpenterState {
     /// The NodePools in force (a `NodePools` step replaces them).
     pools: Vec<PoolSetup>,
     /// One shared copy of each NodePool name its NodeClaims carry.
     pool_names: BTreeMap<String, Arc<str>>,
     /// The slot of `limits.nodes` of the NodePools in force.
     node_count_resource: Option<ResourceKind>,
-    queue: EventQueue<Event>,
-    cluster: Cluster,
-    ledger: CostLedger,
-    latency_rng: SimRng,
     /// Catalogs with out-of-scenario zones marked unavailable.
     base_catalogs: Vec<Catalog>,
     /// `base_catalogs` minus the ICE cache.
@@ -544,8 +626,26 @@ struct Engine<'a> {
     nodes_removed_since_prepared: u32,
     /// Disruption candidates' node facts, kept from pass to pass.
     candidate_cache: CandidateCache,
-    /// Offerings in the ICE cache, with their expiry.
-    ice: BTreeMap<OfferingKey, SimTime>,
+    /// NodeClaims named so far per NodePool name (names are never reused).
+    nodes_per_pool: BTreeMap<String, u64>,
+    batch: Option<Batch>,
+    requeue: Requeue,
+    /// The disruption controller and its orchestration queue.
+    disruption: disruption::DisruptionState,
+}
+
+/// The provisioner's requeue: solve again while pods stay pending.
+#[derive(Default)]
+struct Requeue {
+    last_solve_version: Option<u64>,
+    last_solve_at: SimTime,
+    armed: bool,
+    waiting: bool,
+}
+
+/// The workload controllers' state.
+#[derive(Default)]
+struct OwnerControllers {
     workloads: Vec<WorkloadState>,
     /// Indices into `workloads` of the Deployments, ReplicaSets and
     /// StatefulSets (what PDB percentages count; a run may create far more
@@ -554,60 +654,55 @@ struct Engine<'a> {
     /// Indices into `workloads` of the DaemonSets.
     daemonset_workloads: Vec<usize>,
     workload_index: BTreeMap<Target, usize>,
-    pod_meta: Vec<PodMeta>,
     pod_names: BTreeMap<(String, String), PodId>,
-    node_meta: Vec<NodeMeta>,
-    /// NodeClaims named so far per NodePool name (names are never reused).
-    nodes_per_pool: BTreeMap<String, u64>,
-    scheduler_queued: bool,
-    /// What kube-scheduler's failed scans found, for its next calls.
-    scheduler_memo: FailureMemo,
-    batch: Option<Batch>,
-    /// Bumped on every cluster change; compared by the requeue.
-    version: u64,
-    last_solve_version: Option<u64>,
-    last_solve_at: SimTime,
-    requeue_armed: bool,
-    requeue_waiting: bool,
+    /// Scale and delete steps whose object did not exist, by verb and
+    /// object: (first time, steps).
+    missing_targets: BTreeMap<(&'static str, Target), (SimTime, u64)>,
+    /// Jobs failed at their `activeDeadlineSeconds`.
+    jobs_failed: u64,
+    /// Generators and trace importers of the run.
+    sources: source::OpenSources,
+}
+
+/// kube-scheduler's state between calls.
+#[derive(Default)]
+struct SchedulerState {
+    queued: bool,
+    /// What failed scans found, for the next calls.
+    memo: FailureMemo,
+}
+
+/// What a run records for its reports.
+struct Recorder<'a> {
     events: event_log::EventLog<'a>,
     samples: Vec<Sample>,
     next_sample: SimTime,
+    usage: UsageIntegrals,
+    peak_nodes: usize,
+    launched: u64,
+    launch_failures: u64,
+    last_progress: SimTime,
+    /// Churn counters for the summary.
+    churn: Churn,
+    /// The cost lower bound, kept up to date with nodes and prices.
+    bound: BoundTracker,
+    /// Invariant violations, when checking (see [`run_checked`]).
+    violations: Option<Vec<String>>,
+    /// Wall time per component, when profiling.
+    profile: Option<Profile>,
+}
+
+/// ∫ requested / allocatable over time, in (milli-cores | bytes) × ms.
+#[derive(Default)]
+struct UsageIntegrals {
     integrated_until: SimTime,
     /// The nodes' summed requests and allocatable, with the cluster
     /// revision they were summed at (most events change no node).
     usage_sums: Option<(u64, record::UsageSums)>,
-    /// ∫ requested / allocatable over time, in (milli-cores | bytes) × ms.
     cpu_requested_ms: i128,
     cpu_allocatable_ms: i128,
     memory_requested_ms: i128,
     memory_allocatable_ms: i128,
-    peak_nodes: usize,
-    launched: u64,
-    launch_failures: u64,
-    /// Jobs failed at their `activeDeadlineSeconds`.
-    jobs_failed: u64,
-    last_progress: SimTime,
-    /// The disruption controller and its orchestration queue.
-    disruption: disruption::DisruptionState,
-    /// Pods in the eviction queue, with their failed attempts so far.
-    evicting: BTreeMap<PodId, u32>,
-    /// Churn counters for the summary.
-    churn: Churn,
-    /// Spot prices, interruptions and their measures.
-    spot: spot::SpotState,
-    /// Invariant violations, when checking (see [`run_checked`]).
-    violations: Option<Vec<String>>,
-    /// Generators and trace importers of the run.
-    sources: source::OpenSources,
-    /// Cluster Autoscaler's state, for a CA variant.
-    ca: Option<ca::CaRun>,
-    /// The cost lower bound, kept up to date with nodes and prices.
-    bound: BoundTracker,
-    /// Wall time per component, when profiling.
-    profile: Option<Profile>,
-    /// Scale and delete steps whose object did not exist, by verb and
-    /// object: (first time, steps).
-    missing_targets: BTreeMap<(&'static str, Target), (SimTime, u64)>,
 }
 
 impl<'a> Engine<'a> {
@@ -621,66 +716,57 @@ impl<'a> Engine<'a> {
             Some(setup) => lower_bound::node_group_types(setup),
             None => lower_bound::nodepool_types(&input.nodepools, &base_catalogs),
         });
+        let autoscaler = match &input.cluster_autoscaler {
+            Some(setup) => Autoscaler::ClusterAutoscaler(Box::new(ca::CaRun::new(setup))),
+            None => Autoscaler::Karpenter(Box::new(KarpenterState {
+                pools: input.nodepools.clone(),
+                pool_names: BTreeMap::new(),
+                node_count_resource: input.node_count_resource,
+                catalogs: base_catalogs.clone(),
+                base_catalogs,
+                catalogs_stale: false,
+                prepared: PreparedCache::default(),
+                nodes_removed_since_prepared: 0,
+                candidate_cache: CandidateCache::default(),
+                nodes_per_pool: BTreeMap::new(),
+                batch: None,
+                requeue: Requeue::default(),
+                disruption: disruption::DisruptionState::default(),
+            })),
+        };
         Engine {
             input,
             deciders,
-            pools: input.nodepools.clone(),
-            pool_names: BTreeMap::new(),
-            node_count_resource: input.node_count_resource,
             queue: EventQueue::new(),
             cluster: Cluster::new(),
             ledger: CostLedger::new(),
             latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
-            catalogs: base_catalogs.clone(),
-            catalogs_stale: false,
-            prepared: PreparedCache::default(),
-            nodes_removed_since_prepared: 0,
-            candidate_cache: CandidateCache::default(),
-            base_catalogs,
             ice: BTreeMap::new(),
-            workloads: Vec::new(),
-            scalable_workloads: Vec::new(),
-            daemonset_workloads: Vec::new(),
-            workload_index: BTreeMap::new(),
             pod_meta: Vec::new(),
-            pod_names: BTreeMap::new(),
             node_meta: Vec::new(),
-            nodes_per_pool: BTreeMap::new(),
-            scheduler_queued: false,
-            scheduler_memo: FailureMemo::default(),
-            batch: None,
             version: 0,
-            last_solve_version: None,
-            last_solve_at: SimTime::ZERO,
-            requeue_armed: false,
-            requeue_waiting: false,
-            events: event_log::EventLog::in_memory(),
-            samples: Vec::new(),
-            next_sample: SimTime::ZERO,
-            integrated_until: SimTime::ZERO,
-            usage_sums: None,
-            missing_targets: BTreeMap::new(),
-            cpu_requested_ms: 0,
-            cpu_allocatable_ms: 0,
-            memory_requested_ms: 0,
-            memory_allocatable_ms: 0,
-            peak_nodes: 0,
-            launched: 0,
-            launch_failures: 0,
-            jobs_failed: 0,
-            last_progress: SimTime::ZERO,
-            disruption: disruption::DisruptionState::default(),
+            owners: OwnerControllers::default(),
+            scheduler: SchedulerState::default(),
+            autoscaler,
             evicting: BTreeMap::new(),
-            churn: Churn::default(),
             spot: spot::SpotState::new(
                 InterruptionModel::new(input.interruptions.clone()),
                 input.seed,
             ),
-            violations: None,
-            sources: source::OpenSources::default(),
-            ca: input.cluster_autoscaler.as_ref().map(ca::CaRun::new),
-            bound,
-            profile: None,
+            record: Recorder {
+                events: event_log::EventLog::in_memory(),
+                samples: Vec::new(),
+                next_sample: SimTime::ZERO,
+                usage: UsageIntegrals::default(),
+                peak_nodes: 0,
+                launched: 0,
+                launch_failures: 0,
+                last_progress: SimTime::ZERO,
+                churn: Churn::default(),
+                bound,
+                violations: None,
+                profile: None,
+            },
         }
     }
 
@@ -706,7 +792,12 @@ impl<'a> Engine<'a> {
     }
 
     fn handle(&mut self, event: Event) -> Result<(), EngineError> {
-        if self.catalogs_stale && !matches!(event, Event::IceExpired(_)) {
+        if self
+            .autoscaler
+            .karpenter()
+            .is_some_and(|k| k.catalogs_stale)
+            && !matches!(event, Event::IceExpired(_))
+        {
             self.rebuild_catalogs();
         }
         match event {
@@ -737,19 +828,23 @@ impl<'a> Engine<'a> {
     /// Something in the cluster changed: the requeue may act again.
     fn touch(&mut self) -> Result<(), EngineError> {
         self.version += 1;
-        if self.requeue_waiting && !self.requeue_armed {
-            self.requeue_waiting = false;
-            let at = (self.last_solve_at + PROVISIONING_REQUEUE).max(self.now());
-            self.requeue_armed = true;
-            self.schedule(at, Event::Requeue)?;
+        let now = self.now();
+        if let Some(karpenter) = self.autoscaler.karpenter_mut() {
+            let requeue = &mut karpenter.requeue;
+            if requeue.waiting && !requeue.armed {
+                requeue.waiting = false;
+                requeue.armed = true;
+                let at = (requeue.last_solve_at + PROVISIONING_REQUEUE).max(now);
+                self.schedule(at, Event::Requeue)?;
+            }
         }
         Ok(())
     }
 
     /// Queues a kube-scheduler pass at the current instant (once).
     fn wake_scheduler(&mut self) -> Result<(), EngineError> {
-        if !self.scheduler_queued {
-            self.scheduler_queued = true;
+        if !self.scheduler.queued {
+            self.scheduler.queued = true;
             let now = self.now();
             self.schedule(now, Event::SchedulerRun)?;
         }
@@ -757,7 +852,7 @@ impl<'a> Engine<'a> {
     }
 
     fn log(&mut self, kind: EventType, reason: &str, object: String, message: String) {
-        self.events.record(EventRecord {
+        self.record.events.record(EventRecord {
             time: self.now(),
             kind,
             reason: reason.to_string(),
@@ -780,21 +875,21 @@ impl<'a> Engine<'a> {
     /// Moves time forward to `to`: integrates allocation, takes the
     /// per-minute samples due before `to`, reports progress.
     fn advance_to(&mut self, to: SimTime, progress: &mut dyn FnMut(SimTime)) {
-        while self.next_sample < to {
-            let at = self.next_sample;
+        while self.record.next_sample < to {
+            let at = self.record.next_sample;
             self.integrate_until(at);
             self.sample_at(at);
-            self.next_sample = at + SAMPLE_INTERVAL;
+            self.record.next_sample = at + SAMPLE_INTERVAL;
         }
         self.integrate_until(to);
-        if to >= self.last_progress + SAMPLE_INTERVAL {
-            self.last_progress = to;
+        if to >= self.record.last_progress + SAMPLE_INTERVAL {
+            self.record.last_progress = to;
             progress(to);
         }
     }
 
     fn sample_at(&mut self, at: SimTime) {
-        if self.samples.last().is_some_and(|s| s.time == at) {
+        if self.record.samples.last().is_some_and(|s| s.time == at) {
             return;
         }
         let mut sample = Sample {
@@ -814,10 +909,11 @@ impl<'a> Engine<'a> {
         }
         sample.pending_pods = self.cluster.pending_pods().count();
         sample.lower_bound_rate = crate::cloud::Price::from_micros(
-            self.bound
+            self.record
+                .bound
                 .rate(sample.cpu_requested_millis, sample.memory_requested_bytes),
         );
-        self.samples.push(sample);
+        self.record.samples.push(sample);
     }
 }
 
@@ -839,15 +935,20 @@ pub fn restrict_zones(catalog: &Catalog, zones: &[String]) -> Catalog {
 impl Engine<'_> {
     /// Indices into `workloads` of the live DaemonSets, in creation order.
     fn live_daemonsets(&self) -> impl Iterator<Item = usize> + '_ {
-        self.daemonset_workloads.iter().copied().filter(|&w| {
-            !self.workloads[w].deleted && self.workloads[w].target.kind == TargetKind::DaemonSet
-        })
+        self.owners
+            .daemonset_workloads
+            .iter()
+            .copied()
+            .filter(|&w| {
+                !self.owners.workloads[w].deleted
+                    && self.owners.workloads[w].target.kind == TargetKind::DaemonSet
+            })
     }
 
     /// Shared pod template handles of the live DaemonSets (their overhead).
     fn daemonset_templates(&self) -> Vec<Arc<crate::kube::pod::PodSpec>> {
         self.live_daemonsets()
-            .map(|w| self.workloads[w].workload.template.clone())
+            .map(|w| self.owners.workloads[w].workload.template.clone())
             .collect()
     }
 }

@@ -40,8 +40,8 @@ impl Engine<'_> {
             }
             StepAction::Scale { target, replicas } => match self.live_workload(target) {
                 Some(w) => {
-                    let from = self.workloads[w].desired;
-                    self.workloads[w].desired = *replicas;
+                    let from = self.owners.workloads[w].desired;
+                    self.owners.workloads[w].desired = *replicas;
                     self.log(
                         EventType::Normal,
                         "ScalingReplicaSet",
@@ -62,15 +62,17 @@ impl Engine<'_> {
     }
 
     fn live_workload(&self, target: &Target) -> Option<usize> {
-        self.workload_index
+        self.owners
+            .workload_index
             .get(target)
             .copied()
-            .filter(|&w| !self.workloads[w].deleted)
+            .filter(|&w| !self.owners.workloads[w].deleted)
     }
 
     fn not_found(&mut self, target: &Target, verb: &'static str) {
         let now = self.now();
-        self.missing_targets
+        self.owners
+            .missing_targets
             .entry((verb, target.clone()))
             .or_insert((now, 0))
             .1 += 1;
@@ -108,7 +110,7 @@ impl Engine<'_> {
                 );
                 return Ok(());
             }
-            let state = &mut self.workloads[w];
+            let state = &mut self.owners.workloads[w];
             state.workload = workload.clone();
             state.desired = desired;
             self.log(
@@ -119,8 +121,8 @@ impl Engine<'_> {
             );
             return self.reconcile(w);
         }
-        let w = self.workloads.len();
-        self.workloads.push(WorkloadState {
+        let w = self.owners.workloads.len();
+        self.owners.workloads.push(WorkloadState {
             target: target.clone(),
             workload: workload.clone(),
             desired,
@@ -130,15 +132,15 @@ impl Engine<'_> {
             complete: false,
             deleted: false,
         });
-        self.workload_index.insert(target, w);
+        self.owners.workload_index.insert(target, w);
         if matches!(
             kind,
             TargetKind::Deployment | TargetKind::ReplicaSet | TargetKind::StatefulSet
         ) {
-            self.scalable_workloads.push(w);
+            self.owners.scalable_workloads.push(w);
         }
         if kind == TargetKind::DaemonSet {
-            self.daemonset_workloads.push(w);
+            self.owners.daemonset_workloads.push(w);
         }
         if kind == TargetKind::DaemonSet {
             let nodes: Vec<NodeId> = self
@@ -175,19 +177,19 @@ impl Engine<'_> {
     /// with reason `DeadlineExceeded`, its active pods are deleted and no
     /// more are created.
     pub(super) fn job_deadline(&mut self, w: usize) -> Result<(), EngineError> {
-        let state = &self.workloads[w];
+        let state = &self.owners.workloads[w];
         if state.deleted || state.complete {
             return Ok(());
         }
-        self.workloads[w].complete = true;
-        self.jobs_failed += 1;
+        self.owners.workloads[w].complete = true;
+        self.owners.jobs_failed += 1;
         self.log(
             EventType::Warning,
             "DeadlineExceeded",
-            object_of(&self.workloads[w].target),
+            object_of(&self.owners.workloads[w].target),
             "Job was active longer than specified deadline".to_string(),
         );
-        let active: Vec<PodId> = self.workloads[w]
+        let active: Vec<PodId> = self.owners.workloads[w]
             .pods
             .iter()
             .copied()
@@ -201,7 +203,7 @@ impl Engine<'_> {
 
     /// Brings a workload's pods in line with its spec.
     pub(super) fn reconcile(&mut self, w: usize) -> Result<(), EngineError> {
-        if self.workloads[w].deleted {
+        if self.owners.workloads[w].deleted {
             return Ok(());
         }
         // Terminating pods are on their way out: controllers replace them
@@ -216,26 +218,26 @@ impl Engine<'_> {
         };
         // Counted first: most calls find the count right and list nothing.
         let (mut active_count, mut terminating_count) = (0, 0);
-        for terminating in self.workloads[w].pods.iter().filter_map(live) {
+        for terminating in self.owners.workloads[w].pods.iter().filter_map(live) {
             if terminating {
                 terminating_count += 1;
             } else {
                 active_count += 1;
             }
         }
-        let kind = self.workloads[w].workload.kind.clone();
+        let kind = self.owners.workloads[w].workload.kind.clone();
         match kind {
             WorkloadKind::Deployment { .. }
             | WorkloadKind::ReplicaSet { .. }
             | WorkloadKind::StatefulSet { .. } => {
-                let desired = self.workloads[w].desired as usize;
+                let desired = self.owners.workloads[w].desired as usize;
                 let stateful = matches!(kind, WorkloadKind::StatefulSet { .. });
                 let held = if stateful { terminating_count } else { 0 };
                 if active_count + held < desired {
                     self.room_for_pods(desired - active_count - held)?;
                     // Ordinals in use (only a StatefulSet names pods by them).
                     let mut ordinals: Vec<u32> = if stateful {
-                        self.workloads[w]
+                        self.owners.workloads[w]
                             .pods
                             .iter()
                             .filter(|p| live(p).is_some())
@@ -251,7 +253,8 @@ impl Engine<'_> {
                             while ordinals.binary_search(&next_ordinal).is_ok() {
                                 next_ordinal += 1;
                             }
-                            let name = format!("{}-{next_ordinal}", self.workloads[w].target.name);
+                            let name =
+                                format!("{}-{next_ordinal}", self.owners.workloads[w].target.name);
                             ordinals.push(next_ordinal);
                             ordinals.sort_unstable();
                             self.create_pod(w, name, Some(next_ordinal))?;
@@ -262,7 +265,7 @@ impl Engine<'_> {
                     }
                 } else if active_count > desired {
                     // Only pods that are not already terminating are chosen.
-                    let active: Vec<PodId> = self.workloads[w]
+                    let active: Vec<PodId> = self.owners.workloads[w]
                         .pods
                         .iter()
                         .copied()
@@ -276,7 +279,7 @@ impl Engine<'_> {
                 }
             }
             WorkloadKind::Job(job) => {
-                let state = &self.workloads[w];
+                let state = &self.owners.workloads[w];
                 if state.complete {
                     return Ok(());
                 }
@@ -285,8 +288,8 @@ impl Engine<'_> {
                     None => state.succeeded > 0,
                 };
                 if done {
-                    self.workloads[w].complete = true;
-                    let object = object_of(&self.workloads[w].target);
+                    self.owners.workloads[w].complete = true;
+                    let object = object_of(&self.owners.workloads[w].target);
                     self.log(
                         EventType::Normal,
                         "Completed",
@@ -312,7 +315,7 @@ impl Engine<'_> {
     }
 
     fn next_pod_name(&mut self, w: usize) -> String {
-        let state = &mut self.workloads[w];
+        let state = &mut self.owners.workloads[w];
         let name = format!("{}-{:05}", state.target.name, state.next_suffix);
         state.next_suffix += 1;
         name
@@ -335,7 +338,7 @@ impl Engine<'_> {
     }
 
     fn owner_ref(&self, w: usize) -> Option<OwnerRef> {
-        let state = &self.workloads[w];
+        let state = &self.owners.workloads[w];
         let kind = match state.target.kind {
             TargetKind::Deployment => OwnerKind::Deployment,
             TargetKind::ReplicaSet => OwnerKind::ReplicaSet,
@@ -370,7 +373,7 @@ impl Engine<'_> {
         ordinal: Option<u32>,
     ) -> Result<PodId, EngineError> {
         self.room_for_pods(1)?;
-        let spec = self.workloads[w].workload.template.clone();
+        let spec = self.owners.workloads[w].workload.template.clone();
         let pod = self.new_pod(w, name, ordinal, spec, false);
         self.wake_scheduler()?;
         self.touch()?;
@@ -385,7 +388,7 @@ impl Engine<'_> {
         spec: Arc<PodSpec>,
         daemonset: bool,
     ) -> PodId {
-        let namespace = self.workloads[w].target.namespace.clone();
+        let namespace = self.owners.workloads[w].target.namespace.clone();
         let pod = Pod {
             lifecycle: Default::default(),
             name: name.clone(),
@@ -412,12 +415,12 @@ impl Engine<'_> {
             nominated: None,
             lost: false,
         });
-        self.pod_names.insert((namespace, name.clone()), id);
-        self.workloads[w].pods.push(id);
+        self.owners.pod_names.insert((namespace, name.clone()), id);
+        self.owners.workloads[w].pods.push(id);
         if !daemonset {
             self.spot_pod_created(id, w);
         }
-        let object = object_of(&self.workloads[w].target);
+        let object = object_of(&self.owners.workloads[w].target);
         self.log(
             EventType::Normal,
             "SuccessfulCreate",
@@ -439,7 +442,7 @@ impl Engine<'_> {
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.removed = true;
         if let Some(w) = meta.workload {
-            self.workloads[w].pods.retain(|p| *p != pod);
+            self.owners.workloads[w].pods.retain(|p| *p != pod);
         }
         self.log(
             EventType::Normal,
@@ -455,6 +458,7 @@ impl Engine<'_> {
         if target.kind == TargetKind::Pod {
             let key = (target.namespace.clone(), target.name.clone());
             let pod = self
+                .owners
                 .pod_names
                 .get(&key)
                 .copied()
@@ -466,8 +470,8 @@ impl Engine<'_> {
             let owner = self.pod_meta[pod.0 as usize].workload;
             self.remove_pod(pod, "deleted by workload step")?;
             if let Some(w) = owner {
-                if self.workloads[w].target.kind == TargetKind::Pod {
-                    self.workloads[w].deleted = true;
+                if self.owners.workloads[w].target.kind == TargetKind::Pod {
+                    self.owners.workloads[w].deleted = true;
                 } else {
                     self.reconcile(w)?;
                 }
@@ -478,14 +482,14 @@ impl Engine<'_> {
             self.not_found(target, "delete");
             return Ok(());
         };
-        self.workloads[w].deleted = true;
+        self.owners.workloads[w].deleted = true;
         self.log(
             EventType::Normal,
             "Deleted",
             object_of(target),
             "deleted with its pods".to_string(),
         );
-        for pod in self.workloads[w].pods.clone() {
+        for pod in self.owners.workloads[w].pods.clone() {
             self.remove_pod(pod, "owner deleted")?;
         }
         Ok(())
@@ -511,7 +515,7 @@ impl Engine<'_> {
             "pod ran to completion".to_string(),
         );
         if let Some(w) = self.pod_meta[pod.0 as usize].workload {
-            self.workloads[w].succeeded += 1;
+            self.owners.workloads[w].succeeded += 1;
             self.reconcile(w)?;
         }
         self.wake_scheduler()?;
@@ -524,7 +528,7 @@ impl Engine<'_> {
     /// `activeDeadlineSeconds` is not a run time: it fails the Job.
     pub(super) fn run_time(&self, pod: PodId) -> Option<SimDuration> {
         let w = self.pod_meta[pod.0 as usize].workload?;
-        let state = &self.workloads[w];
+        let state = &self.owners.workloads[w];
         let template = state.workload.template.run_duration;
         let duration = match &state.workload.kind {
             WorkloadKind::Job(job) => template.or(job.duration),
@@ -558,7 +562,7 @@ impl Engine<'_> {
     /// when the node matches the template (tolerations, node selector,
     /// required node affinity) and has room.
     fn place_daemon_pod(&mut self, w: usize, node_id: NodeId) -> Result<(), EngineError> {
-        let spec = self.workloads[w].workload.template.clone();
+        let spec = self.owners.workloads[w].workload.template.clone();
         let Some(node) = self.cluster.node(node_id) else {
             return Ok(());
         };
@@ -567,7 +571,7 @@ impl Engine<'_> {
         }
         let node_name = node.name.clone();
         if !spec.requests.fits(&node.available()) {
-            let object = object_of(&self.workloads[w].target);
+            let object = object_of(&self.owners.workloads[w].target);
             self.log(
                 EventType::Warning,
                 "FailedPlacement",
@@ -576,7 +580,7 @@ impl Engine<'_> {
             );
             return Ok(());
         }
-        let name = format!("{}-{node_name}", self.workloads[w].target.name);
+        let name = format!("{}-{node_name}", self.owners.workloads[w].target.name);
         let pod = self.new_pod(w, name, None, spec, true);
         self.bind_pod(pod, node_id)?;
         self.touch()

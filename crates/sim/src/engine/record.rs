@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::Engine;
+use super::{Autoscaler, Engine};
 use crate::cloud::{CapacityType, Price};
 use crate::ledger::MicroUsd;
 use crate::percentile::SortedSamples;
@@ -379,12 +379,18 @@ impl Engine<'_> {
             cost_by_capacity_type: totals.by_capacity_type,
             cost_by_nodepool: totals.by_pool,
             node_millis,
-            peak_nodes: self.peak_nodes,
-            nodeclaims_launched: self.launched,
-            launch_failures: self.launch_failures,
-            jobs_failed: self.jobs_failed,
-            cpu_allocation: ratio(self.cpu_requested_ms, self.cpu_allocatable_ms),
-            memory_allocation: ratio(self.memory_requested_ms, self.memory_allocatable_ms),
+            peak_nodes: self.record.peak_nodes,
+            nodeclaims_launched: self.record.launched,
+            launch_failures: self.record.launch_failures,
+            jobs_failed: self.owners.jobs_failed,
+            cpu_allocation: ratio(
+                self.record.usage.cpu_requested_ms,
+                self.record.usage.cpu_allocatable_ms,
+            ),
+            memory_allocation: ratio(
+                self.record.usage.memory_requested_ms,
+                self.record.usage.memory_allocatable_ms,
+            ),
             pods_created: workload_pods().count(),
             pods_scheduled: workload_pods()
                 .filter(|(_, m)| m.first_bound.is_some())
@@ -394,11 +400,12 @@ impl Engine<'_> {
             pending_p95: pending.percentile(crate::Percentile::P95),
             pending_max: pending.percentile(crate::Percentile::MAX),
             unschedulable_reasons,
-            events: self.events.count(),
-            churn: self.churn.clone(),
+            events: self.record.events.count(),
+            churn: self.record.churn.clone(),
             spot: self.spot_summary(end),
             trace_rows_skipped: 0,
             missing_targets: self
+                .owners
                 .missing_targets
                 .iter()
                 .map(|((verb, target), (first_at, steps))| MissingTarget {
@@ -408,27 +415,36 @@ impl Engine<'_> {
                     steps: *steps,
                 })
                 .collect(),
-            cost_lower_bound: self.bound.total(),
+            cost_lower_bound: self.record.bound.total(),
             cost_efficiency: (totals.total.0 > 0)
-                .then(|| self.bound.total().0 as f64 / totals.total.0 as f64),
+                .then(|| self.record.bound.total().0 as f64 / totals.total.0 as f64),
         };
         let disruption = self
-            .disruption
-            .notes
-            .iter()
-            .map(|(node, (time, reason))| DisruptionNote {
-                node: self.node_meta_name(*node),
-                time: *time,
-                reason: reason.clone(),
+            .autoscaler
+            .karpenter()
+            .map(|karpenter| {
+                karpenter
+                    .disruption
+                    .notes
+                    .iter()
+                    .map(|(node, (time, reason))| DisruptionNote {
+                        node: self.node_meta_name(*node),
+                        time: *time,
+                        reason: reason.clone(),
+                    })
+                    .collect()
             })
-            .collect();
+            .unwrap_or_default();
         RunOutput {
             summary,
             nodeclaims,
-            events: self.events.into_kept(),
-            timeseries: self.samples,
+            events: self.record.events.into_kept(),
+            timeseries: self.record.samples,
             disruption,
-            scale_down: self.ca.map(|ca| ca.unremovable),
+            scale_down: match self.autoscaler {
+                Autoscaler::ClusterAutoscaler(ca) => Some(ca.unremovable),
+                Autoscaler::Karpenter(_) => None,
+            },
         }
     }
 
@@ -437,7 +453,7 @@ impl Engine<'_> {
     /// cluster changed since.
     pub(super) fn integrate_until(&mut self, to: SimTime) {
         let dt = i128::from(
-            to.saturating_duration_since(self.integrated_until)
+            to.saturating_duration_since(self.record.usage.integrated_until)
                 .as_millis(),
         );
         if dt > 0 {
@@ -448,22 +464,23 @@ impl Engine<'_> {
                 memory_requested,
                 cpu_allocatable,
                 memory_allocatable,
-            } = match self.usage_sums {
+            } = match self.record.usage.usage_sums {
                 Some((at, sums)) if at == revision => sums,
                 _ => {
                     let sums = UsageSums::of(&self.cluster);
-                    self.usage_sums = Some((revision, sums));
+                    self.record.usage.usage_sums = Some((revision, sums));
                     sums
                 }
             };
-            self.cpu_requested_ms += i128::from(cpu_requested) * dt;
-            self.cpu_allocatable_ms += cpu_allocatable * dt;
-            self.memory_requested_ms += i128::from(memory_requested) * dt;
-            self.memory_allocatable_ms += memory_allocatable * dt;
-            self.bound
+            self.record.usage.cpu_requested_ms += i128::from(cpu_requested) * dt;
+            self.record.usage.cpu_allocatable_ms += cpu_allocatable * dt;
+            self.record.usage.memory_requested_ms += i128::from(memory_requested) * dt;
+            self.record.usage.memory_allocatable_ms += memory_allocatable * dt;
+            self.record
+                .bound
                 .integrate(dt as u64, cpu_requested, memory_requested);
         }
-        self.integrated_until = self.integrated_until.max(to);
+        self.record.usage.integrated_until = self.record.usage.integrated_until.max(to);
     }
 }
 

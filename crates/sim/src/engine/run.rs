@@ -32,7 +32,7 @@ pub fn run_profiled(
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<(RunOutput, Profile), EngineError> {
     let mut engine = Engine::new(input, Deciders::default());
-    engine.profile = Some(Profile::default());
+    engine.record.profile = Some(Profile::default());
     run_engine(engine, progress).map(|(output, _, profile)| (output, profile.unwrap_or_default()))
 }
 
@@ -48,9 +48,9 @@ pub fn run_to_sink(
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<(RunOutput, Option<Profile>), EngineError> {
     let mut engine = Engine::new(input, Deciders::default());
-    engine.events = EventLog::to_sink(events);
+    engine.record.events = EventLog::to_sink(events);
     if profiled {
-        engine.profile = Some(Profile::default());
+        engine.record.profile = Some(Profile::default());
     }
     run_engine(engine, progress).map(|(output, _, profile)| (output, profile))
 }
@@ -64,7 +64,7 @@ pub fn run_checked(
     deciders: Deciders,
 ) -> Result<(RunOutput, Vec<String>), EngineError> {
     let mut engine = Engine::new(input, deciders);
-    engine.violations = Some(Vec::new());
+    engine.record.violations = Some(Vec::new());
     run_engine(engine, &mut |_| {}).map(|(output, violations, _)| (output, violations))
 }
 
@@ -88,25 +88,29 @@ fn run_engine(
         if at > end {
             break;
         }
-        let started = profile::start(&engine.profile);
+        let started = profile::start(&engine.record.profile);
         engine.advance_to(at, progress);
-        profile::stop(&mut engine.profile, Component::Sampling, started);
+        profile::stop(&mut engine.record.profile, Component::Sampling, started);
         let Some((_, event)) = engine.queue.pop() else {
             break;
         };
-        let component = engine.profile.as_ref().map(|_| Component::of(&event));
-        let started = profile::start(&engine.profile);
+        let component = engine
+            .record
+            .profile
+            .as_ref()
+            .map(|_| Component::of(&event));
+        let started = profile::start(&engine.record.profile);
         engine.handle(event)?;
         if let Some(component) = component {
-            profile::stop(&mut engine.profile, component, started);
+            profile::stop(&mut engine.record.profile, component, started);
         }
         engine.check_invariants();
     }
     engine.advance_to(end, progress);
     engine.sample_at(end);
-    let violations = engine.violations.take().unwrap_or_default();
-    let rows_skipped = engine.sources.rows_skipped();
-    let profile = engine.profile.take();
+    let violations = engine.record.violations.take().unwrap_or_default();
+    let rows_skipped = engine.owners.sources.rows_skipped();
+    let profile = engine.record.profile.take();
     let mut output = engine.finish(end);
     output.summary.trace_rows_skipped = rows_skipped;
     Ok((output, violations, profile))

@@ -78,10 +78,10 @@ impl Engine<'_> {
             let source = factory
                 .open(self.input.seed)
                 .map_err(|e| self.source_error(e))?;
-            self.sources.sources.push(source);
-            self.sources.ready.push(None);
+            self.owners.sources.sources.push(source);
+            self.owners.sources.ready.push(None);
         }
-        for index in 0..self.sources.sources.len() {
+        for index in 0..self.owners.sources.sources.len() {
             self.pull(index)?;
         }
         Ok(())
@@ -89,12 +89,12 @@ impl Engine<'_> {
 
     /// Reads source `index`'s next step and queues it.
     fn pull(&mut self, index: usize) -> Result<(), EngineError> {
-        let next = self.sources.sources[index]
+        let next = self.owners.sources.sources[index]
             .next_step()
             .map_err(|e| self.source_error(e))?;
         if let Some(step) = next {
             let at = step.at.max(self.now());
-            self.sources.ready[index] = Some(step);
+            self.owners.sources.ready[index] = Some(step);
             self.schedule(at, Event::SourceStep(index))?;
         }
         Ok(())
@@ -102,7 +102,7 @@ impl Engine<'_> {
 
     /// Applies source `index`'s ready step, then queues its next one.
     pub(super) fn apply_source_step(&mut self, index: usize) -> Result<(), EngineError> {
-        if let Some(step) = self.sources.ready[index].take() {
+        if let Some(step) = self.owners.sources.ready[index].take() {
             self.apply_action(&step.action)?;
         }
         self.pull(index)

@@ -216,23 +216,26 @@ impl Engine<'_> {
                 (change.instance_type.clone(), change.zone.clone()),
                 change.price,
             );
-            for catalog in self
-                .base_catalogs
-                .iter_mut()
-                .chain(self.catalogs.iter_mut())
-            {
-                catalog.set_offering_price(
-                    &change.instance_type,
-                    &change.zone,
-                    CapacityType::Spot,
-                    change.price,
-                );
+            if let Some(karpenter) = self.autoscaler.karpenter_mut() {
+                for catalog in karpenter
+                    .base_catalogs
+                    .iter_mut()
+                    .chain(karpenter.catalogs.iter_mut())
+                {
+                    catalog.set_offering_price(
+                        &change.instance_type,
+                        &change.zone,
+                        CapacityType::Spot,
+                        change.price,
+                    );
+                }
+                // The prepared solve setup caches price tables and cannot
+                // see an in-place price change.
+                karpenter.prepared.clear();
             }
-            self.bound
+            self.record
+                .bound
                 .spot_price_changed(&change.instance_type, &change.zone, change.price);
-            // The prepared solve setup caches price tables and cannot see an
-            // in-place price change.
-            self.prepared.clear();
             let running: Vec<NodeId> = self
                 .spot
                 .nodes
@@ -246,7 +249,7 @@ impl Engine<'_> {
                 self.ledger
                     .change_price(billing, now, change.price)
                     .map_err(|e| self.ledger_error(e))?;
-                self.bound.node_price_changed(*node, change.price);
+                self.record.bound.node_price_changed(*node, change.price);
                 if let Some(claim) = self.cluster.node_mut(*node).and_then(|n| n.claim.as_mut()) {
                     claim.price = change.price;
                 }
@@ -269,12 +272,15 @@ impl Engine<'_> {
     /// Sets the spot prices of the price history in force on the base
     /// catalogs (after a NodePool change rebuilt them).
     pub(super) fn apply_spot_prices_in_force(&mut self) {
+        let Some(karpenter) = self.autoscaler.karpenter_mut() else {
+            return;
+        };
         for ((instance_type, zone), price) in &self.spot.prices {
-            for catalog in &mut self.base_catalogs {
+            for catalog in &mut karpenter.base_catalogs {
                 catalog.set_offering_price(instance_type, zone, CapacityType::Spot, *price);
             }
         }
-        self.prepared.clear();
+        karpenter.prepared.clear();
     }
 
     /// Whether EC2 has no capacity for `key` now: a test shortage, or a
@@ -311,7 +317,8 @@ impl Engine<'_> {
             return Ok(());
         }
         let now = self.now();
-        let instance_type = &self.catalogs[pool_index].instance_types()[decision.instance_type];
+        let instance_type =
+            &self.autoscaler.kp().catalogs[pool_index].instance_types()[decision.instance_type];
         let band = instance_type
             .offerings
             .iter()
@@ -487,7 +494,7 @@ impl Engine<'_> {
     /// spot interruption warning → CordonAndDrain now, and the offering
     /// goes into the ICE cache for 3 minutes.
     pub(super) fn on_spot_signal(&mut self, signal: SpotSignal) -> Result<(), EngineError> {
-        if self.ca.is_some() {
+        if self.autoscaler.ca().is_some() {
             return self.ca_on_spot_signal(signal);
         }
         match signal {
@@ -610,7 +617,7 @@ impl Engine<'_> {
         let Some(w) = self.pod_meta[pod.0 as usize].workload else {
             return;
         };
-        if self.workloads[w].target.kind == super::TargetKind::Pod {
+        if self.owners.workloads[w].target.kind == super::TargetKind::Pod {
             return;
         }
         let index = self.spot.gaps.len();

@@ -171,7 +171,9 @@ impl Engine<'_> {
             format!("nodeclaim/{name}"),
             format!("Deleting NodeClaim: {reason}{deadline_text}"),
         );
-        self.disruption.in_flight.remove(&node);
+        if let Some(karpenter) = self.autoscaler.karpenter_mut() {
+            karpenter.disruption.in_flight.remove(&node);
+        }
         let pods = self.deleting_node_pods();
         self.touch()?;
         self.trigger_batch(&pods)?;
@@ -282,7 +284,7 @@ impl Engine<'_> {
     fn force_delete(&mut self, pod: PodId, deadline: SimTime) -> Result<(), EngineError> {
         let now = self.now();
         let left = deadline.saturating_duration_since(now);
-        self.churn.forced_pod_deletions += 1;
+        self.record.churn.forced_pod_deletions += 1;
         let object = self.pod_object(pod);
         self.log(
             EventType::Warning,
@@ -324,7 +326,7 @@ impl Engine<'_> {
                 self.evict(pod, node, &reason, deadline)
             }
             Err(block) => {
-                self.churn.pdb_blocked_evictions += 1;
+                self.record.churn.pdb_blocked_evictions += 1;
                 if attempt == 0 {
                     let message = match block {
                         EvictionBlock::Pdb(key) => format!(
@@ -368,6 +370,7 @@ impl Engine<'_> {
         let daemon = p.is_daemonset();
         if !daemon {
             *self
+                .record
                 .churn
                 .evictions_by_reason
                 .entry(reason.to_string())
@@ -402,13 +405,13 @@ impl Engine<'_> {
         self.schedule(now + grace, Event::PodGone(pod))?;
         let workload = self.pod_meta[pod.0 as usize].workload;
         match workload {
-            Some(w) if self.workloads[w].target.kind == super::TargetKind::Pod => {
+            Some(w) if self.owners.workloads[w].target.kind == super::TargetKind::Pod => {
                 self.pod_meta[pod.0 as usize].lost = true;
-                self.churn.bare_pods_lost += 1;
+                self.record.churn.bare_pods_lost += 1;
             }
             Some(w) if !daemon => {
-                let object = super::owners::object_of(&self.workloads[w].target);
-                *self.churn.pod_restarts.entry(object).or_default() += 1;
+                let object = super::owners::object_of(&self.owners.workloads[w].target);
+                *self.record.churn.pod_restarts.entry(object).or_default() += 1;
                 self.reconcile(w)?;
             }
             _ => {}
@@ -434,7 +437,7 @@ impl Engine<'_> {
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.removed = true;
         if let Some(w) = workload {
-            self.workloads[w].pods.retain(|p| *p != pod);
+            self.owners.workloads[w].pods.retain(|p| *p != pod);
             if !lost {
                 self.reconcile(w)?;
             }
@@ -475,10 +478,10 @@ impl Engine<'_> {
             }
             let bare = self.pod_meta[pod.0 as usize]
                 .workload
-                .is_some_and(|w| self.workloads[w].target.kind == super::TargetKind::Pod);
+                .is_some_and(|w| self.owners.workloads[w].target.kind == super::TargetKind::Pod);
             if bare && !p.is_daemonset() {
                 self.pod_meta[pod.0 as usize].lost = true;
-                self.churn.bare_pods_lost += 1;
+                self.record.churn.bare_pods_lost += 1;
             }
             self.remove_pod(pod, why)?;
             if let Some(w) = self.pod_meta[pod.0 as usize].workload
@@ -496,13 +499,16 @@ impl Engine<'_> {
         meta.deleted_at = Some(now);
         meta.reason_deleted = deleting.reason.clone();
         *self
+            .record
             .churn
             .nodeclaims_terminated_by_reason
             .entry(deleting.reason.clone())
             .or_default() += 1;
         self.cluster.remove_node(node);
-        self.bound.node_removed(node);
-        self.disruption.in_flight.remove(&node);
+        self.record.bound.node_removed(node);
+        if let Some(karpenter) = self.autoscaler.karpenter_mut() {
+            karpenter.disruption.in_flight.remove(&node);
+        }
         self.node_removed_from_caches();
         let drained_in = now.saturating_duration_since(deleting.since);
         self.log(
@@ -522,7 +528,7 @@ impl Engine<'_> {
     /// Checks, when invariants are on, that the eviction of `pod` left
     /// every PDB selecting it at or above its minimum.
     fn check_pdbs_after_eviction(&mut self, pod: PodId) {
-        if self.violations.is_none() {
+        if self.record.violations.is_none() {
             return;
         }
         let Some(p) = self.cluster.pod(pod) else {
@@ -552,7 +558,7 @@ impl Engine<'_> {
                 ));
             }
         }
-        if let Some(v) = self.violations.as_mut() {
+        if let Some(v) = self.record.violations.as_mut() {
             v.extend(found);
         }
     }

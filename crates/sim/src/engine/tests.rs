@@ -739,7 +739,7 @@ fn ice_insertions_match_a_full_rebuild() {
         zone: zone.into(),
         capacity_type,
     };
-    let before = engine.catalogs.clone();
+    let before = engine.autoscaler.kp().catalogs.clone();
     engine.insert_ice(
         &key("us-east-1a", CapacityType::OnDemand),
         SimTime::from_secs(180),
@@ -753,28 +753,29 @@ fn ice_insertions_match_a_full_rebuild() {
         SimTime::from_secs(240),
     );
     assert_ne!(
-        engine.catalogs, before,
+        engine.autoscaler.kp().catalogs,
+        before,
         "the cached offerings are unavailable"
     );
     assert_eq!(engine.ice.len(), 2);
-    let incremental = engine.catalogs.clone();
+    let incremental = engine.autoscaler.kp().catalogs.clone();
     engine.rebuild_catalogs();
-    assert_eq!(incremental, engine.catalogs);
+    assert_eq!(incremental, engine.autoscaler.kp().catalogs);
     // An expiry leaves the catalogs stale; the next insertion rebuilds them
     // first, so the expired offering is available again.
     engine.insert_ice(&key("us-east-1c", CapacityType::OnDemand), SimTime::ZERO);
     engine
         .ice_expired(key("us-east-1c", CapacityType::OnDemand))
         .unwrap();
-    assert!(engine.catalogs_stale);
+    assert!(engine.autoscaler.kp().catalogs_stale);
     engine.insert_ice(
         &key("us-east-1c", CapacityType::Spot),
         SimTime::from_secs(180),
     );
-    assert!(!engine.catalogs_stale);
-    let incremental = engine.catalogs.clone();
+    assert!(!engine.autoscaler.kp().catalogs_stale);
+    let incremental = engine.autoscaler.kp().catalogs.clone();
     engine.rebuild_catalogs();
-    assert_eq!(incremental, engine.catalogs);
+    assert_eq!(incremental, engine.autoscaler.kp().catalogs);
     assert_eq!(engine.ice.len(), 3);
 }
 
