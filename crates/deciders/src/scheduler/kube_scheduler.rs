@@ -84,6 +84,36 @@ struct Candidate {
     taints: i64,
 }
 
+/// kube-scheduler as a controller: its settings and what its failed scans
+/// found ([`FailureMemo`]), kept from call to call on one evolving cluster.
+/// A fresh one decides exactly as [`schedule`] does; a kept one decides the
+/// same, faster.
+#[derive(Debug, Default)]
+pub struct KubeScheduler {
+    config: SchedulerConfig,
+    memo: FailureMemo,
+}
+
+impl KubeScheduler {
+    /// A scheduler with `config` and nothing remembered yet.
+    pub fn new(config: SchedulerConfig) -> KubeScheduler {
+        KubeScheduler {
+            config,
+            memo: FailureMemo::default(),
+        }
+    }
+
+    /// Its settings.
+    pub fn config(&self) -> &SchedulerConfig {
+        &self.config
+    }
+
+    /// Decides where each of `pending` goes, as [`schedule`] does.
+    pub fn schedule(&mut self, cluster: &Cluster, pending: &[PodId]) -> Vec<Decision> {
+        schedule_remembering(cluster, pending, &self.config, &mut self.memo)
+    }
+}
+
 /// Decides, in kube-scheduler's queue order, where each of `pending` goes.
 /// Pods bound earlier in the same call count against later ones.
 ///
@@ -98,7 +128,7 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
 /// [`schedule`] with `memo` kept across calls on the same evolving
 /// cluster: a template's failed scan filters again only the nodes without
 /// room that changed since its last one (the decisions are the same).
-pub fn schedule_remembering(
+fn schedule_remembering(
     cluster: &Cluster,
     pending: &[PodId],
     config: &SchedulerConfig,

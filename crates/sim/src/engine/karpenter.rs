@@ -35,12 +35,8 @@ impl Engine<'_> {
         if pending.is_empty() {
             return Ok(());
         }
-        let decisions = (self.deciders.schedule)(
-            &self.cluster,
-            &pending,
-            &self.input.scheduler,
-            &mut self.scheduler.memo,
-        );
+        let decisions =
+            (self.deciders.schedule)(&mut self.scheduler.kube_scheduler, &self.cluster, &pending);
         let mut newly_unschedulable = Vec::new();
         let mut bound_any = false;
         for decision in decisions {

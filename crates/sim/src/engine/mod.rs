@@ -3,10 +3,12 @@
 //! DaemonSets, bare Pods) driven by the scenario's workload steps, bound by
 //! the kube-scheduler model, and whose nodes Karpenter provisions.
 //!
-//! The engine owns state and time; decisions come from pure functions
-//! ([`crate::scheduler::kube_scheduler::schedule`],
+//! The engine is a clock, an event queue and controllers that each own
+//! their state (workload owners, kube-scheduler, Karpenter or the Cluster
+//! Autoscaler, termination, spot); decisions come from the deciders
+//! ([`crate::scheduler::kube_scheduler::KubeScheduler`],
 //! [`crate::karpenter::provisioning::solve`] and
-//! [`crate::karpenter::provisioning::choose_offering`]) that never see the
+//! [`crate::karpenter::provisioning::choose_offering`]), which never see the
 //! clock or a random generator. Time is integer milliseconds; events due at
 //! the same millisecond run in the order they were scheduled, so a run is
 //! deterministic. Randomness (launch latency) comes from its own seeded
@@ -86,7 +88,7 @@ use crate::karpenter::provisioning::{
 use crate::kube::resources::ResourceKind;
 use crate::kube::workload::{PodDisruptionBudget, Workload};
 use crate::nodepool::NodePool;
-use crate::scheduler::kube_scheduler::{self, Decision, FailureMemo, SchedulerConfig};
+use crate::scheduler::kube_scheduler::{Decision, KubeScheduler, SchedulerConfig};
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::spot::{InterruptionModel, InterruptionSettings, PriceChange, Trigger};
 
@@ -321,7 +323,7 @@ pub enum EngineError {
 #[derive(Debug, Clone, Copy)]
 pub struct Deciders {
     /// kube-scheduler.
-    pub schedule: fn(&Cluster, &[PodId], &SchedulerConfig, &mut FailureMemo) -> Vec<Decision>,
+    pub schedule: fn(&mut KubeScheduler, &Cluster, &[PodId]) -> Vec<Decision>,
     /// Karpenter's solve.
     pub solve: fn(&ProvisioningInput<'_>) -> SchedulingResult,
     /// Karpenter's launch decision.
@@ -335,7 +337,7 @@ pub struct Deciders {
 impl Default for Deciders {
     fn default() -> Self {
         Deciders {
-            schedule: kube_scheduler::schedule_remembering,
+            schedule: KubeScheduler::schedule,
             solve: provisioning::solve,
             choose_offering: provisioning::choose_offering,
             next_command: controller::next_command,
@@ -664,12 +666,10 @@ struct OwnerControllers {
     sources: source::OpenSources,
 }
 
-/// kube-scheduler's state between calls.
-#[derive(Default)]
+/// kube-scheduler and its queue flag.
 struct SchedulerState {
     queued: bool,
-    /// What failed scans found, for the next calls.
-    memo: FailureMemo,
+    kube_scheduler: KubeScheduler,
 }
 
 /// What a run records for its reports.
@@ -746,7 +746,10 @@ impl<'a> Engine<'a> {
             node_meta: Vec::new(),
             version: 0,
             owners: OwnerControllers::default(),
-            scheduler: SchedulerState::default(),
+            scheduler: SchedulerState {
+                queued: false,
+                kube_scheduler: KubeScheduler::new(input.scheduler),
+            },
             autoscaler,
             evicting: BTreeMap::new(),
             spot: spot::SpotState::new(

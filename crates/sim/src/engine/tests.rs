@@ -25,7 +25,7 @@ use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 use crate::kube::taints::tolerates_all;
 use crate::ledger::MicroUsd;
-use crate::scheduler::kube_scheduler::{Decision, FailureMemo};
+use crate::scheduler::kube_scheduler::{Decision, KubeScheduler};
 use karpsim_input::nodepools::load_str;
 
 thread_local! {
@@ -38,10 +38,9 @@ pub(super) fn catalog() -> &'static Catalog {
 }
 
 pub(super) fn first_fit_schedule(
+    _scheduler: &mut KubeScheduler,
     cluster: &Cluster,
     pending: &[PodId],
-    _config: &SchedulerConfig,
-    _memo: &mut FailureMemo,
 ) -> Vec<Decision> {
     let mut used: BTreeMap<NodeId, Resources> = BTreeMap::new();
     pending

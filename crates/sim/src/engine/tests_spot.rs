@@ -17,7 +17,7 @@ use crate::spot::{Fraction, NameFilter, RowRef, Storm, TraceNotice, draw_node_in
 use karpsim_input::nodepools::load_str;
 
 const REAL: Deciders = Deciders {
-    schedule: kube_scheduler::schedule_remembering,
+    schedule: KubeScheduler::schedule,
     solve: provisioning::solve,
     choose_offering: provisioning::choose_offering,
     next_command: no_disruption,
