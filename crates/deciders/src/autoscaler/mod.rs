@@ -13,8 +13,9 @@
 //! per upcoming node; [`scale_up`] plans at most one expander choice
 //! (+ balancing); [`scale_down`] updates the unneeded timers and, unless in
 //! cooldown or a scale-up happened this loop, picks deletions.
-//! [`next_state`] folds the loop's outcome into the next [`CaState`]; the
-//! engine reports launch failures with [`CaState::with_failed_scale_up`].
+//! [`next_state`] folds the loop's outcome into the next [`CaState`];
+//! [`ClusterAutoscaler`] keeps that state and the loop count from loop to
+//! loop and takes launch failures ([`ClusterAutoscaler::scale_up_failed`]).
 //!
 //! Biases reproduced on purpose: feasibility is kube-scheduler filters
 //! only, first fit (no scoring); the cloud template has allocatable =
@@ -37,6 +38,7 @@
 //! - the random expander's pick is an input (`random_choice`).
 
 pub mod config;
+pub mod controller;
 pub mod estimator;
 pub mod expander;
 pub mod groups;
@@ -55,6 +57,7 @@ pub use config::{
     CaConfig, CaConfigError, CapacitySplit, ExpanderKind, NodeGroupSpec, SpotAllocationStrategy,
     TerminationHandler, ValidCaConfig,
 };
+pub use controller::{CaView, ClusterAutoscaler};
 pub use groups::{GroupMember, LaunchChoice, LaunchFailure, NodeGroupState, NodeTemplate};
 pub use scale_down::{BlockingRule, UnremovableReason};
 pub use state::{CaState, ScaleUpFailure};

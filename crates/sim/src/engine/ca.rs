@@ -21,8 +21,8 @@
 //! register, then count as group members.
 
 use crate::autoscaler::{
-    Action, CaInput, CaState, GroupMember, NodeGroupState, ScaleUpFailure, UnremovableReason,
-    ValidCaConfig, groups, next_state, run_once,
+    Action, CaView, ClusterAutoscaler, GroupMember, NodeGroupState, UnremovableReason,
+    ValidCaConfig, groups,
 };
 use crate::cloud::Catalog;
 use crate::pdb::PdbLimits;
@@ -62,12 +62,11 @@ pub struct UnremovableRecord {
 /// CA's live state in the engine.
 #[derive(Debug, Clone)]
 pub(super) struct CaRun {
-    state: CaState,
+    /// The autoscaler and what it remembers between loops.
+    controller: ClusterAutoscaler,
     pub(super) groups: Vec<NodeGroupState>,
     /// The pending loop, if one is scheduled.
     next_loop: Option<SimTime>,
-    /// Loops run so far (the random expander's pick).
-    loops: u64,
     /// Last reasons recorded per node (rows are written on change).
     last_reason: std::collections::BTreeMap<NodeId, String>,
     /// `scaledown.csv` rows.
@@ -79,7 +78,7 @@ pub(super) struct CaRun {
 impl CaRun {
     pub(super) fn new(setup: &CaSetup) -> CaRun {
         CaRun {
-            state: CaState::default(),
+            controller: ClusterAutoscaler::new(setup.config.clone()),
             groups: setup
                 .config
                 .config()
@@ -92,7 +91,6 @@ impl CaRun {
                 })
                 .collect(),
             next_loop: None,
-            loops: 0,
             last_reason: Default::default(),
             unremovable: Vec::new(),
             launched_per_group: Default::default(),
@@ -127,7 +125,6 @@ impl Engine<'_> {
             return Ok(());
         }
         ca.next_loop = None;
-        ca.loops += 1;
         // Members whose node is gone leave their group.
         for g in &mut ca.groups {
             let before = g.members.len() as u32;
@@ -141,18 +138,13 @@ impl Engine<'_> {
                     .and_then(|n| n.ready_at);
             }
         }
-        let actions = run_once(&CaInput {
+        let actions = ca.controller.run_once(&CaView {
             cluster: &self.cluster,
-            config: &setup.config,
             catalog: &setup.catalog,
             groups: &ca.groups,
             pdbs: &pdbs,
-            state: &ca.state,
             now,
-            random_choice: ca.loops,
         });
-        let cfg = setup.config.config();
-        let mut state = next_state(&ca.state, &actions, now, cfg);
         let mut acted = false;
         // Reasons, on change, for scaledown.csv and events.
         let texts: Vec<(NodeId, String)> = actions
@@ -224,13 +216,10 @@ impl Engine<'_> {
                 Action::ScaleUp { group, delta } => {
                     acted = true;
                     let failed = self.ca_launch(setup, group, *delta, LAUNCH_REASON)?;
-                    if failed > 0 {
-                        state = state.with_failed_scale_up(
-                            group,
-                            ScaleUpFailure::OutOfResources,
-                            now,
-                            cfg,
-                        );
+                    if failed > 0
+                        && let Some(ca) = self.autoscaler.ca_mut()
+                    {
+                        ca.controller.scale_up_failed(group, now);
                     }
                 }
                 Action::DecreaseTargetSize { group, delta } => {
@@ -271,9 +260,6 @@ impl Engine<'_> {
                     )?;
                 }
             }
-        }
-        if let Some(ca) = self.autoscaler.ca_mut() {
-            ca.state = state;
         }
         let next = if acted { now } else { now + SCAN_INTERVAL };
         // A loop at the same instant would see the same cluster only when
