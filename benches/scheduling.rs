@@ -169,8 +169,6 @@ fn run(setup: &Setup) -> usize {
         daemonsets: &[],
         pods: &setup.pending,
         node_count_resource: None,
-        prepared: None,
-        stop_early: Default::default(),
     });
     assert!(
         result.errors.is_empty(),

@@ -156,7 +156,11 @@ impl Engine<'_> {
             })
             .collect();
         let daemonsets = self.daemonset_templates();
-        let prepared = self.autoscaler.kp().prepared.get(&contexts, &daemonsets);
+        let prepared = self
+            .autoscaler
+            .kp()
+            .provisioner
+            .prepared(&contexts, &daemonsets);
         let scales = self.controller_scales();
         let pending: Vec<crate::scheduler::PodId> = self
             .cluster

@@ -177,16 +177,17 @@ impl Engine<'_> {
             })
             .collect();
         let daemonsets = self.daemonset_templates();
-        let prepared = self.autoscaler.kp().prepared.get(&contexts, &daemonsets);
-        let result = (self.deciders.solve)(&ProvisioningInput {
-            cluster: &self.cluster,
-            nodepools: &contexts,
-            daemonsets: &daemonsets,
-            pods: &pods,
-            node_count_resource: self.autoscaler.kp().node_count_resource,
-            prepared: Some(&prepared),
-            stop_early: Default::default(),
-        });
+        let karpenter = self.autoscaler.kp();
+        let result = (self.deciders.solve)(
+            &karpenter.provisioner,
+            &ProvisioningInput {
+                cluster: &self.cluster,
+                nodepools: &contexts,
+                daemonsets: &daemonsets,
+                pods: &pods,
+                node_count_resource: karpenter.node_count_resource,
+            },
+        );
         drop(contexts);
         let nominated_until = self.now() + NOMINATION_WINDOW;
         for (pod, node) in result.existing {
@@ -308,7 +309,7 @@ impl Engine<'_> {
         }
         self.ice.remove(&key);
         if let Some(karpenter) = self.autoscaler.karpenter_mut() {
-            karpenter.prepared.clear();
+            karpenter.provisioner.catalogs_changed();
             karpenter.catalogs_stale = true;
         }
         self.touch()
@@ -330,7 +331,7 @@ impl Engine<'_> {
             return;
         }
         if let Some(karpenter) = self.autoscaler.karpenter_mut() {
-            karpenter.prepared.clear();
+            karpenter.provisioner.catalogs_changed();
             for catalog in &mut karpenter.catalogs {
                 catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
             }
@@ -343,7 +344,7 @@ impl Engine<'_> {
         };
         karpenter.catalogs_stale = false;
         karpenter.catalogs = karpenter.base_catalogs.clone();
-        karpenter.prepared.clear();
+        karpenter.provisioner.catalogs_changed();
         for catalog in &mut karpenter.catalogs {
             for key in self.ice.keys() {
                 catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);

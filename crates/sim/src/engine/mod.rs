@@ -82,7 +82,7 @@ use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::candidates::CandidateCache;
 use crate::karpenter::disruption::controller::{self, Command, DisruptionInput, PassOutcome};
 use crate::karpenter::provisioning::{
-    self, LaunchDecision, LaunchError, NewNodeClaim, PreparedCache, ProvisioningInput,
+    self, LaunchDecision, LaunchError, NewNodeClaim, Provisioner, ProvisioningInput,
     SchedulingResult,
 };
 use crate::kube::resources::ResourceKind;
@@ -126,10 +126,6 @@ pub const PROVISIONING_REQUEUE: SimDuration = SimDuration::from_secs(10);
 pub const UNAVAILABLE_OFFERING_TTL: SimDuration = SimDuration::from_mins(3);
 /// Interval of the time-series samples.
 pub const SAMPLE_INTERVAL: SimDuration = SimDuration::from_mins(1);
-/// Node removals after which the kept solve setup is rebuilt: it caches
-/// label requirements per node and cannot tell which nodes are gone, so
-/// without this a long run would keep every node it ever had there.
-const PREPARED_NODE_REMOVALS: u32 = 512;
 
 /// Everything one variant's run needs; built by
 /// [`crate::scenario::prepare`] from a scenario's files.
@@ -325,7 +321,7 @@ pub struct Deciders {
     /// kube-scheduler.
     pub schedule: fn(&mut KubeScheduler, &Cluster, &[PodId]) -> Vec<Decision>,
     /// Karpenter's solve.
-    pub solve: fn(&ProvisioningInput<'_>) -> SchedulingResult,
+    pub solve: fn(&Provisioner, &ProvisioningInput<'_>) -> SchedulingResult,
     /// Karpenter's launch decision.
     pub choose_offering: fn(&NewNodeClaim, &Catalog) -> Result<LaunchDecision, LaunchError>,
     /// One pass of Karpenter's disruption controller.
@@ -338,7 +334,7 @@ impl Default for Deciders {
     fn default() -> Self {
         Deciders {
             schedule: KubeScheduler::schedule,
-            solve: provisioning::solve,
+            solve: Provisioner::solve,
             choose_offering: provisioning::choose_offering,
             next_command: controller::next_command,
             validate: controller::validate,
@@ -480,17 +476,10 @@ impl Engine<'_> {
 }
 
 impl Engine<'_> {
-    /// A node left the cluster: after enough of them, the solve setup's
-    /// per-node caches are dropped (they only save work, so the decisions
-    /// are the same).
+    /// A node left the cluster: the provisioner's kept setup hears of it.
     fn node_removed_from_caches(&mut self) {
-        let Some(karpenter) = self.autoscaler.karpenter_mut() else {
-            return;
-        };
-        karpenter.nodes_removed_since_prepared += 1;
-        if karpenter.nodes_removed_since_prepared >= PREPARED_NODE_REMOVALS {
-            karpenter.nodes_removed_since_prepared = 0;
-            karpenter.prepared.clear();
+        if let Some(karpenter) = self.autoscaler.karpenter_mut() {
+            karpenter.provisioner.node_removed();
         }
     }
 }
@@ -621,11 +610,9 @@ struct KarpenterState {
     /// are rebuilt before the next event that is not another expiry, so
     /// offerings expiring together cost one rebuild.
     catalogs_stale: bool,
-    /// The solve setup for `pools`, `catalogs` and the DaemonSets, kept
-    /// across solves; cleared whenever `catalogs` is rebuilt.
-    prepared: PreparedCache,
-    /// Nodes removed since `prepared` was last rebuilt for that reason.
-    nodes_removed_since_prepared: u32,
+    /// The provisioner, with the solve setup for `pools`, `catalogs` and
+    /// the DaemonSets it keeps (told whenever `catalogs` change).
+    provisioner: Provisioner,
     /// Disruption candidates' node facts, kept from pass to pass.
     candidate_cache: CandidateCache,
     /// NodeClaims named so far per NodePool name (names are never reused).
@@ -725,8 +712,7 @@ impl<'a> Engine<'a> {
                 catalogs: base_catalogs.clone(),
                 base_catalogs,
                 catalogs_stale: false,
-                prepared: PreparedCache::default(),
-                nodes_removed_since_prepared: 0,
+                provisioner: Provisioner::new(),
                 candidate_cache: CandidateCache::default(),
                 nodes_per_pool: BTreeMap::new(),
                 batch: None,

@@ -231,7 +231,7 @@ impl Engine<'_> {
                 }
                 // The prepared solve setup caches price tables and cannot
                 // see an in-place price change.
-                karpenter.prepared.clear();
+                karpenter.provisioner.catalogs_changed();
             }
             self.record
                 .bound
@@ -280,7 +280,7 @@ impl Engine<'_> {
                 catalog.set_offering_price(instance_type, zone, CapacityType::Spot, *price);
             }
         }
-        karpenter.prepared.clear();
+        karpenter.provisioner.catalogs_changed();
     }
 
     /// Whether EC2 has no capacity for `key` now: a test shortage, or a

@@ -71,7 +71,7 @@ pub(super) fn first_fit_schedule(
         .collect()
 }
 
-pub(super) fn first_fit_solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
+pub(super) fn first_fit_solve(_: &Provisioner, input: &ProvisioningInput<'_>) -> SchedulingResult {
     SOLVES.with(|s| s.set(s.get() + 1));
     let context = &input.nodepools[0];
     let allowed = filter_instance_types(context.pool, context.catalog).allowed;

@@ -18,7 +18,7 @@ use karpsim_input::nodepools::load_str;
 
 const REAL: Deciders = Deciders {
     schedule: KubeScheduler::schedule,
-    solve: provisioning::solve,
+    solve: Provisioner::solve,
     choose_offering: provisioning::choose_offering,
     next_command: no_disruption,
     validate: always_valid,

@@ -27,8 +27,8 @@ use std::sync::Arc;
 use super::candidates::Candidate;
 use super::controller::DisruptionInput;
 use crate::karpenter::provisioning::{
-    Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, StopEarly,
-    solve_with_closure,
+    Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup,
+    StopEarly, solve_with_closure,
 };
 use crate::pdb::PdbLimits;
 use crate::pods::{is_disruptable, is_reschedulable, pod_key};
@@ -284,10 +284,12 @@ impl SimulationView {
             daemonsets: input.daemonsets,
             pods: &pods,
             node_count_resource: input.node_count_resource,
+        };
+        let setup = SolveSetup {
             prepared,
             stop_early,
         };
-        let mut result = solve_with_closure(&provisioning, existing, closure, &closed);
+        let mut result = solve_with_closure(&provisioning, setup, existing, closure, &closed);
         self.reject_uninitialized_destinations(input.cluster, &mut result, quiet.is_none());
         let non_pending_errors = result
             .errors

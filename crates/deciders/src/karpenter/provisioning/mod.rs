@@ -25,6 +25,7 @@ mod existing;
 mod launch;
 mod pod;
 mod prepared;
+mod provisioner;
 mod scheduler;
 mod template;
 mod topology;
@@ -34,7 +35,8 @@ mod tests;
 
 pub use existing::{Closure, ExistingNodes};
 pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
-pub use prepared::{Prepared, PreparedCache};
+pub use prepared::Prepared;
+pub use provisioner::{PREPARED_NODE_REMOVALS, Provisioner};
 pub use scheduler::MAX_INSTANCE_TYPES;
 
 use std::sync::Arc;
@@ -71,12 +73,18 @@ pub struct ProvisioningInput<'a> {
     /// The slot a NodePool `limits.nodes` entry was read into (the run's
     /// `ResourceNames::lookup("nodes")`), so it counts one per node.
     pub node_count_resource: Option<ResourceKind>,
-    /// The setup built from `nodepools` and `daemonsets` by
-    /// [`Prepared::new`], when the caller keeps one across solves; `None`
-    /// builds it for this solve alone. Either way the result is the same.
-    pub prepared: Option<&'a Prepared>,
-    /// When to stop before every pod is placed (never by default).
-    pub stop_early: StopEarly<'a>,
+}
+
+/// How a solve runs, beyond what it places: the setup built from the
+/// input's NodePools and DaemonSets ([`Prepared::new`]) when the caller
+/// keeps one (`None` builds it for this solve alone; the result is the
+/// same), and when it may stop before every pod is placed (never by
+/// default). Only the deciders' own callers pass one: [`Provisioner`] for
+/// its kept setup, the disruption controller for its what-ifs.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SolveSetup<'a> {
+    pub(crate) prepared: Option<&'a Prepared>,
+    pub(crate) stop_early: StopEarly<'a>,
 }
 
 /// When a solve may stop placing pods, for callers that only ask whether
@@ -152,7 +160,7 @@ pub struct SchedulingResult {
 /// retried until a full pass makes no progress. Each new NodeClaim keeps
 /// its 600 cheapest options.
 pub fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
-    scheduler::solve(input)
+    scheduler::solve(input, SolveSetup::default())
 }
 
 /// [`solve`] over the placement views of `existing`, built once by
@@ -166,20 +174,21 @@ pub fn solve_with_existing(
     existing: &ExistingNodes,
     closed: &[NodeId],
 ) -> SchedulingResult {
-    scheduler::solve_with_closure(input, existing, None, closed)
+    scheduler::solve_with_closure(input, SolveSetup::default(), existing, None, closed)
 }
 
 /// [`solve_with_existing`] with the nodes of `closure` (made by
 /// [`ExistingNodes::closure`] from the same views) closed as well as
 /// `closed`: what-ifs that all close the same many nodes search past them
 /// for free.
-pub fn solve_with_closure(
+pub(crate) fn solve_with_closure(
     input: &ProvisioningInput<'_>,
+    setup: SolveSetup<'_>,
     existing: &ExistingNodes,
     closure: &Closure,
     closed: &[NodeId],
 ) -> SchedulingResult {
-    scheduler::solve_with_closure(input, existing, Some(closure), closed)
+    scheduler::solve_with_closure(input, setup, existing, Some(closure), closed)
 }
 
 /// The concrete offering a NodeClaim launches as.

@@ -12,7 +12,9 @@ use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
-use super::{NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult, StopEarly};
+use super::{
+    NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup, StopEarly,
+};
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
@@ -50,19 +52,30 @@ struct Scheduler<'a> {
     settled: bool,
 }
 
-/// Calls `f` with the input's prepared setup, or one built for this solve.
-fn with_prepared<R>(input: &ProvisioningInput<'_>, f: impl FnOnce(&Prepared) -> R) -> R {
-    match input.prepared {
+/// Calls `f` with the caller's prepared setup, or one built for this solve.
+fn with_prepared<R>(
+    input: &ProvisioningInput<'_>,
+    setup: SolveSetup<'_>,
+    f: impl FnOnce(&Prepared) -> R,
+) -> R {
+    match setup.prepared {
         Some(prepared) => f(prepared),
         None => f(&Prepared::new(input.nodepools, input.daemonsets)),
     }
 }
 
 /// Places the pods (see [`super::solve`]).
-pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
-    with_prepared(input, |prepared| {
+pub(super) fn solve(input: &ProvisioningInput<'_>, setup: SolveSetup<'_>) -> SchedulingResult {
+    with_prepared(input, setup, |prepared| {
         let existing = ExistingNodes::new(input.cluster, input.daemonsets, prepared);
-        solve_prepared(input, prepared, &existing, existing.unclosed(), &[])
+        solve_prepared(
+            input,
+            setup.stop_early,
+            prepared,
+            &existing,
+            existing.unclosed(),
+            &[],
+        )
     })
 }
 
@@ -70,6 +83,7 @@ pub(super) fn solve(input: &ProvisioningInput<'_>) -> SchedulingResult {
 /// [`super::solve_with_existing`] and [`super::solve_with_closure`]).
 pub(super) fn solve_with_closure(
     input: &ProvisioningInput<'_>,
+    setup: SolveSetup<'_>,
     existing: &ExistingNodes,
     closure: Option<&Closure>,
     closed: &[NodeId],
@@ -78,8 +92,15 @@ pub(super) fn solve_with_closure(
     closed.sort_unstable();
     closed.dedup();
     let closure = closure.unwrap_or(existing.unclosed());
-    with_prepared(input, |prepared| {
-        solve_prepared(input, prepared, existing, closure, &closed)
+    with_prepared(input, setup, |prepared| {
+        solve_prepared(
+            input,
+            setup.stop_early,
+            prepared,
+            existing,
+            closure,
+            &closed,
+        )
     })
 }
 
@@ -87,6 +108,7 @@ pub(super) fn solve_with_closure(
 /// marked for deletion.
 fn solve_prepared<'a>(
     input: &'a ProvisioningInput<'a>,
+    stop_early: StopEarly<'a>,
     prepared: &'a Prepared,
     base: &'a ExistingNodes,
     closure: &'a Closure,
@@ -120,7 +142,7 @@ fn solve_prepared<'a>(
     let stop = if has_min_values {
         StopEarly::default()
     } else {
-        input.stop_early
+        stop_early
     };
     let mut price_watch = stop.unless_cheaper_than.map(PriceWatch::new);
 

@@ -11,7 +11,7 @@
 
 use std::fmt::Write;
 
-use super::super::SchedulingResult;
+use super::super::{ProvisioningInput, SchedulingResult};
 use super::{World, affinity_term, default_pool, labeled, pod, pool, selector};
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
@@ -320,6 +320,37 @@ fn rich_mix_decisions_unchanged() {
         digests,
         ["a08095b420aae8b6", "3a976e58bc56db25", "6b169148b75b3c05"]
     );
+}
+
+/// A kept `Provisioner` answers as a one-shot solve: across batches, after
+/// it is told a catalog changed, and after enough node removals to drop its
+/// setup's per-node caches.
+#[test]
+fn a_kept_provisioner_decides_as_a_fresh_solve() {
+    use crate::karpenter::provisioning::{PREPARED_NODE_REMOVALS, Provisioner};
+    let mut world = rich_world(300, 5);
+    let all = world.pending.clone();
+    let mut provisioner = Provisioner::new();
+    for (step, count) in [300, 40, 300, 7].into_iter().enumerate() {
+        world.pending = all[..count].to_vec();
+        let input = ProvisioningInput {
+            cluster: &world.cluster,
+            nodepools: &world.contexts(),
+            daemonsets: &world.daemonsets,
+            pods: &world.pending,
+            node_count_resource: world.node_count_resource,
+        };
+        assert_eq!(
+            digest(&provisioner.solve(&input)),
+            digest(&crate::karpenter::provisioning::solve(&input)),
+            "step {step}, {count} pods"
+        );
+        match step {
+            1 => provisioner.catalogs_changed(),
+            2 => (0..PREPARED_NODE_REMOVALS).for_each(|_| provisioner.node_removed()),
+            _ => {}
+        }
+    }
 }
 
 /// One prepared setup reused across solves of different batches over the

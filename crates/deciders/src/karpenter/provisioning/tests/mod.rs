@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use super::{
     MAX_INSTANCE_TYPES, NewNodeClaim, NodePoolContext, Prepared, ProvisioningInput,
-    SchedulingResult, StopEarly, solve,
+    SchedulingResult, SolveSetup, StopEarly,
 };
 use crate::cloud::Catalog;
 use crate::kube::labels::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Labels};
@@ -223,28 +223,34 @@ impl World {
 
     /// Solves with `prepared` (`None` builds one for this solve).
     pub fn solve_with(&self, prepared: Option<&Prepared>) -> SchedulingResult {
-        solve(&ProvisioningInput {
+        let input = ProvisioningInput {
             cluster: &self.cluster,
             nodepools: &self.contexts(),
             daemonsets: &self.daemonsets,
             pods: &self.pending,
             node_count_resource: self.node_count_resource,
+        };
+        let setup = SolveSetup {
             prepared,
-            stop_early: Default::default(),
-        })
+            ..SolveSetup::default()
+        };
+        super::scheduler::solve(&input, setup)
     }
 
     /// Solves for `pods` (pending or bound), stopping as `stop_early` says.
     pub fn solve_stopping(&self, pods: &[PodId], stop_early: StopEarly<'_>) -> SchedulingResult {
-        solve(&ProvisioningInput {
+        let input = ProvisioningInput {
             cluster: &self.cluster,
             nodepools: &self.contexts(),
             daemonsets: &self.daemonsets,
             pods,
             node_count_resource: self.node_count_resource,
+        };
+        let setup = SolveSetup {
             prepared: None,
             stop_early,
-        })
+        };
+        super::scheduler::solve(&input, setup)
     }
 }
 

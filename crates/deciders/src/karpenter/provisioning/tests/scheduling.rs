@@ -716,8 +716,6 @@ fn shared_existing_views_match_fresh_solves() {
                 daemonsets: &world.daemonsets,
                 pods: &world.pending,
                 node_count_resource: world.node_count_resource,
-                prepared: Some(&prepared),
-                stop_early: Default::default(),
             };
             solve_with_existing(&input, &shared, closed)
         };
