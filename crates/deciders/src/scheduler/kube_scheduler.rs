@@ -37,6 +37,7 @@ use rayon::prelude::*;
 
 use super::filter::{PodFilter, Unfit};
 use super::placement::Placement;
+pub use super::score::ScoringStrategy;
 use super::score::{
     FIT_WEIGHT, NODE_AFFINITY_WEIGHT, TAINT_TOLERATION_WEIGHT, fit_score,
     intolerable_prefer_no_schedule, normalize, preferred_affinity, score_requests,
@@ -45,16 +46,6 @@ use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
 pub use memo::FailureMemo;
-
-/// How feasible nodes are scored (kube-scheduler `NodeResourcesFit`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ScoringStrategy {
-    /// Prefer the least-allocated node (kube-scheduler's default).
-    #[default]
-    LeastAllocated,
-    /// Prefer the most-allocated node (bin-packing).
-    MostAllocated,
-}
 
 /// Scheduler settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

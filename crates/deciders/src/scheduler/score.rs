@@ -13,7 +13,6 @@
 //! (preferred terms).
 
 use super::filter::term_matches;
-use super::kube_scheduler::ScoringStrategy;
 use crate::kube::labels::Labels;
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::{MIB, Resources};
@@ -44,6 +43,16 @@ pub fn score_requests(requests: &Resources) -> [i64; 2] {
         or_default(requests.cpu_millis(), DEFAULT_SCORE_CPU_MILLIS),
         or_default(requests.memory_bytes(), DEFAULT_SCORE_MEMORY_BYTES),
     ]
+}
+
+/// How feasible nodes are scored (kube-scheduler `NodeResourcesFit`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ScoringStrategy {
+    /// Prefer the least-allocated node (kube-scheduler's default).
+    #[default]
+    LeastAllocated,
+    /// Prefer the most-allocated node (bin-packing).
+    MostAllocated,
 }
 
 /// NodeResourcesFit score for a node whose cpu and memory requests would be

@@ -4,7 +4,6 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::tree::Node;
 use crate::yaml;
 
 /// A place in a manifest file.
@@ -17,11 +16,6 @@ pub struct Position {
 }
 
 impl Position {
-    /// The position of a tree node in `file`.
-    pub fn of(file: &str, node: &Node) -> Position {
-        Position::at(file, node.position)
-    }
-
     /// The position of `place` in `file`.
     pub fn at(file: &str, place: yaml::Position) -> Position {
         Position {
@@ -110,27 +104,6 @@ fn suggestion_suffix(suggestion: Option<&str>) -> String {
 }
 
 impl ManifestError {
-    /// A field error at `node`.
-    pub fn field(
-        file: &str,
-        node: &Node,
-        path: impl Into<String>,
-        message: impl Into<String>,
-    ) -> ManifestError {
-        ManifestError::Field {
-            at: Position::of(file, node),
-            path: path.into(),
-            message: message.into(),
-        }
-    }
-
-    /// A field error at `node` for the field `path` below it, pointing at
-    /// the exact line when the path can be found in the tree.
-    pub fn below(file: &str, node: &Node, path: &str, message: impl Into<String>) -> ManifestError {
-        let target = node.at_path(path).unwrap_or(node);
-        ManifestError::field(file, target, path, message)
-    }
-
     /// Where the error is.
     pub fn position(&self) -> &Position {
         match self {

@@ -74,6 +74,37 @@ pub fn deserialize_strict<'de, T: Deserialize<'de>>(
     })
 }
 
+/// Positions and errors located at a tree node.
+impl Position {
+    /// The position of a tree node in `file`.
+    pub fn of(file: &str, node: &Node) -> Position {
+        Position::at(file, node.position)
+    }
+}
+
+impl ManifestError {
+    /// A field error at `node`.
+    pub fn field(
+        file: &str,
+        node: &Node,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> ManifestError {
+        ManifestError::Field {
+            at: Position::of(file, node),
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// A field error at `node` for the field `path` below it, pointing at
+    /// the exact line when the path can be found in the tree.
+    pub fn below(file: &str, node: &Node, path: &str, message: impl Into<String>) -> ManifestError {
+        let target = node.at_path(path).unwrap_or(node);
+        ManifestError::field(file, target, path, message)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,8 +5,8 @@
 
 use std::fmt;
 
-use super::read::generators::WorkloadProblem;
-use super::read::interruptions::SpotProblem;
+use crate::karpenter::disruption::cron::CronError;
+use crate::sim::spot::TimestampError;
 use crate::sim::{DurationParseError, LatencyError};
 
 /// A 1-based line and column in the scenario file (0:0 when unknown).
@@ -306,4 +306,76 @@ fn exactly_one_message(choices: &[&str], found: &[String]) -> String {
             found.join(" and ")
         ),
     }
+}
+
+/// A schema problem of the spot keys.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpotProblem {
+    /// `fraction` out of range or malformed.
+    #[error("invalid fraction: {0}")]
+    Fraction(String),
+    /// `start` is not an ISO-8601 instant.
+    #[error(transparent)]
+    Timestamp(#[from] TimestampError),
+    /// A storm zone the scenario does not use.
+    #[error("zone {zone:?} is not among the scenario's zones ({})", zones.join(", "))]
+    ZoneNotInScenario {
+        /// The zone as written.
+        zone: String,
+        /// The scenario's zones.
+        zones: Vec<String>,
+    },
+    /// An event listed before an earlier-listed later one.
+    #[error("{at} is earlier than {previous_field} ({previous_at}); list events in time order")]
+    OutOfOrder {
+        /// The event's time as written.
+        at: String,
+        /// Field path of the preceding event's time.
+        previous_field: String,
+        /// The preceding event's time as written.
+        previous_at: String,
+    },
+    /// A name listed twice.
+    #[error("{name:?} is listed twice")]
+    Repeated {
+        /// The name.
+        name: String,
+    },
+}
+
+/// A problem in a `generate` or `trace` item.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkloadProblem {
+    /// A rate that does not parse.
+    #[error("invalid rate {text:?}: write a number per unit, e.g. 30/h, 2/m, 0.5/s or 100/d")]
+    Rate {
+        /// As written.
+        text: String,
+    },
+    /// A number outside its range.
+    #[error("{what}, found {text}")]
+    Range {
+        /// The rule.
+        what: &'static str,
+        /// As written.
+        text: String,
+    },
+    /// A resource quantity that does not parse or is not allowed.
+    #[error("{0}")]
+    Quantity(String),
+    /// A cron schedule that does not parse.
+    #[error("invalid schedule: {0}")]
+    Cron(#[from] CronError),
+    /// Two generators with the same name would draw the same numbers.
+    #[error("generator name {0:?} is already used by an earlier generator")]
+    DuplicateName(String),
+    /// `until` not after `at`.
+    #[error("until ({until}) must be after the item's at and before the end of the run")]
+    Until {
+        /// As written.
+        until: String,
+    },
+    /// A toleration that does not parse.
+    #[error("invalid toleration {0:?}: write key=value:Effect, key:Effect or key")]
+    Toleration(String),
 }

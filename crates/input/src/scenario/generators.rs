@@ -21,42 +21,7 @@ use crate::kube::resources::ResourceKind;
 use crate::kube::taints::{TaintEffect, Toleration};
 use crate::sim::{SimDuration, SimTime};
 
-/// A problem in a `generate` or `trace` item.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WorkloadProblem {
-    /// A rate that does not parse.
-    #[error("invalid rate {text:?}: write a number per unit, e.g. 30/h, 2/m, 0.5/s or 100/d")]
-    Rate {
-        /// As written.
-        text: String,
-    },
-    /// A number outside its range.
-    #[error("{what}, found {text}")]
-    Range {
-        /// The rule.
-        what: &'static str,
-        /// As written.
-        text: String,
-    },
-    /// A resource quantity that does not parse or is not allowed.
-    #[error("{0}")]
-    Quantity(String),
-    /// A cron schedule that does not parse.
-    #[error("invalid schedule: {0}")]
-    Cron(#[from] CronError),
-    /// Two generators with the same name would draw the same numbers.
-    #[error("generator name {0:?} is already used by an earlier generator")]
-    DuplicateName(String),
-    /// `until` not after `at`.
-    #[error("until ({until}) must be after the item's at and before the end of the run")]
-    Until {
-        /// As written.
-        until: String,
-    },
-    /// A toleration that does not parse.
-    #[error("invalid toleration {0:?}: write key=value:Effect, key:Effect or key")]
-    Toleration(String),
-}
+pub use crate::scenario::error::WorkloadProblem;
 
 const GENERATE_KINDS: &[&str] = &["pods", "deployment", "cronJob"];
 const GENERATE_KEYS: Keys = Keys {

@@ -49,7 +49,7 @@ use super::{Keys, Mapping, Reader, index};
 use crate::cloud::Catalog;
 use crate::sim::spot::{
     DEFAULT_REBALANCE_LEAD, Fraction, InterruptionSettings, NameFilter, PriceChange, PriceHistory,
-    SpotFileError, Storm, Timestamp, TimestampError, parse_trace,
+    SpotFileError, Storm, Timestamp, parse_trace,
 };
 use crate::time::{SimDuration, SimTime};
 
@@ -98,40 +98,7 @@ pub struct TimedFile {
     pub start: Option<Timestamp>,
 }
 
-/// A schema problem of the spot keys.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SpotProblem {
-    /// `fraction` out of range or malformed.
-    #[error("invalid fraction: {0}")]
-    Fraction(String),
-    /// `start` is not an ISO-8601 instant.
-    #[error(transparent)]
-    Timestamp(#[from] TimestampError),
-    /// A storm zone the scenario does not use.
-    #[error("zone {zone:?} is not among the scenario's zones ({})", zones.join(", "))]
-    ZoneNotInScenario {
-        /// The zone as written.
-        zone: String,
-        /// The scenario's zones.
-        zones: Vec<String>,
-    },
-    /// An event listed before an earlier-listed later one.
-    #[error("{at} is earlier than {previous_field} ({previous_at}); list events in time order")]
-    OutOfOrder {
-        /// The event's time as written.
-        at: String,
-        /// Field path of the preceding event's time.
-        previous_field: String,
-        /// The preceding event's time as written.
-        previous_at: String,
-    },
-    /// A name listed twice.
-    #[error("{name:?} is listed twice")]
-    Repeated {
-        /// The name.
-        name: String,
-    },
-}
+pub use crate::scenario::error::SpotProblem;
 
 const INTERRUPTION_KEYS: Keys = Keys {
     valid: &[
