@@ -20,7 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 
-use super::claim::{merged_get, no_undefined};
+use super::fit::{merged_get, no_undefined};
 use super::pod::{PodWork, any_port_conflict};
 use super::prepared::{KeptView, KeptViews, Prepared};
 use super::topology::{PodTopology, anti_affinity_pods};

@@ -4,7 +4,7 @@
 //! AWS KWOK fake EC2 fleet does for both `lowest-price` (on-demand) and, as
 //! an offline stand-in, `price-capacity-optimized` (spot).
 
-use super::claim::{format_resources, min_values_shortfall};
+use super::fit::{format_resources, min_values_shortfall};
 use super::template::OfferingFilter;
 use super::{LaunchDecision, LaunchError, NewNodeClaim};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering};

@@ -22,6 +22,7 @@
 mod claim;
 mod columns;
 mod existing;
+mod fit;
 mod launch;
 mod pod;
 mod prepared;

@@ -6,8 +6,9 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::claim::{Attempt, Claim, Rejection, min_values_shortfall, no_undefined};
+use super::claim::{Attempt, Claim, Rejection};
 use super::existing::{Closure, ExistingNodes, ExistingSet};
+use super::fit::{min_values_shortfall, no_undefined};
 use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template, without_bookkeeping};
@@ -764,7 +765,7 @@ fn keep_closest(closest: &mut Option<Rejection>, rejection: Rejection) {
 
 /// A limit value as written in a NodePool (`100` CPUs, `64Gi`).
 fn format_limit(kind: ResourceKind, amount: i64) -> String {
-    super::claim::format_resources(&Resources::ZERO.with(kind, amount))
+    super::fit::format_resources(&Resources::ZERO.with(kind, amount))
         .split_once('=')
         .map_or_else(|| amount.to_string(), |(_, v)| v.to_string())
 }

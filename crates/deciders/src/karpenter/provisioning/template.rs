@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::sync::Arc;
 
-use super::claim::{FilterFailure, min_values_shortfall};
 use super::columns::TypeColumns;
+use super::fit::{FilterFailure, min_values_shortfall};
 use super::pod::{
     any_port_conflict, remove_required_node_term, strict_requirements,
     tolerate_prefer_no_schedule_taints,

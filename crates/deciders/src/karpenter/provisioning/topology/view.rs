@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use super::{Group, Topology, TopologyError, TopologyKind};
-use crate::karpenter::provisioning::claim::merged_get;
+use crate::karpenter::provisioning::fit::merged_get;
 use crate::karpenter::provisioning::pod::PodWork;
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::PodSpec;
