@@ -44,7 +44,7 @@ const CSV_EXTRA: [&str; 9] = [
     "nodepool",
 ];
 
-/// One listed instance type.
+/// One listed instance type: one field per column of the listing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Row {
     /// e.g. `m5.large`.

@@ -123,7 +123,8 @@ pub enum TerminationHandler {
 }
 
 /// The CA configuration of one variant. [`Default`] is CA's defaults with
-/// no node groups.
+/// no node groups. One field per CA flag it models, so the struct is as
+/// wide as the flag list.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CaConfig {
     /// Node groups, in declaration order (the order CA lists them).

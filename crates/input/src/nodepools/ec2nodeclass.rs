@@ -28,6 +28,8 @@ pub struct Ec2NodeClass {
 
 type Unmodelled = Option<Located<IgnoredAny>>;
 
+/// `spec` as written: one field per field of the EC2NodeClass CRD, so that
+/// every unknown one is an error.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 struct RawSpec {

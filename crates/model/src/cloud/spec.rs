@@ -80,7 +80,8 @@ pub enum UsageClasses {
     Unknown,
 }
 
-/// One instance type's hardware, independent of region and node class.
+/// One instance type's hardware, independent of region and node class: one
+/// field per column of the bundled instance-type table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InstanceSpec {
     /// e.g. `m5.large`.

@@ -227,7 +227,8 @@ pub struct HostPort {
     pub host_ip: String,
 }
 
-/// A pod's scheduling-relevant content.
+/// A pod's scheduling-relevant content: the PodSpec fields some decision
+/// reads, shared by every pod of a template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PodSpec {
     /// Namespace (`default` when not written).

@@ -129,16 +129,9 @@ pub(super) struct PodGap {
     pub dropped: Option<SimTime>,
 }
 
-/// The engine's spot state.
-#[derive(Debug, Clone)]
-pub(super) struct SpotState {
-    pub model: InterruptionModel,
-    hazard_rng: SimRng,
-    victim_rng: SimRng,
-    /// Every spot node launched.
-    pub nodes: BTreeMap<NodeId, SpotNodeFacts>,
-    /// Nodes that received a notice.
-    pub interrupted: BTreeMap<NodeId, Interrupted>,
+/// What the spot market did, for the summary.
+#[derive(Debug, Clone, Default)]
+pub(super) struct SpotCounts {
     /// Notices by source name.
     pub interruptions_by_source: BTreeMap<String, u64>,
     pub rebalance_recommendations: u64,
@@ -150,6 +143,20 @@ pub(super) struct SpotState {
     pub price_changes: u64,
     /// Launches that failed because a storm outage covered the offering.
     pub outage_launch_failures: u64,
+}
+
+/// The engine's spot state.
+#[derive(Debug, Clone)]
+pub(super) struct SpotState {
+    pub model: InterruptionModel,
+    hazard_rng: SimRng,
+    victim_rng: SimRng,
+    /// Every spot node launched.
+    pub nodes: BTreeMap<NodeId, SpotNodeFacts>,
+    /// Nodes that received a notice.
+    pub interrupted: BTreeMap<NodeId, Interrupted>,
+    /// What the summary counts.
+    pub counts: SpotCounts,
     outages: Vec<OfferingOutage>,
     /// Spot prices set by the price history, per (type, zone).
     prices: BTreeMap<(String, String), Price>,
@@ -168,12 +175,7 @@ impl SpotState {
             victim_rng: streams.named(VICTIM_STREAM),
             nodes: BTreeMap::new(),
             interrupted: BTreeMap::new(),
-            interruptions_by_source: BTreeMap::new(),
-            rebalance_recommendations: 0,
-            pods_killed_at_reclaim: 0,
-            trace_rows_skipped: 0,
-            price_changes: 0,
-            outage_launch_failures: 0,
+            counts: SpotCounts::default(),
             outages: Vec::new(),
             prices: BTreeMap::new(),
             gaps: Vec::new(),
@@ -211,7 +213,7 @@ impl Engine<'_> {
             .cloned()
             .collect();
         for change in changes {
-            self.spot.price_changes += 1;
+            self.spot.counts.price_changes += 1;
             self.spot.prices.insert(
                 (change.instance_type.clone(), change.zone.clone()),
                 change.price,
@@ -300,7 +302,7 @@ impl Engine<'_> {
             .iter()
             .any(|o| o.covers(&key.instance_type, &key.zone, now));
         if short {
-            self.spot.outage_launch_failures += 1;
+            self.spot.counts.outage_launch_failures += 1;
         }
         short
     }
@@ -407,7 +409,7 @@ impl Engine<'_> {
             TriggerKind::Trace(i) => ("trace row", format!("interruptions/trace[{i}]")),
         };
         if let Some(skipped) = &firing.skipped {
-            self.spot.trace_rows_skipped += 1;
+            self.spot.counts.trace_rows_skipped += 1;
             self.log(
                 EventType::Warning,
                 "InterruptionSkipped",
@@ -459,7 +461,7 @@ impl Engine<'_> {
                 if self.cluster.node(node).is_none() || self.spot.interrupted.contains_key(&node) {
                     return Ok(());
                 }
-                self.spot.rebalance_recommendations += 1;
+                self.spot.counts.rebalance_recommendations += 1;
             }
             SpotSignal::Notice {
                 node,
@@ -479,6 +481,7 @@ impl Engine<'_> {
                     .insert(node, Interrupted { notice: now, pods });
                 *self
                     .spot
+                    .counts
                     .interruptions_by_source
                     .entry(source_name(cause).to_string())
                     .or_default() += 1;
@@ -579,7 +582,7 @@ impl Engine<'_> {
         for &pod in &killed {
             self.spot_pod_leaving(pod);
         }
-        self.spot.pods_killed_at_reclaim += killed.len() as u64;
+        self.spot.counts.pods_killed_at_reclaim += killed.len() as u64;
         self.log(
             EventType::Warning,
             "SpotReclaimed",

@@ -110,13 +110,13 @@ impl Engine<'_> {
     pub(super) fn spot_summary(&self, end: SimTime) -> SpotSummary {
         let spot = &self.spot;
         let mut summary = SpotSummary {
-            interruptions_by_source: spot.interruptions_by_source.clone(),
-            rebalance_recommendations: spot.rebalance_recommendations,
+            interruptions_by_source: spot.counts.interruptions_by_source.clone(),
+            rebalance_recommendations: spot.counts.rebalance_recommendations,
             pods_disrupted: spot.interrupted.values().map(|i| i.pods.len() as u64).sum(),
-            pods_killed_at_reclaim: spot.pods_killed_at_reclaim,
-            price_changes: spot.price_changes,
-            outage_launch_failures: spot.outage_launch_failures,
-            trace_rows_skipped: spot.trace_rows_skipped,
+            pods_killed_at_reclaim: spot.counts.pods_killed_at_reclaim,
+            price_changes: spot.counts.price_changes,
+            outage_launch_failures: spot.counts.outage_launch_failures,
+            trace_rows_skipped: spot.counts.trace_rows_skipped,
             ..SpotSummary::default()
         };
 
