@@ -11,6 +11,7 @@ use anyhow::{Context, Result};
 
 use karpsim_catalog::snapshot::SnapshotIdentity;
 use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
+use karpsim_report::schema::{EVENTS_FILE, Summary};
 use karpsim_report::{atomic, chart, html, run as run_report};
 use karpsim_sim::engine::{self, RunOutput};
 
@@ -99,10 +100,10 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
             stdout.flush()?;
         }
         format => {
-            let variants = outputs
+            let variants: Vec<_> = outputs
                 .iter()
                 .map(|o| run_report::summary_value(&scenario.name, &pricing, o))
-                .collect::<io::Result<Vec<_>>>()?;
+                .collect();
             let document = serde_json::json!({
                 "scenario": scenario.name,
                 "report_dir": out_dir.display().to_string(),
@@ -178,7 +179,7 @@ pub fn simulate(
     let mut sinks = Vec::new();
     for input in &prepared.runs {
         let dir = tree.add_dir(&input.variant).with_context(cannot_write)?;
-        let path = dir.join(run_report::EVENTS_FILE);
+        let path = dir.join(EVENTS_FILE);
         let file = std::fs::File::create(&path)
             .and_then(|file| run_report::EventsCsv::new(io::BufWriter::new(file)))
             .map_err(|e| run_report::with_path(&path, e))
@@ -195,7 +196,7 @@ pub fn simulate(
     let results = simulate_variants(&prepared.runs, &mut sinks, options, &progress)?;
     progress.finish();
     for (sink, dir) in sinks.into_iter().zip(&dirs) {
-        let path = dir.join(run_report::EVENTS_FILE);
+        let path = dir.join(EVENTS_FILE);
         sink.finish()
             .and_then(|mut file| file.flush())
             .map_err(|e| run_report::with_path(&path, e))
@@ -253,7 +254,8 @@ pub fn write_report(
     // comparison chart too.
     let mut series = Vec::new();
     for (output, dir) in outputs.iter().zip(&dirs) {
-        run_report::write_variant_files_but_events(&scenario.name, pricing, output, dir)
+        let summary = Summary::of_run(&scenario.name, pricing, &output.summary);
+        run_report::write_variant_files_but_events(&summary, output, dir)
             .with_context(cannot_write)?;
         let read = chart::VariantSeries::read_dir(dir)
             .map_err(io::Error::other)

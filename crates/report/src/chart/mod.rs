@@ -28,6 +28,8 @@ use figures::{
     CostComparison, Disruptions, Efficiency, Figure, NodesByCapacity, NodesByType, Pending, Target,
 };
 
+use crate::schema::CsvError;
+
 /// Why charts could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum ChartError {
@@ -97,6 +99,35 @@ pub enum ChartError {
         /// What went wrong.
         message: String,
     },
+}
+
+impl From<CsvError> for ChartError {
+    fn from(error: CsvError) -> ChartError {
+        match error {
+            CsvError::Io { path, source } => ChartError::Io { path, source },
+            CsvError::Malformed {
+                path,
+                line,
+                message,
+            } => ChartError::Csv {
+                path,
+                line,
+                message,
+            },
+            CsvError::MissingColumn { path, column } => ChartError::MissingColumn { path, column },
+            CsvError::Field {
+                path,
+                line,
+                column,
+                message,
+            } => ChartError::Field {
+                path,
+                line,
+                column,
+                message,
+            },
+        }
+    }
 }
 
 /// The SVG text and PNG bytes of `figure`.

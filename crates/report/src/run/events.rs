@@ -4,40 +4,29 @@
 
 use std::io::{self, Write};
 
-use super::time_s;
+use crate::schema::{EventRow, RowWriter};
 use crate::sim::engine::{EventRecord, EventSink};
-
-/// Name of the event log file in a variant folder.
-pub const EVENTS_FILE: &str = "events.csv";
 
 /// An `events.csv` being written. As an [`EventSink`] it cannot return
 /// errors, so the first one is kept and returned by [`EventsCsv::finish`]
 /// (rows after it are dropped).
 pub struct EventsCsv<W: Write> {
-    csv: csv::Writer<W>,
+    file: RowWriter<W>,
     error: Option<io::Error>,
 }
 
 impl<W: Write> EventsCsv<W> {
     /// Starts the file: writes the header row.
     pub fn new(out: W) -> io::Result<EventsCsv<W>> {
-        let mut csv = csv::Writer::from_writer(out);
-        csv.write_record(["time_s", "type", "reason", "object", "message"])
-            .map_err(io::Error::other)?;
-        Ok(EventsCsv { csv, error: None })
+        Ok(EventsCsv {
+            file: RowWriter::new::<EventRow>(out)?,
+            error: None,
+        })
     }
 
     /// Writes one row.
     pub fn write(&mut self, event: &EventRecord) -> io::Result<()> {
-        self.csv
-            .write_record([
-                time_s(event.time).as_str(),
-                event.kind.as_str(),
-                &event.reason,
-                &event.object,
-                &event.message,
-            ])
-            .map_err(io::Error::other)
+        self.file.write(&EventRow::from(event))
     }
 
     /// Flushes the rows and returns the writer, or the first error met.
@@ -45,9 +34,7 @@ impl<W: Write> EventsCsv<W> {
         if let Some(error) = self.error.take() {
             return Err(error);
         }
-        self.csv
-            .into_inner()
-            .map_err(|e| io::Error::other(e.to_string()))
+        self.file.finish()
     }
 }
 

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::cloud::{CapacityType, Price};
 use crate::sim::engine::{Churn, NodeClaimRecord, RunOutput, RunSummary, SpotSummary};
+use crate::sim::time::SimTime;
 
 fn output() -> RunOutput {
     let claim = NodeClaimRecord {
@@ -62,7 +63,6 @@ fn output() -> RunOutput {
 fn money_and_time_are_exact_decimals() {
     assert_eq!(usd(MicroUsd(96_000)), "0.096000");
     assert_eq!(usd(MicroUsd(12_345_678)), "12.345678");
-    assert_eq!(seconds(90_500), "90.500");
 }
 
 #[test]
@@ -202,5 +202,18 @@ fn scaledown_csv_lists_reasons() {
     assert_eq!(
         String::from_utf8(out).unwrap(),
         "time_s,node,reason\n20.000,general-00001,NotUnderutilized\n"
+    );
+}
+
+/// What a run's `summary.json` reads back as is what was written.
+#[test]
+fn summary_json_reads_back_as_written() {
+    let pricing = crate::snapshot::bundled_identity("us-east-1").unwrap();
+    let summary = Summary::of_run("demo", &pricing, &output().summary);
+    let dir = tempfile::tempdir().unwrap();
+    write_variant_files(&summary, &output(), dir.path()).unwrap();
+    assert_eq!(
+        Summary::read(&dir.path().join(SUMMARY_FILE)).unwrap(),
+        summary
     );
 }
