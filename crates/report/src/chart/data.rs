@@ -2,10 +2,12 @@
 //! instance type or capacity type, cumulative cost, allocation ratios and
 //! evictions per time bucket. Nothing here draws.
 //!
-//! A variant's series are read from its report folder
+//! A variant's series come from a run just finished
+//! ([`VariantSeries::of_run`]) or from its report folder
 //! ([`VariantSeries::read_dir`]: `summary.json`, `timeseries.csv`,
-//! `nodeclaims.csv` or `nodes.csv`, `events.csv`) through the rows of
-//! [`crate::schema`].
+//! `nodeclaims.csv` or `nodes.csv`, `events.csv`), both through the rows of
+//! [`crate::schema`], so a chart redrawn from the folder is the chart drawn
+//! after the run.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -15,6 +17,7 @@ use crate::schema::{
     EVENTS_FILE, EventRow, NODECLAIMS_FILE, NODES_FILE, NodeClaimRow, RowReader, SUMMARY_FILE,
     Summary, SummaryError, TIMESERIES_FILE, TimeseriesRow, Usd,
 };
+use crate::sim::engine::RunOutput;
 
 pub use crate::schema::LOWER_BOUND_COLUMN;
 
@@ -96,6 +99,23 @@ pub type Gappy = Vec<(f64, Option<f64>)>;
 pub const OTHER: &str = "other";
 
 impl VariantSeries {
+    /// The series of a run just finished: `summary` is its
+    /// [`Summary::of_run`], `evictions` those its `events.csv` got (see
+    /// [`crate::run::EventsCsv::take_evictions`]).
+    pub fn of_run(summary: &Summary, run: &RunOutput, evictions: Vec<Eviction>) -> VariantSeries {
+        let duration_ms = summary
+            .duration_ms()
+            .expect("a run's duration is a whole number of milliseconds");
+        VariantSeries::assemble(
+            summary,
+            duration_ms,
+            run.timeseries.iter().map(TimeseriesRow::from).collect(),
+            true,
+            run.nodeclaims.iter().map(NodeClaimRow::from).collect(),
+            evictions,
+        )
+    }
+
     /// Reads one variant folder of a `karpsim run` report.
     pub fn read_dir(dir: &Path) -> Result<VariantSeries, ChartError> {
         let summary_path = dir.join(SUMMARY_FILE);

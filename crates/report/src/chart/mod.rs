@@ -4,7 +4,9 @@
 //! `pending` and `disruptions`; per report folder: `cost` (cumulative cost
 //! and cost rate of every variant, two panels sharing the time axis). Each
 //! chart is written as `NAME.svg` and `NAME.png`, each file atomically (a
-//! temporary file in the same folder, then a rename).
+//! temporary file in the same folder, then a rename). `karpsim run` draws
+//! them from the run just made, `karpsim chart` from the folder's files
+//! (see [`data`]).
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary, so PNGs render the
 //! same on machines without fonts; SVGs name the generic `sans-serif`

@@ -1,9 +1,11 @@
 //! `events.csv`, written row by row: either from a finished run's events or
 //! as an [`EventSink`] while the run is still going, so the rows never have
-//! to be held in memory. Both ways give the same bytes.
+//! to be held in memory. Both ways give the same bytes. The evictions among
+//! them are kept for the charts.
 
 use std::io::{self, Write};
 
+use crate::chart::data::Eviction;
 use crate::schema::{EventRow, RowWriter};
 use crate::sim::engine::{EventRecord, EventSink};
 
@@ -12,6 +14,7 @@ use crate::sim::engine::{EventRecord, EventSink};
 /// (rows after it are dropped).
 pub struct EventsCsv<W: Write> {
     file: RowWriter<W>,
+    evictions: Vec<Eviction>,
     error: Option<io::Error>,
 }
 
@@ -20,13 +23,22 @@ impl<W: Write> EventsCsv<W> {
     pub fn new(out: W) -> io::Result<EventsCsv<W>> {
         Ok(EventsCsv {
             file: RowWriter::new::<EventRow>(out)?,
+            evictions: Vec::new(),
             error: None,
         })
     }
 
     /// Writes one row.
     pub fn write(&mut self, event: &EventRecord) -> io::Result<()> {
-        self.file.write(&EventRow::from(event))
+        let row = EventRow::from(event);
+        self.evictions.extend(Eviction::of(&row));
+        self.file.write(&row)
+    }
+
+    /// The evictions written so far, in file order; taken, so a second
+    /// call returns those written since.
+    pub fn take_evictions(&mut self) -> Vec<Eviction> {
+        std::mem::take(&mut self.evictions)
     }
 
     /// Flushes the rows and returns the writer, or the first error met.
