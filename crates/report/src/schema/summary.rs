@@ -1,9 +1,10 @@
 //! `summary.json`: a run's headline numbers, written from the engine's
 //! [`RunSummary`] and read back by `compare`, `chart`, `html` and
 //! `explain`. The keys are the fields, in this order. Money is in dollars
-//! (unrounded micro-dollars), durations in seconds with three decimals,
-//! ratios and hours with four (the cost efficiency with six). Keys older
-//! versions did not write read as empty or zero.
+//! (micro-dollars divided, not rounded); durations are rounded to three
+//! decimals of a second, ratios and hours to four (the cost efficiency and
+//! the savings per eviction to six). Keys older versions did not write
+//! read as empty or zero.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};

@@ -94,11 +94,6 @@ impl fmt::Display for Seconds {
     }
 }
 
-/// `90.500`: milliseconds as seconds, exact.
-pub fn seconds_text(ms: u64) -> String {
-    Seconds(ms).to_string()
-}
-
 const TIME_EXPECTED: &str = "a time in seconds with up to three decimals";
 
 /// A time column (`u64` milliseconds, written as seconds: `90.500`).
@@ -239,7 +234,7 @@ mod tests {
         assert_eq!(parse_time_ms("-1.000"), None);
         assert_eq!(parse_time_ms("1.2345"), None);
         assert_eq!(parse_time_ms(""), None);
-        assert_eq!(seconds_text(90_500), "90.500");
+        assert_eq!(Seconds(90_500).to_string(), "90.500");
     }
 
     #[test]
