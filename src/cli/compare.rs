@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use karpsim_input::scenario::{BundledRegions, Scenario};
-use karpsim_report::compare::{self, VariantSummary};
+use karpsim_report::compare;
+use karpsim_report::schema::{SUMMARY_FILE, Summary};
 
 use super::run::{Simulated, SimulationArgs, default_out, print_profile, simulate, write_report};
 use super::{OutputFormat, Warnings, print_document};
@@ -74,8 +75,8 @@ pub fn compare_command(args: &CompareArgs) -> Result<()> {
     let summaries = outputs
         .iter()
         .map(|output| {
-            let path = out_dir.join(&output.summary.variant).join("summary.json");
-            VariantSummary::read(&path).with_context(|| format!("cannot read {}", path.display()))
+            let path = out_dir.join(&output.summary.variant).join(SUMMARY_FILE);
+            Summary::read(&path).with_context(|| format!("cannot read {}", path.display()))
         })
         .collect::<Result<Vec<_>>>()?;
     match args.output {

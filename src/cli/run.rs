@@ -11,6 +11,8 @@ use anyhow::{Context, Result};
 
 use karpsim_catalog::snapshot::SnapshotIdentity;
 use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
+use karpsim_report::chart::data::Eviction;
+use karpsim_report::schema::{EVENTS_FILE, Summary};
 use karpsim_report::{atomic, chart, html, run as run_report};
 use karpsim_sim::engine::{self, RunOutput};
 
@@ -99,10 +101,10 @@ pub fn run_command(args: &RunArgs) -> Result<()> {
             stdout.flush()?;
         }
         format => {
-            let variants = outputs
+            let variants: Vec<_> = outputs
                 .iter()
                 .map(|o| run_report::summary_value(&scenario.name, &pricing, o))
-                .collect::<io::Result<Vec<_>>>()?;
+                .collect();
             let document = serde_json::json!({
                 "scenario": scenario.name,
                 "report_dir": out_dir.display().to_string(),
@@ -134,11 +136,14 @@ pub struct Simulated {
 
 /// A report folder being written: the whole tree in one temporary folder
 /// beside `--out`, with one folder per variant (in variant order) already
-/// holding the variant's complete `events.csv`. Dropped without
-/// [`write_report`], it leaves nothing behind.
+/// holding the variant's complete `events.csv` (whose evictions are kept
+/// for the charts). Dropped without [`write_report`], it leaves nothing
+/// behind.
 pub struct StagedReport {
     tree: atomic::ReportTree,
     dirs: Vec<PathBuf>,
+    /// Per variant, the evictions among its events, in file order.
+    evictions: Vec<Vec<Eviction>>,
     /// Variants not run this time whose folders the previous report had
     /// (kept with `--variant`).
     kept: Vec<String>,
@@ -178,7 +183,7 @@ pub fn simulate(
     let mut sinks = Vec::new();
     for input in &prepared.runs {
         let dir = tree.add_dir(&input.variant).with_context(cannot_write)?;
-        let path = dir.join(run_report::EVENTS_FILE);
+        let path = dir.join(EVENTS_FILE);
         let file = std::fs::File::create(&path)
             .and_then(|file| run_report::EventsCsv::new(io::BufWriter::new(file)))
             .map_err(|e| run_report::with_path(&path, e))
@@ -194,8 +199,10 @@ pub fn simulate(
     });
     let results = simulate_variants(&prepared.runs, &mut sinks, options, &progress)?;
     progress.finish();
-    for (sink, dir) in sinks.into_iter().zip(&dirs) {
-        let path = dir.join(run_report::EVENTS_FILE);
+    let mut evictions = Vec::new();
+    for (mut sink, dir) in sinks.into_iter().zip(&dirs) {
+        let path = dir.join(EVENTS_FILE);
+        evictions.push(sink.take_evictions());
         sink.finish()
             .and_then(|mut file| file.flush())
             .map_err(|e| run_report::with_path(&path, e))
@@ -232,7 +239,12 @@ pub fn simulate(
         outputs,
         profile: options.profile.then_some(profile),
         pricing: prepared.pricing,
-        staged: StagedReport { tree, dirs, kept },
+        staged: StagedReport {
+            tree,
+            dirs,
+            evictions,
+            kept,
+        },
     })
 }
 
@@ -248,20 +260,24 @@ pub fn write_report(
     out_dir: &Path,
 ) -> Result<()> {
     let cannot_write = || format!("cannot write the report to {}", out_dir.display());
-    let StagedReport { tree, dirs, kept } = staged;
-    // Each variant's chart data, read back from its CSVs, feeds the
-    // comparison chart too.
+    let StagedReport {
+        tree,
+        dirs,
+        evictions,
+        kept,
+    } = staged;
+    // Each variant's chart data, from its output, feeds the comparison
+    // chart too.
     let mut series = Vec::new();
-    for (output, dir) in outputs.iter().zip(&dirs) {
-        run_report::write_variant_files_but_events(&scenario.name, pricing, output, dir)
+    for ((output, dir), evictions) in outputs.iter().zip(&dirs).zip(evictions) {
+        let summary = Summary::of_run(&scenario.name, pricing, &output.summary);
+        run_report::write_variant_files_but_events(&summary, output, dir)
             .with_context(cannot_write)?;
-        let read = chart::VariantSeries::read_dir(dir)
+        let drawn = chart::VariantSeries::of_run(&summary, output, evictions);
+        chart::write_variant_charts(&drawn, dir)
             .map_err(io::Error::other)
             .with_context(cannot_write)?;
-        chart::write_variant_charts(&read, dir)
-            .map_err(io::Error::other)
-            .with_context(cannot_write)?;
-        series.push((output.summary.variant.clone(), read));
+        series.push((summary.variant, drawn));
     }
     for name in kept {
         let read = chart::VariantSeries::read_dir(&tree.root().join(&name))

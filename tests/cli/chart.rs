@@ -85,11 +85,15 @@ fn stacks_add_up_to_the_nodes_column_of_a_real_report() {
         assert!(series.samples.iter().any(|s| s.nodes > 0));
         for (index, sample) in series.samples.iter().enumerate() {
             assert_eq!(
-                by_capacity.total_at(index),
+                u64::from(by_capacity.total_at(index)),
                 sample.nodes,
                 "{variant} {index}"
             );
-            assert_eq!(by_type.total_at(index), sample.nodes, "{variant} {index}");
+            assert_eq!(
+                u64::from(by_type.total_at(index)),
+                sample.nodes,
+                "{variant} {index}"
+            );
             checked += 1;
         }
     }

@@ -6,8 +6,9 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use karpsim_report::compare::{VariantSummary, comparison_rows, write_comparison_table};
+use karpsim_report::compare::{comparison_rows, write_comparison_table};
 use karpsim_report::html::escape;
+use karpsim_report::schema::Summary;
 
 use crate::util::{karpsim, single_error_line, stderr, stdout};
 
@@ -82,10 +83,7 @@ fn comparison_deltas_are_differences_of_the_summaries() {
         dir.join("on-demand/summary.json"),
         dir.join("spot-first/summary.json"),
     ];
-    let summaries: Vec<VariantSummary> = paths
-        .iter()
-        .map(|p| VariantSummary::read(p).unwrap())
-        .collect();
+    let summaries: Vec<Summary> = paths.iter().map(|p| Summary::read(p).unwrap()).collect();
     let (a, b) = (json(&paths[0]), json(&paths[1]));
     let rows = comparison_rows(&summaries);
     let checks = [

@@ -8,193 +8,10 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
-
+use super::schema::Summary;
+use super::schema::summary::round;
 use super::table::{Align, write_table};
-
-/// Why a summary could not be read.
-#[derive(Debug, thiserror::Error)]
-pub enum CompareError {
-    /// The file could not be read.
-    #[error("{path}: {source}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: io::Error,
-    },
-    /// The file is not a summary this version understands.
-    #[error("{path}: not a karpsim summary: {source}")]
-    Parse {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: serde_json::Error,
-    },
-}
-
-/// One reason pods were never scheduled, as `summary.json` lists it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct UnschedulableReason {
-    /// The scheduler's message.
-    pub reason: String,
-    /// How many pods stayed pending for it.
-    pub pods: u64,
-    /// One such pod.
-    #[serde(default)]
-    pub example: String,
-}
-
-/// The churn block of `summary.json` (the fields the comparison uses).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ChurnSummary {
-    /// Pods evicted, all reasons.
-    pub evictions: u64,
-    /// Pods evicted per reason.
-    pub evictions_by_reason: BTreeMap<String, u64>,
-    /// NodeClaims (or nodes) launched per reason.
-    pub nodeclaims_launched_by_reason: BTreeMap<String, u64>,
-    /// NodeClaims (or nodes) terminated per reason.
-    pub nodeclaims_terminated_by_reason: BTreeMap<String, u64>,
-    /// Hourly savings of the consolidations done.
-    pub consolidation_savings_usd_per_hour: f64,
-    /// Money saved by consolidation over the run.
-    pub consolidation_savings_usd: f64,
-}
-
-/// The spot block of `summary.json` (the fields the comparison uses).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct SpotSummary {
-    /// Spot interruptions, all sources.
-    pub interruptions: u64,
-    /// Node-hours on spot capacity.
-    pub spot_node_hours: f64,
-    /// Spot node-hours over all node-hours, 0..=1.
-    pub spot_share_of_node_hours: f64,
-    /// What the spot nodes would have cost more on demand.
-    pub savings_vs_on_demand_usd: f64,
-}
-
-/// One variant's `summary.json`. Unknown keys are ignored; keys newer
-/// versions add are optional.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct VariantSummary {
-    /// Scenario name.
-    pub scenario: String,
-    /// Variant name.
-    pub variant: String,
-    /// Simulated time, seconds.
-    pub duration_s: f64,
-    /// Total cost of the run, USD.
-    pub total_cost_usd: f64,
-    /// Cost per capacity type (`on-demand`, `spot`, ...).
-    #[serde(default)]
-    pub cost_by_capacity_type: BTreeMap<String, f64>,
-    /// Cost per NodePool (node group for Cluster Autoscaler).
-    #[serde(default)]
-    pub cost_by_nodepool: BTreeMap<String, f64>,
-    /// Node-hours run.
-    pub node_hours: f64,
-    /// Most nodes at once.
-    pub peak_nodes: u64,
-    /// NodeClaims (or nodes) launched.
-    pub nodeclaims_launched: u64,
-    /// Launches that failed.
-    #[serde(default)]
-    pub launch_failures: u64,
-    /// Requested over allocatable CPU, time-weighted, 0..=1.
-    pub cpu_allocation: f64,
-    /// Requested over allocatable memory, time-weighted, 0..=1.
-    pub memory_allocation: f64,
-    /// Pods created.
-    #[serde(default)]
-    pub pods_created: u64,
-    /// Pods scheduled at least once.
-    #[serde(default)]
-    pub pods_scheduled: u64,
-    /// Pods never scheduled.
-    #[serde(default)]
-    pub pods_unschedulable: u64,
-    /// Median pending time, seconds (absent with no pods).
-    #[serde(default)]
-    pub pending_seconds_p50: Option<f64>,
-    /// 95th percentile pending time, seconds.
-    #[serde(default)]
-    pub pending_seconds_p95: Option<f64>,
-    /// Longest pending time, seconds.
-    #[serde(default)]
-    pub pending_seconds_max: Option<f64>,
-    /// Why pods were never scheduled.
-    #[serde(default)]
-    pub unschedulable_reasons: Vec<UnschedulableReason>,
-    /// Evictions, launches and terminations.
-    #[serde(default)]
-    pub churn: ChurnSummary,
-    /// Spot usage and interruptions.
-    #[serde(default)]
-    pub spot: SpotSummary,
-    /// The cheapest cost that could have carried the workload, USD.
-    #[serde(default)]
-    pub cost_lower_bound_usd: Option<f64>,
-    /// Lower bound over actual cost, 0..=1.
-    #[serde(default)]
-    pub cost_efficiency: Option<f64>,
-    /// The pricing the run used, kept as written.
-    #[serde(default)]
-    pub pricing: Option<serde_json::Value>,
-    /// Scale and delete steps whose object did not exist.
-    #[serde(default)]
-    pub steps_missing_target: u64,
-}
-
-impl VariantSummary {
-    /// Reads and parses one `summary.json`.
-    pub fn read(path: &Path) -> Result<Self, CompareError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CompareError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Self::parse(&text).map_err(|source| CompareError::Parse {
-            path: path.to_path_buf(),
-            source,
-        })
-    }
-
-    /// Parses the text of a `summary.json`.
-    pub fn parse(text: &str) -> Result<Self, serde_json::Error> {
-        serde_json::from_str(text)
-    }
-
-    /// The pricing snapshot on one line, `file (region, date; source)` or
-    /// `bundled (region, date; source)`, when the summary names one.
-    pub fn pricing_text(&self) -> Option<String> {
-        let pricing = self.pricing.as_ref()?.as_object()?;
-        let field = |key: &str| pricing.get(key).and_then(serde_json::Value::as_str);
-        let details: Vec<&str> = [field("region"), field("date")]
-            .into_iter()
-            .flatten()
-            .collect();
-        let mut text = format!(
-            "{} ({}",
-            field("file").unwrap_or("bundled"),
-            details.join(", ")
-        );
-        if let Some(source) = field("source") {
-            text.push_str(&format!("; {source}"));
-        }
-        text.push(')');
-        Some(text)
-    }
-
-    /// NodeClaims (or nodes) terminated, all reasons.
-    pub fn nodeclaims_terminated(&self) -> u64 {
-        self.churn.nodeclaims_terminated_by_reason.values().sum()
-    }
-}
 
 /// What a row measures, which decides how its numbers are written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,10 +75,10 @@ pub struct ComparisonRow {
 /// The comparison rows of `variants`, the first being the base of the
 /// deltas. Rows for keys some summaries lack (cost lower bound, cost
 /// efficiency) appear only when at least one summary has them.
-pub fn comparison_rows(variants: &[VariantSummary]) -> Vec<ComparisonRow> {
+pub fn comparison_rows(variants: &[Summary]) -> Vec<ComparisonRow> {
     let mut rows = Vec::new();
     let mut push =
-        |label: &str, key: &str, unit: Unit, number: &dyn Fn(&VariantSummary) -> Option<f64>| {
+        |label: &str, key: &str, unit: Unit, number: &dyn Fn(&Summary) -> Option<f64>| {
             let numbers: Vec<Option<f64>> = variants.iter().map(number).collect();
             rows.push(row(label, key, unit, numbers));
         };
@@ -361,19 +178,13 @@ impl ComparisonRow {
     }
 }
 
-/// Rounds to `decimals` places, as `summary.json` does.
-fn round(value: f64, decimals: i32) -> f64 {
-    let scale = 10f64.powi(decimals);
-    (value * scale).round() / scale
-}
-
 /// The rows as data for `compare -o json|yaml`: per row its
 /// `summary.json` key (a dotted path, `cost_by_capacity_type.spot`), unit,
 /// each variant's value (`null` when its summary lacks it) and each later
 /// variant's `absolute` and `percent` difference from the first, rounded
 /// as `summary.json` rounds the key (percent to two places; `null` when the
 /// first variant's value is 0).
-pub fn comparison_json_rows(variants: &[VariantSummary]) -> Vec<serde_json::Value> {
+pub fn comparison_json_rows(variants: &[Summary]) -> Vec<serde_json::Value> {
     comparison_rows(variants)
         .into_iter()
         .map(|row| {
@@ -434,8 +245,8 @@ fn row(label: &str, key: &str, unit: Unit, numbers: Vec<Option<f64>>) -> Compari
 }
 
 fn union_keys<V>(
-    variants: &[VariantSummary],
-    map: impl Fn(&VariantSummary) -> &BTreeMap<String, V>,
+    variants: &[Summary],
+    map: impl Fn(&Summary) -> &BTreeMap<String, V>,
 ) -> Vec<String> {
     let mut keys: Vec<String> = variants
         .iter()
@@ -529,7 +340,7 @@ fn signed_percent(percent: f64) -> String {
 /// Writes the comparison as an aligned text table: the first variant's
 /// column, then for each other variant its column and its delta column
 /// (`Δ name`).
-pub fn write_comparison_table(variants: &[VariantSummary], out: &mut impl Write) -> io::Result<()> {
+pub fn write_comparison_table(variants: &[Summary], out: &mut impl Write) -> io::Result<()> {
     let delta_headers: Vec<String> = variants
         .iter()
         .skip(1)
@@ -566,7 +377,7 @@ pub fn write_comparison_table(variants: &[VariantSummary], out: &mut impl Write)
 mod tests {
     use super::*;
 
-    fn summary(variant: &str, cost: f64, peak: u64) -> VariantSummary {
+    fn summary(variant: &str, cost: f64, peak: u64) -> Summary {
         let text = format!(
             r#"{{"scenario":"s","variant":"{variant}","duration_s":3600.0,
             "total_cost_usd":{cost},"cost_by_capacity_type":{{"spot":{cost}}},
@@ -574,47 +385,11 @@ mod tests {
             "cpu_allocation":0.5,"memory_allocation":0.25,
             "pending_seconds_p95":null,"future_key":{{"x":1}}}}"#
         );
-        VariantSummary::parse(&text).unwrap()
+        Summary::parse(&text).unwrap()
     }
 
     fn find<'a>(rows: &'a [ComparisonRow], label: &str) -> &'a ComparisonRow {
         rows.iter().find(|r| r.label == label).unwrap()
-    }
-
-    #[test]
-    fn extra_keys_are_ignored_and_missing_optional_keys_are_none() {
-        let s = summary("a", 1.5, 2);
-        assert_eq!(s.cost_efficiency, None);
-        assert_eq!(s.cost_lower_bound_usd, None);
-        assert_eq!(s.pending_seconds_p95, None);
-        assert_eq!(s.churn, ChurnSummary::default());
-    }
-
-    #[test]
-    fn pricing_is_shown_on_one_line_when_present() {
-        let mut s = summary("a", 1.0, 1);
-        assert_eq!(s.pricing_text(), None);
-        s.pricing = Some(serde_json::json!({
-            "region": "us-east-1", "date": "2025-06-01", "source": "AWS price list"
-        }));
-        assert_eq!(
-            s.pricing_text().unwrap(),
-            "bundled (us-east-1, 2025-06-01; AWS price list)"
-        );
-        s.pricing = Some(serde_json::json!({"region": "eu-west-1", "date": "d", "file": "p.json"}));
-        assert_eq!(s.pricing_text().unwrap(), "p.json (eu-west-1, d)");
-    }
-
-    #[test]
-    fn missing_required_key_is_an_error_naming_the_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("summary.json");
-        std::fs::write(&path, r#"{"scenario":"s","variant":"v"}"#).unwrap();
-        let error = VariantSummary::read(&path).unwrap_err();
-        assert!(matches!(error, CompareError::Parse { .. }));
-        assert!(error.to_string().contains("summary.json"), "{error}");
-        let missing = VariantSummary::read(&dir.path().join("nope.json")).unwrap_err();
-        assert!(matches!(missing, CompareError::Read { .. }));
     }
 
     /// $10 → $11: +$1.00, +10%; 4 → 2 peak nodes: -2, -50%.

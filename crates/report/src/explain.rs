@@ -9,7 +9,8 @@
 
 use std::collections::BTreeSet;
 
-use super::read::{Autoscaler, EventRow, NodeClaimRow, VariantReport, sim_time};
+use super::read::{Autoscaler, VariantReport, sim_time};
+use super::schema::{EventRow, NodeClaimRow};
 use super::table::{Align, write_table};
 use crate::suggest::levenshtein as edit_distance;
 
@@ -341,7 +342,7 @@ fn claim_facts(claim: &NodeClaimRow, autoscaler: Autoscaler) -> String {
     text.push_str(&fact("Zone", &claim.zone));
     text.push_str(&fact(
         "Price",
-        &format!("${:.6}/h", claim.price_usd_per_hour),
+        &format!("${:.6}/h", claim.price_usd_per_hour.dollars()),
     ));
     text.push_str(&fact(
         "Launched",
@@ -358,7 +359,7 @@ fn claim_facts(claim: &NodeClaimRow, autoscaler: Autoscaler) -> String {
         None => "still running at the end".to_string(),
     };
     text.push_str(&fact("Deleted", &deleted));
-    text.push_str(&fact("Cost", &format!("${:.6}", claim.cost_usd)));
+    text.push_str(&fact("Cost", &format!("${:.6}", claim.cost_usd.dollars())));
     text
 }
 
@@ -487,7 +488,7 @@ fn events_table(events: &[&EventRow], autoscaler: Autoscaler) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compare::VariantSummary;
+    use crate::schema::{Summary, Usd};
 
     fn event(time_ms: u64, reason: &str, object: &str, message: &str) -> EventRow {
         EventRow {
@@ -500,7 +501,7 @@ mod tests {
     }
 
     fn variant(name: &str, events: Vec<EventRow>) -> VariantReport {
-        let summary = VariantSummary::parse(&format!(
+        let summary = Summary::parse(&format!(
             r#"{{"scenario":"s","variant":"{name}","duration_s":1.0,"total_cost_usd":1.0,
             "node_hours":1.0,"peak_nodes":1,"nodeclaims_launched":1,
             "cpu_allocation":0.5,"memory_allocation":0.5}}"#
@@ -518,12 +519,12 @@ mod tests {
                 instance_type: "m5.large".into(),
                 capacity_type: "spot".into(),
                 zone: "z1".into(),
-                price_usd_per_hour: 0.05,
+                price_usd_per_hour: Usd(50_000),
                 launched_at_ms: 1000,
                 ready_at_ms: Some(30_000),
                 deleted_at_ms: None,
                 reason_deleted: String::new(),
-                cost_usd: 0.5,
+                cost_usd: Usd(500_000),
                 reason_launched: "provisioning".into(),
             }],
             kept_nodes: Vec::new(),

@@ -10,6 +10,7 @@ pub mod html;
 pub mod instance_types;
 pub mod read;
 pub mod run;
+pub mod schema;
 pub mod table;
 
 use karpsim_catalog::snapshot;

@@ -1,46 +1,38 @@
-//! Reads a report folder written by `karpsim run` back into typed rows:
-//! the variants (sub-folders holding a `summary.json`), and each one's
-//! `events.csv`, `nodeclaims.csv` / `nodes.csv` and `disruption.csv` /
-//! `scaledown.csv`. Times are kept as exact milliseconds.
+//! Reads a report folder written by `karpsim run` back into typed rows
+//! (see [`crate::schema`]): the variants (sub-folders holding a
+//! `summary.json`), and each one's `events.csv`, `nodeclaims.csv` /
+//! `nodes.csv` and `disruption.csv` / `scaledown.csv`. Times are kept as
+//! exact milliseconds.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
 
-use super::compare::{CompareError, VariantSummary};
+use super::schema::{
+    CsvError, DISRUPTION_FILE, DisruptionRow, EVENTS_FILE, EventRow, NODECLAIMS_FILE, NODES_FILE,
+    NodeClaimRow, Row, RowReader, SCALEDOWN_FILE, SUMMARY_FILE, ScaleDownRow, Summary,
+    SummaryError, read_rows,
+};
 
 /// Why a report folder could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    /// A file or folder could not be read.
+    /// A folder could not be read.
     #[error("{path}: {source}")]
     Io {
-        /// The file or folder.
+        /// The folder.
         path: PathBuf,
         /// The cause.
         source: io::Error,
     },
-    /// A CSV file is malformed.
-    #[error("{path}: {source}")]
-    Csv {
-        /// The file.
-        path: PathBuf,
-        /// The cause.
-        source: csv::Error,
-    },
-    /// A time column is not seconds with up to three decimals.
-    #[error("{path}: bad time {value:?}")]
-    Time {
-        /// The file.
-        path: PathBuf,
-        /// The text found.
-        value: String,
-    },
+    /// A CSV file is unreadable or malformed.
+    #[error(transparent)]
+    Csv(#[from] CsvError),
     /// A `summary.json` is unreadable.
     #[error(transparent)]
-    Summary(#[from] CompareError),
+    Summary(#[from] SummaryError),
     /// The folder holds no variant.
     #[error("{0}: no report here (no <variant>/summary.json)")]
     NoVariants(PathBuf),
@@ -65,62 +57,6 @@ impl Autoscaler {
     }
 }
 
-/// One row of `events.csv`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EventRow {
-    /// Simulated time, milliseconds from the start.
-    pub time_ms: u64,
-    /// `Normal` or `Warning`.
-    pub kind: String,
-    /// The event reason (`Launched`, `Scheduled`, ...).
-    pub reason: String,
-    /// `pod/ns/name`, `nodeclaim/name`, `node/name`, `deployment/ns/name`...
-    pub object: String,
-    /// The event message.
-    pub message: String,
-}
-
-/// One row of `nodeclaims.csv` (or `nodes.csv`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeClaimRow {
-    /// NodeClaim (or node) name.
-    pub name: String,
-    /// NodePool (or node group).
-    pub nodepool: String,
-    /// Instance type.
-    pub instance_type: String,
-    /// `on-demand`, `spot`, ...
-    pub capacity_type: String,
-    /// Zone.
-    pub zone: String,
-    /// Price, USD per hour.
-    pub price_usd_per_hour: f64,
-    /// Launch time, ms.
-    pub launched_at_ms: u64,
-    /// Ready time, ms.
-    pub ready_at_ms: Option<u64>,
-    /// Deletion time, ms.
-    pub deleted_at_ms: Option<u64>,
-    /// Why it was deleted (empty when it ran to the end).
-    pub reason_deleted: String,
-    /// What it cost, USD.
-    pub cost_usd: f64,
-    /// Why it was launched.
-    pub reason_launched: String,
-}
-
-/// One row of `disruption.csv` or `scaledown.csv`: a reason a node was
-/// kept.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeptNodeRow {
-    /// The node.
-    pub node: String,
-    /// When the reason was given, ms.
-    pub time_ms: u64,
-    /// The reason.
-    pub reason: String,
-}
-
 /// Everything one variant folder holds.
 #[derive(Debug, Clone)]
 pub struct VariantReport {
@@ -131,13 +67,14 @@ pub struct VariantReport {
     /// Which autoscaler ran.
     pub autoscaler: Autoscaler,
     /// `summary.json`.
-    pub summary: VariantSummary,
+    pub summary: Summary,
     /// `events.csv`, in file (time) order.
     pub events: Vec<EventRow>,
     /// `nodeclaims.csv` or `nodes.csv`.
     pub nodeclaims: Vec<NodeClaimRow>,
-    /// `disruption.csv` or `scaledown.csv`.
-    pub kept_nodes: Vec<KeptNodeRow>,
+    /// `disruption.csv`, or `scaledown.csv` read as disruption rows: the
+    /// reasons nodes were kept.
+    pub kept_nodes: Vec<DisruptionRow>,
 }
 
 /// The variant folders of a report, by name.
@@ -151,7 +88,7 @@ pub fn variant_dirs(report_dir: &Path) -> Result<Vec<(String, PathBuf)>, ReadErr
         let entry = entry.map_err(io_error)?;
         let name = entry.file_name().to_string_lossy().into_owned();
         // Hidden folders are the atomic writer's temporaries.
-        if name.starts_with('.') || !entry.path().join("summary.json").is_file() {
+        if name.starts_with('.') || !entry.path().join(SUMMARY_FILE).is_file() {
             continue;
         }
         variants.push((name, entry.path()));
@@ -185,95 +122,43 @@ pub fn read_variant_filtered(
     dir: &Path,
     keep: impl FnMut(EventRow) -> Option<EventRow>,
 ) -> Result<VariantReport, ReadError> {
-    let summary = VariantSummary::read(&dir.join("summary.json"))?;
-    let autoscaler = if dir.join("nodes.csv").is_file() || dir.join("scaledown.csv").is_file() {
+    let summary = Summary::read(&dir.join(SUMMARY_FILE))?;
+    let autoscaler = if dir.join(NODES_FILE).is_file() || dir.join(SCALEDOWN_FILE).is_file() {
         Autoscaler::ClusterAutoscaler
     } else {
         Autoscaler::Karpenter
     };
-    let (claims_file, kept_file) = match autoscaler {
-        Autoscaler::Karpenter => ("nodeclaims.csv", "disruption.csv"),
-        Autoscaler::ClusterAutoscaler => ("nodes.csv", "scaledown.csv"),
+    let (nodeclaims, kept_nodes) = match autoscaler {
+        Autoscaler::Karpenter => (
+            rows_if_present::<NodeClaimRow>(&dir.join(NODECLAIMS_FILE))?,
+            rows_if_present::<DisruptionRow>(&dir.join(DISRUPTION_FILE))?,
+        ),
+        Autoscaler::ClusterAutoscaler => (
+            rows_if_present::<NodeClaimRow>(&dir.join(NODES_FILE))?,
+            rows_if_present::<ScaleDownRow>(&dir.join(SCALEDOWN_FILE))?
+                .into_iter()
+                .map(DisruptionRow::from)
+                .collect(),
+        ),
     };
     Ok(VariantReport {
         name: name.to_string(),
         dir: dir.to_path_buf(),
         autoscaler,
         summary,
-        events: read_events_filtered(&dir.join("events.csv"), keep)?,
-        nodeclaims: read_nodeclaims(&dir.join(claims_file))?,
-        kept_nodes: read_kept_nodes(&dir.join(kept_file))?,
+        events: read_events_filtered(&dir.join(EVENTS_FILE), keep)?,
+        nodeclaims,
+        kept_nodes,
     })
 }
 
-/// `"90.500"` as 90 500 ms; `None` for anything else.
-pub fn parse_time_ms(text: &str) -> Option<u64> {
-    let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
-    if whole.is_empty()
-        || fraction.len() > 3
-        || !whole.bytes().all(|b| b.is_ascii_digit())
-        || !fraction.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    let millis = format!("{fraction:0<3}").parse::<u64>().ok()?;
-    whole
-        .parse::<u64>()
-        .ok()?
-        .checked_mul(1000)?
-        .checked_add(millis)
-}
-
-fn csv_error(path: &Path, source: csv::Error) -> ReadError {
-    ReadError::Csv {
-        path: path.to_path_buf(),
-        source,
-    }
-}
-
-/// A reader of `path`, `None` when the file is missing (no rows).
-fn open_csv(path: &Path) -> Result<Option<csv::Reader<std::fs::File>>, ReadError> {
-    if !path.is_file() {
-        return Ok(None);
-    }
-    csv::Reader::from_path(path)
-        .map(Some)
-        .map_err(|source| csv_error(path, source))
-}
-
-fn rows<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<Vec<T>, ReadError> {
-    let Some(mut reader) = open_csv(path)? else {
-        return Ok(Vec::new());
-    };
-    reader
-        .deserialize()
-        .collect::<Result<Vec<T>, _>>()
-        .map_err(|source| csv_error(path, source))
-}
-
-fn time(path: &Path, value: &str) -> Result<u64, ReadError> {
-    parse_time_ms(value).ok_or_else(|| ReadError::Time {
-        path: path.to_path_buf(),
-        value: value.to_string(),
-    })
-}
-
-fn optional_time(path: &Path, value: &str) -> Result<Option<u64>, ReadError> {
-    if value.is_empty() {
-        Ok(None)
+/// The rows of `path`, none when the file is missing.
+fn rows_if_present<R: Row + DeserializeOwned>(path: &Path) -> Result<Vec<R>, CsvError> {
+    if path.is_file() {
+        read_rows(path)
     } else {
-        time(path, value).map(Some)
+        Ok(Vec::new())
     }
-}
-
-#[derive(Deserialize)]
-struct RawEvent {
-    time_s: String,
-    #[serde(rename = "type")]
-    kind: String,
-    reason: String,
-    object: String,
-    message: String,
 }
 
 /// Reads `events.csv`.
@@ -287,83 +172,21 @@ pub fn read_events_filtered(
     path: &Path,
     mut keep: impl FnMut(EventRow) -> Option<EventRow>,
 ) -> Result<Vec<EventRow>, ReadError> {
-    let Some(mut reader) = open_csv(path)? else {
+    if !path.is_file() {
         return Ok(Vec::new());
-    };
+    }
+    let mut reader = RowReader::open::<EventRow>(path)?;
     let mut kept = Vec::new();
-    for raw in reader.deserialize::<RawEvent>() {
-        let raw = raw.map_err(|source| csv_error(path, source))?;
-        let row = EventRow {
-            time_ms: time(path, &raw.time_s)?,
-            kind: raw.kind,
-            reason: raw.reason,
-            object: raw.object,
-            message: raw.message,
-        };
+    while let Some((_, row)) = reader.next::<EventRow>()? {
         kept.extend(keep(row));
     }
     Ok(kept)
 }
 
-#[derive(Deserialize)]
-struct RawNodeClaim {
-    name: String,
-    nodepool: String,
-    instance_type: String,
-    capacity_type: String,
-    zone: String,
-    price_usd_per_hour: f64,
-    launched_at_s: String,
-    ready_at_s: String,
-    deleted_at_s: String,
-    reason_deleted: String,
-    cost_usd: f64,
-    #[serde(default)]
-    reason_launched: String,
-}
-
-/// Reads `nodeclaims.csv` or `nodes.csv`.
+/// Reads `nodeclaims.csv` or `nodes.csv` (a missing file reads as no
+/// rows).
 pub fn read_nodeclaims(path: &Path) -> Result<Vec<NodeClaimRow>, ReadError> {
-    rows::<RawNodeClaim>(path)?
-        .into_iter()
-        .map(|raw| {
-            Ok(NodeClaimRow {
-                launched_at_ms: time(path, &raw.launched_at_s)?,
-                ready_at_ms: optional_time(path, &raw.ready_at_s)?,
-                deleted_at_ms: optional_time(path, &raw.deleted_at_s)?,
-                name: raw.name,
-                nodepool: raw.nodepool,
-                instance_type: raw.instance_type,
-                capacity_type: raw.capacity_type,
-                zone: raw.zone,
-                price_usd_per_hour: raw.price_usd_per_hour,
-                reason_deleted: raw.reason_deleted,
-                cost_usd: raw.cost_usd,
-                reason_launched: raw.reason_launched,
-            })
-        })
-        .collect()
-}
-
-#[derive(Deserialize)]
-struct RawKeptNode {
-    node: String,
-    time_s: String,
-    reason: String,
-}
-
-/// Reads `disruption.csv` or `scaledown.csv` (same columns, any order).
-pub fn read_kept_nodes(path: &Path) -> Result<Vec<KeptNodeRow>, ReadError> {
-    rows::<RawKeptNode>(path)?
-        .into_iter()
-        .map(|raw| {
-            Ok(KeptNodeRow {
-                time_ms: time(path, &raw.time_s)?,
-                node: raw.node,
-                reason: raw.reason,
-            })
-        })
-        .collect()
+    Ok(rows_if_present(path)?)
 }
 
 /// `1h02m03s`, `2m05s`, `30.240s`: simulated time the way `kubectl` writes
@@ -387,16 +210,6 @@ pub fn sim_time(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_times_exactly() {
-        assert_eq!(parse_time_ms("90.500"), Some(90_500));
-        assert_eq!(parse_time_ms("3"), Some(3000));
-        assert_eq!(parse_time_ms("0.05"), Some(50));
-        assert_eq!(parse_time_ms("-1.000"), None);
-        assert_eq!(parse_time_ms("1.2345"), None);
-        assert_eq!(parse_time_ms(""), None);
-    }
 
     #[test]
     fn formats_sim_time_like_kubectl_ages() {

@@ -1,69 +1,30 @@
-//! What the charts show, read back from one variant's report folder
-//! (`summary.json`, `timeseries.csv`, `nodeclaims.csv` or `nodes.csv`,
-//! `events.csv`) and reduced to plain series: node counts stacked by
+//! What the charts show, reduced to plain series: node counts stacked by
 //! instance type or capacity type, cumulative cost, allocation ratios and
 //! evictions per time bucket. Nothing here draws.
 //!
-//! Columns are found by their header name, so files with extra columns (such
-//! as the optional `lower_bound_usd_per_hour`) still read.
+//! A variant's series come from a run just finished
+//! ([`VariantSeries::of_run`]) or from its report folder
+//! ([`VariantSeries::read_dir`]: `summary.json`, `timeseries.csv`,
+//! `nodeclaims.csv` or `nodes.csv`, `events.csv`), both through the rows of
+//! [`crate::schema`], so a chart redrawn from the folder is the chart drawn
+//! after the run.
 
 use std::collections::BTreeMap;
-use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::ChartError;
+use crate::schema::{
+    EVENTS_FILE, EventRow, NODECLAIMS_FILE, NODES_FILE, NodeClaimRow, RowReader, SUMMARY_FILE,
+    Summary, SummaryError, TIMESERIES_FILE, TimeseriesRow, Usd,
+};
+use crate::sim::engine::RunOutput;
 
-/// The column of `timeseries.csv` holding the cheapest possible $/h for the
-/// requests of that minute; optional.
-pub const LOWER_BOUND_COLUMN: &str = "lower_bound_usd_per_hour";
+pub use crate::schema::LOWER_BOUND_COLUMN;
 
 /// Milliseconds in an hour.
 const HOUR_MS: f64 = 3_600_000.0;
 
-/// One row of `timeseries.csv` (one simulated minute).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Sample {
-    /// The instant, in milliseconds since the start.
-    pub time_ms: u64,
-    /// Nodes launched and not yet deleted.
-    pub nodes: u32,
-    /// Nodes registered.
-    pub nodes_ready: u32,
-    /// The fleet's price per hour.
-    pub cost_usd_per_hour: f64,
-    /// Requested CPU (cores).
-    pub cpu_requested: f64,
-    /// Allocatable CPU (cores).
-    pub cpu_allocatable: f64,
-    /// Requested memory (GiB).
-    pub memory_requested_gib: f64,
-    /// Allocatable memory (GiB).
-    pub memory_allocatable_gib: f64,
-    /// Pods waiting for a node.
-    pub pending_pods: u32,
-    /// The cheapest $/h covering the requests, when the file has that column
-    /// and the row a value.
-    pub lower_bound_usd_per_hour: Option<f64>,
-}
-
-/// One node's life, from `nodeclaims.csv` (or `nodes.csv`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeSpan {
-    /// The node (claim) name.
-    pub name: String,
-    /// Its instance type.
-    pub instance_type: String,
-    /// `spot` or `on-demand`.
-    pub capacity_type: String,
-    /// When it was launched (ms).
-    pub launched_ms: u64,
-    /// When it was deleted (ms), if it was.
-    pub deleted_ms: Option<u64>,
-    /// What it cost over the run.
-    pub cost_usd: f64,
-}
-
-/// One pod eviction, from the `Evicted` rows of `events.csv`.
+/// One pod eviction, from an `Evicted` event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Eviction {
     /// When (ms).
@@ -72,21 +33,31 @@ pub struct Eviction {
     pub reason: String,
 }
 
+impl Eviction {
+    /// The eviction an event row records, if it is one.
+    pub fn of(event: &EventRow<&str>) -> Option<Eviction> {
+        (event.reason == "Evicted").then(|| Eviction {
+            time_ms: event.time_ms,
+            reason: eviction_reason(event.message).to_string(),
+        })
+    }
+}
+
 /// Everything the charts of one variant need.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VariantSeries {
-    /// The variant's name (from `summary.json`, else the folder name).
+    /// The variant's name.
     pub name: String,
-    /// The scenario's name (from `summary.json`; empty when absent).
+    /// The scenario's name.
     pub scenario: String,
     /// The simulated duration (ms).
     pub duration_ms: u64,
     /// One sample per simulated minute, in time order.
-    pub samples: Vec<Sample>,
-    /// Whether `timeseries.csv` has the lower-bound column.
+    pub samples: Vec<TimeseriesRow>,
+    /// Whether the samples have the lower-bound column.
     pub has_lower_bound: bool,
-    /// Every node launched, in file order.
-    pub nodes: Vec<NodeSpan>,
+    /// Every node launched, in launch (file) order.
+    pub nodes: Vec<NodeClaimRow>,
     /// Every eviction, in time order.
     pub evictions: Vec<Eviction>,
 }
@@ -128,19 +99,46 @@ pub type Gappy = Vec<(f64, Option<f64>)>;
 pub const OTHER: &str = "other";
 
 impl VariantSeries {
+    /// The series of a run just finished: `summary` is its
+    /// [`Summary::of_run`], `evictions` those its `events.csv` got (see
+    /// [`crate::run::EventsCsv::take_evictions`]).
+    pub fn of_run(summary: &Summary, run: &RunOutput, evictions: Vec<Eviction>) -> VariantSeries {
+        let duration_ms = summary
+            .duration_ms()
+            .expect("a run's duration is a whole number of milliseconds");
+        VariantSeries::assemble(
+            summary,
+            duration_ms,
+            run.timeseries.iter().map(TimeseriesRow::from).collect(),
+            true,
+            run.nodeclaims.iter().map(NodeClaimRow::from).collect(),
+            evictions,
+        )
+    }
+
     /// Reads one variant folder of a `karpsim run` report.
     pub fn read_dir(dir: &Path) -> Result<VariantSeries, ChartError> {
-        let folder_name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let summary = read_summary(&dir.join("summary.json"))?;
-        let (samples, has_lower_bound) = read_timeseries(&dir.join("timeseries.csv"))?;
-        let claims = dir.join("nodeclaims.csv");
+        let summary_path = dir.join(SUMMARY_FILE);
+        let summary = Summary::read(&summary_path).map_err(|error| match error {
+            SummaryError::Read { path, source } => ChartError::Io { path, source },
+            SummaryError::Parse { path, source } => ChartError::Summary {
+                path,
+                message: source.to_string(),
+            },
+        })?;
+        let duration_ms = summary.duration_ms().ok_or_else(|| ChartError::Summary {
+            path: summary_path.clone(),
+            message: format!(
+                "duration_s: not a duration in seconds: {}",
+                summary.duration_s
+            ),
+        })?;
+        let (samples, has_lower_bound) = read_timeseries(&dir.join(TIMESERIES_FILE))?;
+        let claims = dir.join(NODECLAIMS_FILE);
         let nodes_file = if claims.exists() {
             claims
         } else {
-            dir.join("nodes.csv")
+            dir.join(NODES_FILE)
         };
         if !nodes_file.exists() {
             return Err(ChartError::MissingNodes {
@@ -148,18 +146,38 @@ impl VariantSeries {
             });
         }
         let nodes = read_nodes(&nodes_file)?;
-        let mut evictions = read_evictions(&dir.join("events.csv"))?;
-        evictions.sort_by_key(|e| e.time_ms);
-        let last_sample = samples.last().map_or(0, |s| s.time_ms);
-        Ok(VariantSeries {
-            name: summary.variant.unwrap_or(folder_name),
-            scenario: summary.scenario.unwrap_or_default(),
-            duration_ms: summary.duration_ms.unwrap_or(last_sample).max(last_sample),
+        let evictions = read_evictions(&dir.join(EVENTS_FILE))?;
+        Ok(VariantSeries::assemble(
+            &summary,
+            duration_ms,
             samples,
             has_lower_bound,
             nodes,
             evictions,
-        })
+        ))
+    }
+
+    /// The series of the summary and rows of one variant; the duration
+    /// covers the last sample.
+    fn assemble(
+        summary: &Summary,
+        duration_ms: u64,
+        samples: Vec<TimeseriesRow>,
+        has_lower_bound: bool,
+        nodes: Vec<NodeClaimRow>,
+        mut evictions: Vec<Eviction>,
+    ) -> VariantSeries {
+        evictions.sort_by_key(|e| e.time_ms);
+        let last_sample = samples.last().map_or(0, |s| s.time_ms);
+        VariantSeries {
+            name: summary.variant.clone(),
+            scenario: summary.scenario.clone(),
+            duration_ms: duration_ms.max(last_sample),
+            samples,
+            has_lower_bound,
+            nodes,
+            evictions,
+        }
     }
 
     /// Sample times in hours.
@@ -179,8 +197,8 @@ impl VariantSeries {
     pub fn node_hours_by_type(&self) -> BTreeMap<&str, f64> {
         let mut hours = BTreeMap::new();
         for node in &self.nodes {
-            let end = node.deleted_ms.unwrap_or(self.duration_ms);
-            let life = end.saturating_sub(node.launched_ms) as f64 / HOUR_MS;
+            let end = node.deleted_at_ms.unwrap_or(self.duration_ms);
+            let life = end.saturating_sub(node.launched_at_ms) as f64 / HOUR_MS;
             *hours.entry(node.instance_type.as_str()).or_insert(0.0) += life;
         }
         hours
@@ -201,7 +219,7 @@ impl VariantSeries {
         if ranked.len() > kept.len() {
             labels.push(OTHER.to_string());
         }
-        let group = |node: &NodeSpan| {
+        let group = |node: &NodeClaimRow| {
             kept.iter()
                 .position(|k| *k == node.instance_type)
                 .unwrap_or(kept.len())
@@ -226,7 +244,7 @@ impl VariantSeries {
             .collect();
         labels.extend(others.into_iter().map(str::to_string));
         let order = labels.clone();
-        self.stack(labels, move |node: &NodeSpan| {
+        self.stack(labels, move |node: &NodeClaimRow| {
             order
                 .iter()
                 .position(|l| *l == node.capacity_type)
@@ -238,7 +256,7 @@ impl VariantSeries {
     /// adds one from the first sample at or after its launch up to (not
     /// including) the first at or after its deletion, since a sample counts
     /// every event up to and including its instant.
-    fn stack(&self, labels: Vec<String>, group: impl Fn(&NodeSpan) -> usize) -> Stack {
+    fn stack(&self, labels: Vec<String>, group: impl Fn(&NodeClaimRow) -> usize) -> Stack {
         let samples = self.samples.len();
         let first_at_or_after =
             |time_ms: u64| self.samples.partition_point(|s| s.time_ms < time_ms);
@@ -247,8 +265,8 @@ impl VariantSeries {
             let Some(row) = steps.get_mut(group(node)) else {
                 continue;
             };
-            let start = first_at_or_after(node.launched_ms);
-            let end = node.deleted_ms.map_or(samples, first_at_or_after);
+            let start = first_at_or_after(node.launched_at_ms);
+            let end = node.deleted_at_ms.map_or(samples, first_at_or_after);
             if start < end {
                 row[start] += 1;
                 row[end] -= 1;
@@ -281,14 +299,15 @@ impl VariantSeries {
         changes.insert(0, (0.0, 0.0));
         changes.insert(self.duration_ms, (0.0, 0.0));
         for node in &self.nodes {
-            let end = node.deleted_ms.unwrap_or(self.duration_ms);
-            let start = node.launched_ms.min(self.duration_ms);
-            if end > node.launched_ms {
-                let rate = node.cost_usd / (end - node.launched_ms) as f64;
+            let end = node.deleted_at_ms.unwrap_or(self.duration_ms);
+            let start = node.launched_at_ms.min(self.duration_ms);
+            let cost_usd = node.cost_usd.dollars();
+            if end > node.launched_at_ms {
+                let rate = cost_usd / (end - node.launched_at_ms) as f64;
                 changes.entry(start).or_default().0 += rate;
                 changes.entry(end.min(self.duration_ms)).or_default().0 -= rate;
             } else {
-                changes.entry(start).or_default().1 += node.cost_usd;
+                changes.entry(start).or_default().1 += cost_usd;
             }
         }
         let mut points = Vec::with_capacity(changes.len());
@@ -306,7 +325,7 @@ impl VariantSeries {
     pub fn cost_rate(&self) -> Vec<(f64, f64)> {
         self.samples
             .iter()
-            .map(|s| (s.time_ms as f64 / HOUR_MS, s.cost_usd_per_hour))
+            .map(|s| (s.time_ms as f64 / HOUR_MS, s.cost_usd_per_hour.dollars()))
             .collect()
     }
 
@@ -316,7 +335,12 @@ impl VariantSeries {
         self.has_lower_bound.then(|| {
             self.samples
                 .iter()
-                .map(|s| (s.time_ms as f64 / HOUR_MS, s.lower_bound_usd_per_hour))
+                .map(|s| {
+                    (
+                        s.time_ms as f64 / HOUR_MS,
+                        s.lower_bound_usd_per_hour.map(Usd::dollars),
+                    )
+                })
                 .collect()
         })
     }
@@ -334,7 +358,7 @@ impl VariantSeries {
             if index > 0 {
                 let previous = &self.samples[index - 1];
                 let hours = (sample.time_ms - previous.time_ms) as f64 / HOUR_MS;
-                total += previous.lower_bound_usd_per_hour.unwrap_or(0.0) * hours;
+                total += previous.lower_bound_usd_per_hour.map_or(0.0, Usd::dollars) * hours;
             }
             points.push((sample.time_ms as f64 / HOUR_MS, total));
         }
@@ -351,8 +375,11 @@ impl VariantSeries {
             .iter()
             .map(|s| {
                 (
-                    ratio(s.cpu_requested, s.cpu_allocatable),
-                    ratio(s.memory_requested_gib, s.memory_allocatable_gib),
+                    ratio(s.cpu_requested.value(), s.cpu_allocatable.value()),
+                    ratio(
+                        s.memory_requested_gib.value(),
+                        s.memory_allocatable_gib.value(),
+                    ),
                 )
             })
             .unzip()
@@ -362,15 +389,18 @@ impl VariantSeries {
     /// requested over everything allocatable, summed over the samples;
     /// `None` when nothing was ever allocatable.
     pub fn overall_allocation_percent(&self) -> (Option<f64>, Option<f64>) {
-        let sum = |f: fn(&Sample) -> f64| self.samples.iter().map(f).sum::<f64>();
+        let sum = |f: fn(&TimeseriesRow) -> f64| self.samples.iter().map(f).sum::<f64>();
         let ratio = |requested: f64, allocatable: f64| {
             (allocatable > 0.0).then(|| 100.0 * requested / allocatable)
         };
         (
-            ratio(sum(|s| s.cpu_requested), sum(|s| s.cpu_allocatable)),
             ratio(
-                sum(|s| s.memory_requested_gib),
-                sum(|s| s.memory_allocatable_gib),
+                sum(|s| s.cpu_requested.value()),
+                sum(|s| s.cpu_allocatable.value()),
+            ),
+            ratio(
+                sum(|s| s.memory_requested_gib.value()),
+                sum(|s| s.memory_allocatable_gib.value()),
             ),
         )
     }
@@ -416,258 +446,31 @@ pub fn bucket_width_ms(duration_ms: u64) -> u64 {
         .unwrap_or_else(|| duration_ms.div_ceil(96).max(MINUTE))
 }
 
-/// The fields of `summary.json` the charts use.
-struct Summary {
-    variant: Option<String>,
-    scenario: Option<String>,
-    duration_ms: Option<u64>,
-}
-
-fn read_summary(path: &Path) -> Result<Summary, ChartError> {
-    let text = fs::read_to_string(path).map_err(|source| ChartError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| ChartError::Summary {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    })?;
-    let text_field = |key: &str| json.get(key).and_then(|v| v.as_str()).map(str::to_string);
-    let duration_ms = match json.get("duration_s") {
-        None => None,
-        Some(value) => {
-            Some(
-                value
-                    .as_f64()
-                    .and_then(seconds_to_ms)
-                    .ok_or_else(|| ChartError::Summary {
-                        path: path.to_path_buf(),
-                        message: format!("duration_s: not a duration in seconds: {value}"),
-                    })?,
-            )
-        }
-    };
-    Ok(Summary {
-        variant: text_field("variant"),
-        scenario: text_field("scenario"),
-        duration_ms,
-    })
-}
-
-/// Seconds (finite, not negative) as whole milliseconds.
-fn seconds_to_ms(seconds: f64) -> Option<u64> {
-    (0.0..1e15)
-        .contains(&seconds)
-        .then(|| (seconds * 1000.0).round() as u64)
-}
-
-/// A CSV file read whole, with its header.
-type CsvReader = csv::Reader<std::io::BufReader<fs::File>>;
-
-fn csv_error(path: &Path, e: &csv::Error) -> ChartError {
-    ChartError::Csv {
-        path: path.to_path_buf(),
-        line: e.position().map_or(0, |p| p.line()),
-        message: e.to_string(),
-    }
-}
-
-struct CsvFile {
-    path: PathBuf,
-    headers: csv::StringRecord,
-    /// Each data row with its line number.
-    rows: Vec<(u64, csv::StringRecord)>,
-}
-
-impl CsvFile {
-    fn read(path: &Path) -> Result<CsvFile, ChartError> {
-        let (mut file, mut reader) = CsvFile::open(path)?;
-        let mut rows = Vec::new();
-        let mut record = csv::StringRecord::new();
-        while let Some(line) = file.next_row(&mut reader, &mut record)? {
-            rows.push((line, record.clone()));
-        }
-        file.rows = rows;
-        Ok(file)
-    }
-
-    /// The file's header, with no rows: the rows are read one at a time
-    /// from the returned reader with [`CsvFile::next_row`] (for files too
-    /// long to hold).
-    fn open(path: &Path) -> Result<(CsvFile, CsvReader), ChartError> {
-        let file = fs::File::open(path).map_err(|source| ChartError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let mut reader = csv::Reader::from_reader(std::io::BufReader::new(file));
-        let headers = reader.headers().map_err(|e| csv_error(path, &e))?.clone();
-        let file = CsvFile {
-            path: path.to_path_buf(),
-            headers,
-            rows: Vec::new(),
-        };
-        Ok((file, reader))
-    }
-
-    /// Reads the next data row into `record`; its line number, or `None` at
-    /// the end.
-    fn next_row(
-        &self,
-        reader: &mut CsvReader,
-        record: &mut csv::StringRecord,
-    ) -> Result<Option<u64>, ChartError> {
-        if reader
-            .read_record(record)
-            .map_err(|e| csv_error(&self.path, &e))?
-        {
-            Ok(Some(record.position().map_or(0, |p| p.line())))
-        } else {
-            Ok(None)
-        }
-    }
-
-    /// The index of column `name`.
-    fn column(&self, name: &str) -> Result<usize, ChartError> {
-        self.optional_column(name)
-            .ok_or_else(|| ChartError::MissingColumn {
-                path: self.path.clone(),
-                column: name.to_string(),
-            })
-    }
-
-    fn optional_column(&self, name: &str) -> Option<usize> {
-        self.headers.iter().position(|h| h == name)
-    }
-
-    /// The error for a bad value at `line`, column `column`.
-    fn bad(&self, line: u64, column: usize, message: String) -> ChartError {
-        ChartError::Field {
-            path: self.path.clone(),
-            line,
-            column: self.headers.get(column).unwrap_or_default().to_string(),
-            message,
-        }
-    }
-
-    fn text<'r>(
-        &self,
-        line: u64,
-        row: &'r csv::StringRecord,
-        column: usize,
-    ) -> Result<&'r str, ChartError> {
-        row.get(column)
-            .ok_or_else(|| self.bad(line, column, "missing value".to_string()))
-    }
-
-    fn number(&self, line: u64, row: &csv::StringRecord, column: usize) -> Result<f64, ChartError> {
-        let text = self.text(line, row, column)?;
-        text.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite())
-            .ok_or_else(|| self.bad(line, column, format!("not a number: {text:?}")))
-    }
-
-    fn count(&self, line: u64, row: &csv::StringRecord, column: usize) -> Result<u32, ChartError> {
-        let text = self.text(line, row, column)?;
-        text.trim()
-            .parse::<u32>()
-            .map_err(|_| self.bad(line, column, format!("not a count: {text:?}")))
-    }
-
-    fn time_ms(
-        &self,
-        line: u64,
-        row: &csv::StringRecord,
-        column: usize,
-    ) -> Result<u64, ChartError> {
-        let text = self.text(line, row, column)?;
-        text.trim()
-            .parse::<f64>()
-            .ok()
-            .and_then(seconds_to_ms)
-            .ok_or_else(|| self.bad(line, column, format!("not a time in seconds: {text:?}")))
-    }
-
-    fn optional_time_ms(
-        &self,
-        line: u64,
-        row: &csv::StringRecord,
-        column: usize,
-    ) -> Result<Option<u64>, ChartError> {
-        if self.text(line, row, column)?.trim().is_empty() {
-            Ok(None)
-        } else {
-            self.time_ms(line, row, column).map(Some)
-        }
-    }
-}
-
-fn read_timeseries(path: &Path) -> Result<(Vec<Sample>, bool), ChartError> {
-    let file = CsvFile::read(path)?;
-    let time = file.column("time_s")?;
-    let nodes = file.column("nodes")?;
-    let nodes_ready = file.column("nodes_ready")?;
-    let cost = file.column("cost_usd_per_hour")?;
-    let cpu_requested = file.column("cpu_requested")?;
-    let cpu_allocatable = file.column("cpu_allocatable")?;
-    let memory_requested = file.column("memory_requested_gib")?;
-    let memory_allocatable = file.column("memory_allocatable_gib")?;
-    let pending = file.column("pending_pods")?;
-    let lower_bound = file.optional_column(LOWER_BOUND_COLUMN);
-    let mut samples: Vec<Sample> = Vec::with_capacity(file.rows.len());
-    for (line, row) in &file.rows {
-        let line = *line;
-        let lower_bound_usd_per_hour = match lower_bound {
-            Some(column) if !file.text(line, row, column)?.trim().is_empty() => {
-                Some(file.number(line, row, column)?)
-            }
-            _ => None,
-        };
-        let sample = Sample {
-            time_ms: file.time_ms(line, row, time)?,
-            nodes: file.count(line, row, nodes)?,
-            nodes_ready: file.count(line, row, nodes_ready)?,
-            cost_usd_per_hour: file.number(line, row, cost)?,
-            cpu_requested: file.number(line, row, cpu_requested)?,
-            cpu_allocatable: file.number(line, row, cpu_allocatable)?,
-            memory_requested_gib: file.number(line, row, memory_requested)?,
-            memory_allocatable_gib: file.number(line, row, memory_allocatable)?,
-            pending_pods: file.count(line, row, pending)?,
-            lower_bound_usd_per_hour,
-        };
+fn read_timeseries(path: &Path) -> Result<(Vec<TimeseriesRow>, bool), ChartError> {
+    let mut reader = RowReader::open::<TimeseriesRow>(path)?;
+    let has_lower_bound = reader.has_column(LOWER_BOUND_COLUMN);
+    let mut samples: Vec<TimeseriesRow> = Vec::new();
+    while let Some((line, sample)) = reader.next::<TimeseriesRow>()? {
         if samples.last().is_some_and(|p| p.time_ms >= sample.time_ms) {
-            return Err(file.bad(line, time, "time does not increase".to_string()));
+            return Err(reader
+                .invalid(line, "time_s", "time does not increase")
+                .into());
         }
         samples.push(sample);
     }
-    Ok((samples, lower_bound.is_some()))
+    Ok((samples, has_lower_bound))
 }
 
-fn read_nodes(path: &Path) -> Result<Vec<NodeSpan>, ChartError> {
-    let file = CsvFile::read(path)?;
-    let name = file.column("name")?;
-    let instance_type = file.column("instance_type")?;
-    let capacity_type = file.column("capacity_type")?;
-    let launched = file.column("launched_at_s")?;
-    let deleted = file.column("deleted_at_s")?;
-    let cost = file.column("cost_usd")?;
-    let mut nodes = Vec::with_capacity(file.rows.len());
-    for (line, row) in &file.rows {
-        let line = *line;
-        let launched_ms = file.time_ms(line, row, launched)?;
-        let deleted_ms = file.optional_time_ms(line, row, deleted)?;
-        if deleted_ms.is_some_and(|d| d < launched_ms) {
-            return Err(file.bad(line, deleted, "deleted before launched".to_string()));
+fn read_nodes(path: &Path) -> Result<Vec<NodeClaimRow>, ChartError> {
+    let mut reader = RowReader::open::<NodeClaimRow>(path)?;
+    let mut nodes = Vec::new();
+    while let Some((line, node)) = reader.next::<NodeClaimRow>()? {
+        if node.deleted_at_ms.is_some_and(|d| d < node.launched_at_ms) {
+            return Err(reader
+                .invalid(line, "deleted_at_s", "deleted before launched")
+                .into());
         }
-        nodes.push(NodeSpan {
-            name: file.text(line, row, name)?.to_string(),
-            instance_type: file.text(line, row, instance_type)?.to_string(),
-            capacity_type: file.text(line, row, capacity_type)?.to_string(),
-            launched_ms,
-            deleted_ms,
-            cost_usd: file.number(line, row, cost)?,
-        });
+        nodes.push(node);
     }
     Ok(nodes)
 }
@@ -686,20 +489,10 @@ pub fn eviction_reason(message: &str) -> &str {
 /// The `Evicted` rows of `events.csv`, read row by row: the file can be
 /// far too long to hold.
 fn read_evictions(path: &Path) -> Result<Vec<Eviction>, ChartError> {
-    let (file, mut reader) = CsvFile::open(path)?;
-    let time = file.column("time_s")?;
-    let reason = file.column("reason")?;
-    let message = file.column("message")?;
+    let mut reader = RowReader::open::<EventRow>(path)?;
     let mut evictions = Vec::new();
-    let mut row = csv::StringRecord::new();
-    while let Some(line) = file.next_row(&mut reader, &mut row)? {
-        if file.text(line, &row, reason)? != "Evicted" {
-            continue;
-        }
-        evictions.push(Eviction {
-            time_ms: file.time_ms(line, &row, time)?,
-            reason: eviction_reason(file.text(line, &row, message)?).to_string(),
-        });
+    while let Some((_, event)) = reader.next::<EventRow<&str>>()? {
+        evictions.extend(Eviction::of(&event));
     }
     Ok(evictions)
 }

@@ -385,7 +385,12 @@ impl Figure for Pending<'_> {
         let points: Vec<(f64, u32)> = series
             .hours()
             .into_iter()
-            .zip(series.samples.iter().map(|s| s.pending_pods))
+            .zip(
+                series
+                    .samples
+                    .iter()
+                    .map(|s| u32::try_from(s.pending_pods).unwrap_or(u32::MAX)),
+            )
             .collect();
         let peak = points.iter().map(|p| p.1).max().unwrap_or(0);
         let mut chart = builder(&plot).build_cartesian_2d(

@@ -4,7 +4,9 @@
 //! `pending` and `disruptions`; per report folder: `cost` (cumulative cost
 //! and cost rate of every variant, two panels sharing the time axis). Each
 //! chart is written as `NAME.svg` and `NAME.png`, each file atomically (a
-//! temporary file in the same folder, then a rename).
+//! temporary file in the same folder, then a rename). `karpsim run` draws
+//! them from the run just made, `karpsim chart` from the folder's files
+//! (see [`data`]).
 //!
 //! Text is drawn with DejaVu Sans embedded in the binary, so PNGs render the
 //! same on machines without fonts; SVGs name the generic `sans-serif`
@@ -27,6 +29,8 @@ pub use data::VariantSeries;
 use figures::{
     CostComparison, Disruptions, Efficiency, Figure, NodesByCapacity, NodesByType, Pending, Target,
 };
+
+use crate::schema::CsvError;
 
 /// Why charts could not be read or written.
 #[derive(Debug, thiserror::Error)]
@@ -97,6 +101,35 @@ pub enum ChartError {
         /// What went wrong.
         message: String,
     },
+}
+
+impl From<CsvError> for ChartError {
+    fn from(error: CsvError) -> ChartError {
+        match error {
+            CsvError::Io { path, source } => ChartError::Io { path, source },
+            CsvError::Malformed {
+                path,
+                line,
+                message,
+            } => ChartError::Csv {
+                path,
+                line,
+                message,
+            },
+            CsvError::MissingColumn { path, column } => ChartError::MissingColumn { path, column },
+            CsvError::Field {
+                path,
+                line,
+                column,
+                message,
+            } => ChartError::Field {
+                path,
+                line,
+                column,
+                message,
+            },
+        }
+    }
 }
 
 /// The SVG text and PNG bytes of `figure`.

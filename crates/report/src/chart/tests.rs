@@ -12,7 +12,12 @@ const SUMMARY: &str = r#"{
   "scenario": "tiny",
   "variant": "spot-first",
   "duration_s": 240.0,
-  "total_cost_usd": 0.010833
+  "total_cost_usd": 0.010833,
+  "node_hours": 0.1083,
+  "peak_nodes": 3,
+  "nodeclaims_launched": 3,
+  "cpu_allocation": 0.4286,
+  "memory_allocation": 0.3333
 }"#;
 
 /// Five minutes. Nodes: a (spot m5.large) runs 30–150 s, b (on-demand
@@ -99,7 +104,7 @@ fn reads_a_variant_folder() {
     assert_eq!(series.samples[2].nodes, 3);
     assert!(!series.has_lower_bound);
     assert_eq!(series.nodes.len(), 3);
-    assert_eq!(series.nodes[1].deleted_ms, None);
+    assert_eq!(series.nodes[1].deleted_at_ms, None);
     let reasons: Vec<&str> = series.evictions.iter().map(|e| e.reason.as_str()).collect();
     assert_eq!(reasons, ["underutilized", "interrupted", "interrupted"]);
 }
@@ -111,7 +116,11 @@ fn capacity_stack_adds_up_to_the_nodes_column() {
     assert_eq!(stack.labels, ["on-demand", "spot"]);
     assert_eq!(stack.counts, [vec![0, 1, 1, 1, 1], vec![0, 1, 2, 0, 0]]);
     for (index, sample) in series.samples.iter().enumerate() {
-        assert_eq!(stack.total_at(index), sample.nodes, "sample {index}");
+        assert_eq!(
+            u64::from(stack.total_at(index)),
+            sample.nodes,
+            "sample {index}"
+        );
     }
 }
 
@@ -165,7 +174,11 @@ e,default,m5.large,spot,us-east-1a,0.100000,210.000,,210.000,launch-failed,0.001
     let series = VariantSeries::read_dir(&variant).unwrap();
     let stack = series.nodes_by_capacity_type();
     for (index, sample) in series.samples.iter().enumerate() {
-        assert_eq!(stack.total_at(index), sample.nodes, "sample {index}");
+        assert_eq!(
+            u64::from(stack.total_at(index)),
+            sample.nodes,
+            "sample {index}"
+        );
     }
     let points = series.cumulative_cost();
     let last = points.last().unwrap().1;

@@ -6,7 +6,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{Cell, clip, long, num, table, text};
-use crate::read::{Autoscaler, EventRow, KeptNodeRow, VariantReport, sim_time};
+use crate::read::{Autoscaler, VariantReport, sim_time};
+use crate::schema::{DisruptionRow, EventRow};
 
 /// Longest message shown in a cell.
 const MESSAGE_CHARS: usize = 300;
@@ -115,7 +116,7 @@ fn launches(out: &mut String, variant: &VariantReport) {
     let mut claims: Vec<_> = variant.nodeclaims.iter().collect();
     claims.sort_by(|a, b| {
         b.price_usd_per_hour
-            .total_cmp(&a.price_usd_per_hour)
+            .cmp(&a.price_usd_per_hour)
             .then(a.launched_at_ms.cmp(&b.launched_at_ms))
             .then(a.name.cmp(&b.name))
     });
@@ -132,11 +133,11 @@ fn launches(out: &mut String, variant: &VariantReport) {
                 text(&c.instance_type),
                 text(&c.capacity_type),
                 text(&c.zone),
-                num(format!("${:.4}", c.price_usd_per_hour)),
+                num(format!("${:.4}", c.price_usd_per_hour.dollars())),
                 num(sim_time(c.launched_at_ms)),
                 text(&c.reason_launched),
                 long(deleted),
-                num(format!("${:.4}", c.cost_usd)),
+                num(format!("${:.4}", c.cost_usd.dollars())),
             ]
         })
         .collect();
@@ -219,7 +220,7 @@ fn scale_downs(out: &mut String, variant: &VariantReport) {
     let price: BTreeMap<&str, f64> = variant
         .nodeclaims
         .iter()
-        .map(|c| (c.name.as_str(), c.price_usd_per_hour))
+        .map(|c| (c.name.as_str(), c.price_usd_per_hour.dollars()))
         .collect();
     let mut removed: Vec<(&EventRow, &str, Option<f64>)> = variant
         .events
@@ -377,11 +378,11 @@ pub(super) fn reason_class(reason: &str) -> String {
 
 /// `disruption.csv` / `scaledown.csv` grouped by reason class: how many
 /// nodes and rows, and one full example, most nodes first.
-fn kept_reasons(rows: &[KeptNodeRow]) -> Vec<Vec<Cell>> {
+fn kept_reasons(rows: &[DisruptionRow]) -> Vec<Vec<Cell>> {
     struct Group<'a> {
         nodes: BTreeSet<&'a str>,
         rows: usize,
-        example: &'a KeptNodeRow,
+        example: &'a DisruptionRow,
     }
     let mut groups: BTreeMap<String, Group> = BTreeMap::new();
     for row in rows {

@@ -1,43 +1,44 @@
 //! `events.csv`, written row by row: either from a finished run's events or
 //! as an [`EventSink`] while the run is still going, so the rows never have
-//! to be held in memory. Both ways give the same bytes.
+//! to be held in memory. Both ways give the same bytes. The evictions among
+//! them are kept for the charts.
 
 use std::io::{self, Write};
 
-use super::time_s;
+use crate::chart::data::Eviction;
+use crate::schema::{EventRow, RowWriter};
 use crate::sim::engine::{EventRecord, EventSink};
-
-/// Name of the event log file in a variant folder.
-pub const EVENTS_FILE: &str = "events.csv";
 
 /// An `events.csv` being written. As an [`EventSink`] it cannot return
 /// errors, so the first one is kept and returned by [`EventsCsv::finish`]
 /// (rows after it are dropped).
 pub struct EventsCsv<W: Write> {
-    csv: csv::Writer<W>,
+    file: RowWriter<W>,
+    evictions: Vec<Eviction>,
     error: Option<io::Error>,
 }
 
 impl<W: Write> EventsCsv<W> {
     /// Starts the file: writes the header row.
     pub fn new(out: W) -> io::Result<EventsCsv<W>> {
-        let mut csv = csv::Writer::from_writer(out);
-        csv.write_record(["time_s", "type", "reason", "object", "message"])
-            .map_err(io::Error::other)?;
-        Ok(EventsCsv { csv, error: None })
+        Ok(EventsCsv {
+            file: RowWriter::new::<EventRow>(out)?,
+            evictions: Vec::new(),
+            error: None,
+        })
     }
 
     /// Writes one row.
     pub fn write(&mut self, event: &EventRecord) -> io::Result<()> {
-        self.csv
-            .write_record([
-                time_s(event.time).as_str(),
-                event.kind.as_str(),
-                &event.reason,
-                &event.object,
-                &event.message,
-            ])
-            .map_err(io::Error::other)
+        let row = EventRow::from(event);
+        self.evictions.extend(Eviction::of(&row));
+        self.file.write(&row)
+    }
+
+    /// The evictions written so far, in file order; taken, so a second
+    /// call returns those written since.
+    pub fn take_evictions(&mut self) -> Vec<Eviction> {
+        std::mem::take(&mut self.evictions)
     }
 
     /// Flushes the rows and returns the writer, or the first error met.
@@ -45,9 +46,7 @@ impl<W: Write> EventsCsv<W> {
         if let Some(error) = self.error.take() {
             return Err(error);
         }
-        self.csv
-            .into_inner()
-            .map_err(|e| io::Error::other(e.to_string()))
+        self.file.finish()
     }
 }
 

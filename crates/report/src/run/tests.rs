@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use super::*;
 use crate::cloud::{CapacityType, Price};
 use crate::sim::engine::{Churn, NodeClaimRecord, RunOutput, RunSummary, SpotSummary};
+use crate::sim::time::SimTime;
 
 fn output() -> RunOutput {
     let claim = NodeClaimRecord {
@@ -62,7 +63,6 @@ fn output() -> RunOutput {
 fn money_and_time_are_exact_decimals() {
     assert_eq!(usd(MicroUsd(96_000)), "0.096000");
     assert_eq!(usd(MicroUsd(12_345_678)), "12.345678");
-    assert_eq!(seconds(90_500), "90.500");
 }
 
 #[test]
@@ -203,4 +203,51 @@ fn scaledown_csv_lists_reasons() {
         String::from_utf8(out).unwrap(),
         "time_s,node,reason\n20.000,general-00001,NotUnderutilized\n"
     );
+}
+
+/// What a run's files read back as is what was written: the summary, and
+/// the chart data drawn right after the run (memory at a GiB tie, 64 MiB,
+/// which `{:.3}` rounds to even).
+#[test]
+fn files_read_back_as_the_run_they_were_written_from() {
+    let mut run = output();
+    run.timeseries = (0..3)
+        .map(|minute| crate::sim::engine::Sample {
+            time: SimTime::from_millis(minute * 60_000),
+            nodes: 1,
+            nodes_ready: 1,
+            hourly_rate: Price::from_micros(96_000),
+            cpu_requested_millis: 1_250,
+            cpu_allocatable_millis: 1_930,
+            memory_requested_bytes: 64 << 20,
+            memory_allocatable_bytes: 7_000_000_000 + minute as i64,
+            pending_pods: 2,
+            lower_bound_rate: Price::from_micros(49_740),
+        })
+        .collect();
+    run.events = vec![crate::sim::engine::EventRecord {
+        time: SimTime::from_millis(90_000),
+        kind: crate::sim::engine::EventType::Normal,
+        reason: "Evicted".into(),
+        object: "pod/default/web-1".into(),
+        message: "Evicted pod from node default-00001: underutilized".into(),
+    }];
+    let pricing = crate::snapshot::bundled_identity("us-east-1").unwrap();
+    let summary = Summary::of_run("demo", &pricing, &run.summary);
+    let dir = tempfile::tempdir().unwrap();
+    write_variant_files(&summary, &run, dir.path()).unwrap();
+    assert_eq!(
+        Summary::read(&dir.path().join(SUMMARY_FILE)).unwrap(),
+        summary
+    );
+
+    let mut events = EventsCsv::new(Vec::new()).unwrap();
+    for event in &run.events {
+        events.write(event).unwrap();
+    }
+    let drawn = crate::chart::VariantSeries::of_run(&summary, &run, events.take_evictions());
+    let read = crate::chart::VariantSeries::read_dir(dir.path()).unwrap();
+    assert_eq!(drawn, read);
+    assert_eq!(drawn.evictions[0].reason, "underutilized");
+    assert_eq!(read.samples[0].memory_requested_gib.to_string(), "0.062");
 }
