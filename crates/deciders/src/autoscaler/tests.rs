@@ -526,6 +526,52 @@ fn scale_up_from_zero_then_upcoming_nodes_absorb_pods() {
     assert!(w.state.scale_up_requests.contains_key("general"));
 }
 
+/// [`ClusterAutoscaler`] is `run_once` then `next_state`, with its loop
+/// count as the random expander's pick and launch failures folded in as
+/// [`CaState::with_failed_scale_up`] does: over loops that wait, scale up,
+/// see upcoming nodes and fail a launch, its actions and what it remembers
+/// are the pure functions'.
+#[test]
+fn the_controller_object_decides_as_the_pure_loop() {
+    let cfg = CaConfig {
+        node_groups: vec![group("general", &["m5.xlarge"], 0, 10)],
+        ..CaConfig::default()
+    };
+    let mut w = World::new(cfg);
+    let mut ca = ClusterAutoscaler::new(w.config.clone());
+    let t = SimTime::from_secs(100);
+    for i in 0..6 {
+        w.pending(&format!("web-{i}"), "web", 1000, GIB, t);
+    }
+    for (index, secs) in [1, 10, 20, 40].into_iter().enumerate() {
+        let now = t + SimDuration::from_secs(secs);
+        let view = CaView {
+            cluster: &w.cluster,
+            catalog: catalog(),
+            groups: &w.groups,
+            pdbs: &w.pdbs,
+            now,
+        };
+        let from_object = ca.run_once(&view);
+        let pure = w.run(now, index as u64 + 1);
+        assert_eq!(from_object, pure, "loop {index}");
+        if index == 2 {
+            ca.scale_up_failed("general", now);
+            w.state = w.state.with_failed_scale_up(
+                "general",
+                ScaleUpFailure::OutOfResources,
+                now,
+                w.config.config(),
+            );
+        }
+        assert_eq!(ca.state(), &w.state, "loop {index}");
+    }
+    assert!(
+        ca.state()
+            .is_backed_off("general", t + SimDuration::from_secs(40))
+    );
+}
+
 /// CA README "Common Notes and Gotchas" + FAQ on priority expander with
 /// backoff: a spot group that times out (maxNodeProvisionTime) has its
 /// target decreased and is backed off; the next loop falls back to the
