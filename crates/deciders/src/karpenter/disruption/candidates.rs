@@ -3,8 +3,10 @@
 //! the methods' `ShouldDisrupt` filters, and
 //! nodeclaim/disruption/consolidation.go for `Consolidatable`).
 //!
-//! A rejection carries the sentence upstream publishes as a
-//! `DisruptionBlocked` / `Unconsolidatable` event, so users recognise it.
+//! A rejection is a [`Rejection`] (see [`super::reasons`]), whose
+//! sentence is the one upstream publishes as a `DisruptionBlocked` /
+//! `Unconsolidatable` event, so users recognise it; so are the filters'
+//! reasons.
 //!
 //! What a candidate reads of its node's labels and pods (which are active,
 //! which need a new home, what evicting them costs) depends only on the
@@ -14,16 +16,16 @@
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 
 use super::ordering::LastOrder;
+pub use super::reasons::Rejection;
+use super::reasons::Unconsolidatable;
 use crate::cloud::Price;
 use crate::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
-use crate::kube::pod::DO_NOT_DISRUPT_ANNOTATION;
 use crate::nodepool::{ConsolidationPolicy, NodePool};
 use crate::pdb::{EvictionBlock, PdbLimits};
 use crate::pods::{eviction_cost, is_active, is_disruptable, is_reschedulable, pod_key};
@@ -40,82 +42,6 @@ pub enum DisruptionClass {
     /// Drift: a NodeClaim with `terminationGracePeriod` is disrupted anyway
     /// (the grace period bounds the drain).
     Eventual,
-}
-
-/// Why a node is not a candidate, in upstream's words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rejection {
-    /// Already in the orchestration queue.
-    AlreadyDisrupting,
-    /// No NodeClaim.
-    NotManaged,
-    /// No Node object yet.
-    NoNode,
-    /// Not initialized.
-    NotInitialized,
-    /// Deleting, marked for deletion, or instance terminating.
-    Deleting,
-    /// Nominated for pending pods.
-    Nominated,
-    /// The node carries `karpenter.sh/do-not-disrupt: "true"`.
-    NodeDoNotDisrupt,
-    /// No `karpenter.sh/nodepool` label.
-    MissingNodePoolLabel,
-    /// The NodePool does not exist.
-    NodePoolNotFound(String),
-    /// A pod's do-not-disrupt annotation is active (pod key).
-    PodDoNotDisrupt(String),
-    /// A PDB allows no eviction of a pod (PDB key).
-    PdbBlocks(String),
-    /// A pod is selected by several PDBs (PDB keys).
-    MultiplePdbs(Vec<String>),
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Rejection::AlreadyDisrupting => write!(f, "candidate is already being disrupted"),
-            Rejection::NotManaged => write!(f, "node isn't managed by karpenter"),
-            Rejection::NoNode => write!(f, "nodeclaim does not have an associated node"),
-            Rejection::NotInitialized => write!(f, "node isn't initialized"),
-            Rejection::Deleting => write!(f, "node is deleting or marked for deletion"),
-            Rejection::Nominated => write!(f, "node is nominated for a pending pod"),
-            Rejection::NodeDoNotDisrupt => write!(
-                f,
-                "disruption is blocked through the {DO_NOT_DISRUPT_ANNOTATION:?} annotation"
-            ),
-            Rejection::MissingNodePoolLabel => {
-                write!(f, "node doesn't have required label {LABEL_NODEPOOL:?}")
-            }
-            Rejection::NodePoolNotFound(name) => write!(f, "NodePool not found (NodePool={name})"),
-            Rejection::PodDoNotDisrupt(pod) => {
-                write!(
-                    f,
-                    "pod {pod:?} has {DO_NOT_DISRUPT_ANNOTATION:?} annotation"
-                )
-            }
-            Rejection::PdbBlocks(pdb) => write!(f, "pdb {pdb:?} prevents pod evictions"),
-            Rejection::MultiplePdbs(pdbs) => {
-                let keys: Vec<String> = pdbs.iter().map(|k| format!("{k:?}")).collect();
-                write!(
-                    f,
-                    "eviction does not support multiple PDBs ({})",
-                    keys.join(", ")
-                )
-            }
-        }
-    }
-}
-
-impl Rejection {
-    /// Whether this is a pod blocking eviction (what Eventual methods
-    /// ignore for NodeClaims with a termination grace period).
-    pub fn is_pod_block(&self) -> bool {
-        matches!(
-            self,
-            Rejection::PodDoNotDisrupt(_) | Rejection::PdbBlocks(_) | Rejection::MultiplePdbs(_)
-        )
-    }
 }
 
 /// A node considered for disruption, with the values methods sort and
@@ -475,16 +401,15 @@ pub fn candidates(inputs: &CandidateInputs<'_>, class: DisruptionClass) -> Vec<C
         .collect()
 }
 
-/// A method's verdict on a candidate: `Ok` keeps it; `Err(Some(message))`
+/// A method's verdict on a candidate: `Ok` keeps it; `Err(Some(reason))`
 /// drops it with an `Unconsolidatable` event; `Err(None)` drops it quietly.
-pub type FilterVerdict = Result<(), Option<String>>;
+pub type FilterVerdict = Result<(), Option<Unconsolidatable>>;
 
 /// Emptiness `ShouldDisrupt`: consolidation enabled, empty, consolidatable.
 pub fn emptiness_filter(candidate: &Candidate, pool: &NodePool) -> FilterVerdict {
     if pool.disruption.consolidate_after.is_none() {
-        return Err(Some(format!(
-            "NodePool {:?} has consolidation disabled",
-            pool.name
+        return Err(Some(Unconsolidatable::ConsolidationDisabled(
+            pool.name.clone(),
         )));
     }
     if candidate.is_empty() && candidate.consolidatable {
@@ -501,24 +426,24 @@ pub fn emptiness_filter(candidate: &Candidate, pool: &NodePool) -> FilterVerdict
 pub fn consolidation_filter(candidate: &Candidate, node: &Node, pool: &NodePool) -> FilterVerdict {
     let instance_type = node.claim.as_ref().map_or("", |c| c.instance_type.as_str());
     if instance_type.is_empty() {
-        return Err(Some(format!("Instance Type {instance_type:?} not found")));
+        return Err(Some(Unconsolidatable::InstanceTypeNotFound(
+            instance_type.to_string(),
+        )));
     }
     if let Some(label) = candidate.missing_label {
-        return Err(Some(format!("Node does not have label {label:?}")));
+        return Err(Some(Unconsolidatable::MissingLabel(label)));
     }
     if pool.disruption.consolidate_after.is_none() {
-        return Err(Some(format!(
-            "NodePool {:?} has consolidation disabled",
-            pool.name
+        return Err(Some(Unconsolidatable::ConsolidationDisabled(
+            pool.name.clone(),
         )));
     }
     if candidate.is_empty() {
         return Err(None);
     }
     if pool.disruption.consolidation_policy == ConsolidationPolicy::WhenEmpty {
-        return Err(Some(format!(
-            "NodePool {:?} has consolidation policy WhenEmpty, but node is not empty",
-            pool.name
+        return Err(Some(Unconsolidatable::WhenEmptyButNotEmpty(
+            pool.name.clone(),
         )));
     }
     if candidate.consolidatable {

@@ -25,6 +25,7 @@ use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 
 use super::candidates::CandidateCache;
+use super::reasons::{CommandInvalid, Unconsolidatable};
 use crate::pdb::ControllerScales;
 
 /// Feature gates and options that change disruption decisions.
@@ -146,13 +147,13 @@ pub struct Command {
 }
 
 /// The outcome of one pass.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PassOutcome {
     /// The command to start, if any method acted.
     pub command: Option<Command>,
     /// Why nodes were not disrupted this pass, in upstream's words
     /// (`Unconsolidatable` events): at most one per node.
-    pub unconsolidatable: Vec<(NodeId, String)>,
+    pub unconsolidatable: Vec<(NodeId, Unconsolidatable)>,
 }
 
 /// One disruption pass: the first method (Emptiness, Drift, Multi-node,
@@ -171,11 +172,11 @@ pub fn validate(input: &DisruptionInput<'_>, command: &Command) -> Result<(), St
     if survivor.candidates == command.candidates {
         Ok(())
     } else {
-        Err(format!(
-            "churn: {} of {} candidates are no longer valid",
-            command.candidates.len() - survivor.candidates.len(),
-            command.candidates.len()
-        ))
+        Err(CommandInvalid::ChurnOf {
+            gone: command.candidates.len() - survivor.candidates.len(),
+            of: command.candidates.len(),
+        }
+        .to_string())
     }
 }
 
@@ -185,5 +186,5 @@ pub fn validate(input: &DisruptionInput<'_>, command: &Command) -> Result<(), St
 /// Error messages start with upstream's failure class (`churn`, `budget`,
 /// `scheduling`).
 pub fn revalidate(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
-    super::validation::revalidate(input, command)
+    super::validation::revalidate(input, command).map_err(|invalid| invalid.to_string())
 }

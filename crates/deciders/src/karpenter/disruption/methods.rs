@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::balanced::{self, PoolTotals};
 use super::budgets::budget_mapping;
 use super::candidates::{
-    Candidate, CandidateInputs, DisruptionClass, Rejection, consolidation_filter, drift_filter,
-    emptiness_filter, evaluate_nodes, new_candidate,
+    Candidate, CandidateInputs, DisruptionClass, FilterVerdict, Rejection, consolidation_filter,
+    drift_filter, emptiness_filter, evaluate_nodes, new_candidate,
 };
 use super::consolidation::{
     Decision, decide_consolidation, estimated_savings, filter_out_same_instance_type, price_to_beat,
@@ -20,7 +20,8 @@ use super::controller::{Command, DisruptionInput, Method, PassOutcome};
 use super::emptiness::empty_command;
 use super::explain;
 use super::ordering::{deal_by_nodepool, sort_by_savings_ratio, sort_by_savings_ratio_after};
-use super::simulate::{Simulation, SimulationView, scheduling_errors_message};
+use super::reasons::{SchedulingErrors, Unconsolidatable};
+use super::simulate::{Simulation, SimulationView};
 use crate::cloud::Price;
 use crate::karpenter::provisioning::Closure;
 use crate::nodepool::{DisruptionReason, NodePool};
@@ -37,7 +38,7 @@ pub(super) struct PassContext<'i, 'a> {
     pub pdbs: PdbLimits,
     view: Option<SimulationView>,
     /// First reason recorded per node.
-    notes: BTreeMap<NodeId, String>,
+    notes: BTreeMap<NodeId, Unconsolidatable>,
 }
 
 impl<'i, 'a> PassContext<'i, 'a> {
@@ -92,8 +93,8 @@ impl<'i, 'a> PassContext<'i, 'a> {
         }
     }
 
-    pub fn note(&mut self, node: NodeId, message: String) {
-        self.notes.entry(node).or_insert(message);
+    pub fn note(&mut self, node: NodeId, reason: Unconsolidatable) {
+        self.notes.entry(node).or_insert(reason);
     }
 
     /// Every Graceful candidate, noting why the other managed nodes are
@@ -129,7 +130,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
                 Ok(c) => out.push(c),
                 Err(Rejection::NotManaged) => {}
                 Err(_) if self.input.is_quiet(id) => {}
-                Err(rejection) => self.note(id, rejection.to_string()),
+                Err(rejection) => self.note(id, rejection.into()),
             }
         }
         out
@@ -154,7 +155,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
     pub fn filter(
         &mut self,
         candidates: &[Candidate],
-        accept: impl Fn(&Candidate, &NodePool) -> Result<(), Option<String>>,
+        accept: impl Fn(&Candidate, &NodePool) -> FilterVerdict,
     ) -> Vec<Candidate> {
         self.filter_refs(candidates, accept)
             .into_iter()
@@ -166,7 +167,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
     fn filter_refs<'c>(
         &mut self,
         candidates: &'c [Candidate],
-        accept: impl Fn(&Candidate, &NodePool) -> Result<(), Option<String>>,
+        accept: impl Fn(&Candidate, &NodePool) -> FilterVerdict,
     ) -> Vec<&'c Candidate> {
         let mut kept = Vec::new();
         for c in candidates {
@@ -175,7 +176,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             };
             match accept(c, pool) {
                 Ok(()) => kept.push(c),
-                Err(Some(message)) => self.note(c.node, message),
+                Err(Some(reason)) => self.note(c.node, reason),
                 Err(None) => {}
             }
         }
@@ -291,8 +292,11 @@ fn drift(ctx: &mut PassContext<'_, '_>) -> Option<Command> {
         }
         let simulation = ctx.simulate(&[candidate], false);
         if !simulation.all_non_pending_scheduled() {
-            let message = scheduling_errors_message(cluster, &simulation.non_pending_errors);
-            ctx.note(candidate.node, message);
+            let errors = SchedulingErrors::new(cluster, &simulation.non_pending_errors);
+            ctx.note(
+                candidate.node,
+                Unconsolidatable::PodsWouldNotSchedule(errors),
+            );
             continue;
         }
         let reason = condition(candidate).map_or_else(|| "Drifted".to_string(), |d| d.reason);
@@ -463,7 +467,7 @@ enum SingleNodeOutcome {
     /// Its command (the method stops here).
     Found(Box<Command>),
     /// No command, for this reason.
-    Noted(String),
+    Noted(Unconsolidatable),
     /// No command, nothing to say.
     Silent,
 }
@@ -477,7 +481,7 @@ fn single_node_outcome(
     decision: Decision,
 ) -> SingleNodeOutcome {
     let noted = match &decision {
-        Decision::NoOp(Some(message)) => Some(message.clone()),
+        Decision::NoOp(Some(reason)) => Some(reason.clone()),
         _ => None,
     };
     let command = consolidation_command(
@@ -491,7 +495,7 @@ fn single_node_outcome(
         Some(command) => {
             match balanced::approve(&[candidate], command.estimated_savings, pools, totals) {
                 Ok(()) => SingleNodeOutcome::Found(Box::new(command)),
-                Err(message) => SingleNodeOutcome::Noted(message),
+                Err(score) => SingleNodeOutcome::Noted(Unconsolidatable::ScoreTooLow(score)),
             }
         }
     }

@@ -1,7 +1,8 @@
 //! Karpenter's disruption controller, its pure foundations: budgets and
 //! their cron schedules, PDB arithmetic, candidate selection with upstream's
-//! rejection reasons, candidate ordering, drift and expiration checks, and
-//! the Emptiness decision. Everything takes `now` as a parameter and reads
+//! rejection reasons (the reasons themselves, as values whose `Display` is
+//! upstream's sentence, in `reasons`), candidate ordering, drift and
+//! expiration checks, and the Emptiness decision. Everything takes `now` as a parameter and reads
 //! the cluster without changing it (core: pkg/controllers/disruption,
 //! pkg/utils/pdb, pkg/utils/pod, pkg/controllers/nodeclaim/{disruption,
 //! expiration}).
@@ -17,6 +18,7 @@ pub mod emptiness;
 pub mod explain;
 mod methods;
 pub mod ordering;
+pub mod reasons;
 pub mod simulate;
 mod validation;
 

@@ -31,7 +31,7 @@ use crate::karpenter::provisioning::{
     solve_with_closure,
 };
 use crate::pdb::PdbLimits;
-use crate::pods::{is_disruptable, is_reschedulable, pod_key};
+use crate::pods::{is_disruptable, is_reschedulable};
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 
@@ -339,29 +339,4 @@ impl SimulationView {
         result.existing = kept;
         result.errors.sort_by_key(|(pod, _)| *pod);
     }
-}
-
-/// Upstream's `NonPendingPodSchedulingErrors` sentence: at most five pods,
-/// `namespace/name => error`, first letter upper-cased (`pretty.Sentence`).
-pub fn scheduling_errors_message(cluster: &Cluster, errors: &[(PodId, String)]) -> String {
-    use std::fmt::Write;
-    if errors.is_empty() {
-        return "No Pod Scheduling Errors".to_string();
-    }
-    const MAX_ERRORS: usize = 5;
-    let mut message = String::from("Not all pods would schedule, ");
-    for (i, (pod, error)) in errors.iter().enumerate() {
-        if i == MAX_ERRORS {
-            let _ = write!(message, " and {} other(s)", errors.len() - MAX_ERRORS);
-            break;
-        }
-        match cluster.pod(*pod) {
-            Some(p) => message.push_str(&pod_key(p)),
-            None => {
-                let _ = write!(message, "pod {}", pod.0);
-            }
-        }
-        let _ = write!(message, " => {error} ");
-    }
-    message
 }
