@@ -10,8 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use super::candidates::{Candidate, PER_NODE_BASE_DISRUPTION_COST};
 use super::reasons::ScoreTooLow;
+use super::types::{Candidate, PER_NODE_BASE_DISRUPTION_COST};
 use crate::cloud::Price;
 use crate::karpenter::PoolSums;
 use crate::nodepool::{ConsolidationPolicy, NodePool};

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::cluster::{OwnerKind, PodPhase};
+use crate::kube::labels::LABEL_TOPOLOGY_ZONE;
 use crate::kube::pod::DoNotDisrupt;
 use crate::kube::workload::IntOrPercent;
 use crate::pdb::ControllerScales;

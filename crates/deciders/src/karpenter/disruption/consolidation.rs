@@ -10,11 +10,11 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::candidates::Candidate;
-use super::controller::DisruptionInput;
 use super::reasons::{MinValuesNotMet, SchedulingErrors, Unconsolidatable};
 pub use super::reasons::{NO_CHEAPER_NODE, SPOT_TO_SPOT_DISABLED};
 use super::simulate::Simulation;
+use super::types::Candidate;
+use super::types::DisruptionInput;
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::provisioning::{NewNodeClaim, Prepared, PriceToBeat};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};

@@ -16,12 +16,12 @@ use super::candidates::{
 use super::consolidation::{
     Decision, decide_consolidation, estimated_savings, filter_out_same_instance_type, price_to_beat,
 };
-use super::controller::{Command, DisruptionInput, Method, PassOutcome};
 use super::emptiness::empty_command;
 use super::explain;
 use super::ordering::{deal_by_nodepool, sort_by_savings_ratio, sort_by_savings_ratio_after};
 use super::reasons::{SchedulingErrors, Unconsolidatable};
 use super::simulate::{Simulation, SimulationView};
+use super::types::{Command, DisruptionInput, Method, PassOutcome};
 use crate::cloud::Price;
 use crate::karpenter::provisioning::Closure;
 use crate::nodepool::{DisruptionReason, NodePool};

@@ -9,6 +9,7 @@
 
 pub mod balanced;
 pub mod budgets;
+pub mod cache;
 pub mod candidates;
 pub mod consolidation;
 pub mod controller;
@@ -20,6 +21,7 @@ mod methods;
 pub mod ordering;
 pub mod reasons;
 pub mod simulate;
+pub mod types;
 mod validation;
 
 #[cfg(test)]

@@ -24,8 +24,8 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
-use super::candidates::Candidate;
-use super::controller::DisruptionInput;
+use super::types::Candidate;
+use super::types::DisruptionInput;
 use crate::karpenter::provisioning::{
     Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, StopEarly,
     solve_with_closure,

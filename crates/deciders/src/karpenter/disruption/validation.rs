@@ -8,9 +8,9 @@ use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
 use super::candidates::{Candidate, DisruptionClass, emptiness_filter};
-use super::controller::{Command, DisruptionInput, Method};
 use super::methods::{PassContext, empty_nodes_command};
 use super::reasons::{CommandInvalid, SchedulingErrors};
+use super::types::{Command, DisruptionInput, Method};
 use crate::karpenter::provisioning::NewNodeClaim;
 use crate::nodepool::DisruptionReason;
 
