@@ -6,19 +6,23 @@
 //! `RemoveInstanceTypeOptionsByPriceAndMinValues`).
 //!
 //! Consolidation is always N → 0 (delete) or N → 1 (replace with one
-//! cheaper NodeClaim); anything else is a no-op.
+//! cheaper NodeClaim); anything else is a no-op. [`consolidate`] simulates
+//! and decides, [`consolidation_command`] makes the command: what the
+//! multi- and single-node methods share.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::explain;
 use super::reasons::{MinValuesNotMet, SchedulingErrors, Unconsolidatable};
 pub use super::reasons::{NO_CHEAPER_NODE, SPOT_TO_SPOT_DISABLED};
-use super::simulate::Simulation;
-use super::types::Candidate;
-use super::types::DisruptionInput;
+use super::simulate::{Simulation, SimulationView};
+use super::types::{Candidate, Command, DisruptionInput, Method};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
-use crate::karpenter::provisioning::{NewNodeClaim, Prepared, PriceToBeat};
+use crate::karpenter::provisioning::{Closure, NewNodeClaim, Prepared, PriceToBeat};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
 use crate::kube::requirements::{Requirement, Requirements};
+use crate::nodepool::DisruptionReason;
+use crate::pdb::PdbLimits;
 
 /// Upstream `MinInstanceTypesForSpotToSpotConsolidation`.
 pub const MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT: usize = 15;
@@ -33,6 +37,57 @@ pub enum Decision {
     Delete,
     /// Replace the candidates with this one cheaper NodeClaim.
     Replace(NewNodeClaim),
+}
+
+/// The consolidation decision for `candidates`, simulated on `view` over
+/// `closure` (the view's, or a copy of it). `quiet` when no reason is
+/// wanted for a no-op: the simulation then stops once the outcome is sure
+/// to be one whatever the rest of the pods do (see
+/// [`SimulationView::simulate_on`]), and the no-op carries no reason.
+pub fn consolidate(
+    input: &DisruptionInput<'_>,
+    pdbs: &PdbLimits,
+    view: &SimulationView,
+    candidates: &[&Candidate],
+    closure: &Closure,
+    quiet: bool,
+) -> Decision {
+    let quiet_price = quiet.then(|| price_to_beat(input, candidates));
+    let simulation = view.simulate_on(input, pdbs, candidates, closure, quiet_price);
+    // A quiet no-op needs no reason: the pods that would not schedule are
+    // not named.
+    if quiet && !simulation.all_non_pending_scheduled() {
+        return Decision::NoOp(None);
+    }
+    match decide_consolidation(input, candidates, simulation) {
+        Decision::NoOp(_) if quiet => Decision::NoOp(None),
+        decision => decision,
+    }
+}
+
+/// A consolidation decision turned into `method`'s command (no-ops give
+/// `None`).
+pub fn consolidation_command(
+    input: &DisruptionInput<'_>,
+    method: Method,
+    candidates: &[&Candidate],
+    decision: Decision,
+) -> Option<Command> {
+    let replacements = match decision {
+        Decision::NoOp(_) => return None,
+        Decision::Delete => Vec::new(),
+        Decision::Replace(claim) => vec![claim],
+    };
+    let savings = estimated_savings(candidates, &replacements, input);
+    Some(Command {
+        method,
+        reason: DisruptionReason::Underutilized,
+        candidates: candidates.iter().map(|c| c.node).collect(),
+        explanation: explain::consolidation(input, candidates, &replacements, savings),
+        replacements,
+        estimated_savings: savings,
+        needs_validation: true,
+    })
 }
 
 /// Whether a requirement set lets a capacity type through (a missing key

@@ -3,8 +3,11 @@
 //! (core: pkg/controllers/disruption/controller.go), and the 15 s
 //! re-validation of a command before it executes.
 //!
-//! The methods live in `methods`, the re-check in `validation`, the
-//! simulation in `simulate` and the N → 0/1 decision in `consolidation`.
+//! The pass lives in `pass`, which walks the method list of `methods` (one
+//! file per method behind one trait); what a pass reads is `context`, the
+//! re-check `validation`, the simulation `simulate` and the N → 0/1
+//! decision `consolidation`. The types they share are in `types`, which
+//! depends on none of them (this module re-exports them).
 //!
 //! Simplifications: a pass is stateless, so upstream's "skip consolidation
 //! while the cluster state is unchanged" shortcut and single-node's memory
@@ -21,7 +24,7 @@ pub use super::types::{
 /// One disruption pass: the first method (Emptiness, Drift, Multi-node,
 /// Single-node) that yields a command wins.
 pub fn next_command(input: &DisruptionInput<'_>) -> PassOutcome {
-    super::methods::run_pass(input)
+    super::pass::run_pass(input)
 }
 
 /// Re-checks a command after the validation delay (core:

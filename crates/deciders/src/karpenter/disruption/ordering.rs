@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::cache::LastOrder;
+use super::cache::{CandidateCache, LastOrder};
 use super::types::Candidate;
 use crate::cluster::Cluster;
 
@@ -45,6 +45,19 @@ fn by_savings_ratio<C: Borrow<Candidate>>(
             .name
             .cmp(&candidates[b].borrow().name)
     })
+}
+
+/// Consolidation's order, where multi- and single-node both start:
+/// [`sort_by_savings_ratio`], from the order of the last pass that sorted
+/// when the caller keeps a [`CandidateCache`].
+pub fn sort_for_consolidation<C: Borrow<Candidate>>(
+    candidates: &mut [C],
+    cache: Option<&CandidateCache>,
+) {
+    match cache {
+        Some(cache) => sort_by_savings_ratio_after(candidates, &mut cache.consolidation_order()),
+        None => sort_by_savings_ratio(candidates),
+    }
 }
 
 /// [`sort_by_savings_ratio`], starting from the order `last` kept (then

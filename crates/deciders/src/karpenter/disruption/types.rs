@@ -185,6 +185,8 @@ pub struct Command {
     /// Whether the command waits [`super::COMMAND_VALIDATION_DELAY`] and
     /// must pass [`validate`] before executing (Emptiness and
     /// consolidation; not Drift).
+    ///
+    /// [`validate`]: super::controller::validate
     pub needs_validation: bool,
     /// What a user reads, e.g. `replace 3 × m5.2xlarge with 1 × c6a.4xlarge:
     /// underutilized, saves $0.41/h`.

@@ -7,10 +7,12 @@
 use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
-use super::candidates::{Candidate, DisruptionClass, emptiness_filter};
-use super::methods::{PassContext, empty_nodes_command};
+use super::context::PassContext;
+use super::methods::{
+    DisruptionMethod, Emptiness, MultiNode, SingleNode, empty_nodes_command, should_disrupt,
+};
 use super::reasons::{CommandInvalid, SchedulingErrors};
-use super::types::{Command, DisruptionInput, Method};
+use super::types::{Candidate, Command, DisruptionClass, DisruptionInput, Method};
 use crate::karpenter::provisioning::NewNodeClaim;
 use crate::nodepool::DisruptionReason;
 
@@ -22,9 +24,8 @@ pub(super) fn revalidate(
     match command.method {
         Method::Drift => Ok(command.clone()),
         Method::Emptiness => emptiness(input, command),
-        Method::MultiNodeConsolidation | Method::SingleNodeConsolidation => {
-            consolidation(input, command)
-        }
+        Method::MultiNodeConsolidation => consolidation(input, command, &MultiNode),
+        Method::SingleNodeConsolidation => consolidation(input, command, &SingleNode),
     }
 }
 
@@ -50,9 +51,9 @@ fn still_candidates<'c, C: Borrow<Candidate>>(
 /// Emptiness keeps whichever nodes are still empty candidates within
 /// budget.
 fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, CommandInvalid> {
-    let mut ctx = PassContext::new(input);
+    let ctx = PassContext::new(input);
     let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
-    let current = ctx.filter(&graceful, emptiness_filter);
+    let current = should_disrupt(&ctx, &Emptiness, &graceful, &mut Vec::new());
     let still = still_candidates(command, &current);
     if still.is_empty() {
         return Err(CommandInvalid::Churn(command.candidates.len()));
@@ -83,15 +84,16 @@ fn option_names<'c>(input: &DisruptionInput<'c>, claim: &NewNodeClaim) -> BTreeS
         .collect()
 }
 
-/// Consolidation needs every node still a candidate within budget and the
-/// same decision from a fresh simulation.
+/// Consolidation needs every node still a candidate `method` should
+/// disrupt within budget, and the same decision from a fresh simulation.
 fn consolidation(
     input: &DisruptionInput<'_>,
     command: &Command,
+    method: &dyn DisruptionMethod,
 ) -> Result<Command, CommandInvalid> {
-    let mut ctx = PassContext::new(input);
+    let ctx = PassContext::new(input);
     let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
-    let current = ctx.consolidation_candidates(&graceful);
+    let current = should_disrupt(&ctx, method, &graceful, &mut Vec::new());
     let still = still_candidates(command, &current);
     if still.len() != command.candidates.len() {
         return Err(CommandInvalid::Churn(
