@@ -34,6 +34,7 @@ use super::{Engine, EngineError, Event, EventType, PoolSetup, restrict_zones};
 use crate::cluster::DriftedCondition;
 use crate::karpenter::disruption::controller::{Command, DisruptionInput, MessageDedupe, Method};
 use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
+use crate::karpenter::disruption::reasons::Unconsolidatable;
 use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
 use crate::karpenter::provisioning::NodePoolContext;
 use crate::kube::resources::ResourceKind;
@@ -310,11 +311,12 @@ impl Engine<'_> {
     /// the node in the last [`UNCONSOLIDATABLE_DEDUPE`]: upstream's recorder
     /// drops events whose key (reason and node) it published within their
     /// timeout, whatever their message, so a dropped reason is never seen.
-    fn note_unconsolidatable(&mut self, node: NodeId, reason: String) {
+    fn note_unconsolidatable(&mut self, node: NodeId, reason: Unconsolidatable) {
         let now = self.now();
         if self.unconsolidatable_dedupe().drops(node, now) {
             return;
         }
+        let reason = reason.to_string();
         self.autoscaler
             .kp_mut()
             .disruption

@@ -22,6 +22,7 @@ use crate::karpenter::disruption::candidates::{
 use crate::karpenter::disruption::emptiness::{
     EmptyCommand, empty_command, validate_empty_command,
 };
+use crate::karpenter::disruption::reasons::Unconsolidatable;
 use crate::karpenter::disruption::{budget_mapping, controller::Method};
 use crate::karpenter::instance_types::filter_instance_types;
 use crate::kube::requirements::Requirements;
@@ -443,15 +444,20 @@ fn real_controller_deletes_the_empty_node_at_the_same_time() {
     );
 }
 
-/// Notes every node with a message naming the pass time, so every pass's
+/// A reason whose sentence names the pass time (in ms), so every pass's
 /// message differs from the last one.
+fn pass_note(now: SimTime) -> Unconsolidatable {
+    Unconsolidatable::WouldCreate(now.as_millis() as usize)
+}
+
+/// Notes every node with [`pass_note`].
 fn note_every_node(input: &DisruptionInput<'_>) -> PassOutcome {
     PassOutcome {
         command: None,
         unconsolidatable: input
             .cluster
             .nodes()
-            .map(|(id, _)| (id, format!("pass at {}", input.now.as_millis())))
+            .map(|(id, _)| (id, pass_note(input.now)))
             .collect(),
     }
 }
@@ -479,9 +485,12 @@ fn unconsolidatable_events_are_deduplicated_per_node_for_15_minutes() {
     let times: Vec<u64> = logged.iter().map(|e| e.time.as_millis() / 1000).collect();
     assert_eq!(times, [10, 940, 2140, 3340]);
     for event in &logged {
-        assert_eq!(event.message, format!("pass at {}", event.time.as_millis()));
+        assert_eq!(event.message, pass_note(event.time).to_string());
     }
     let note = &out.disruption[0];
     assert_eq!(note.time, SimTime::from_secs(3340));
-    assert_eq!(note.reason, "pass at 3340000");
+    assert_eq!(
+        note.reason,
+        "Can't remove without creating 3340000 candidates"
+    );
 }

@@ -10,7 +10,8 @@
 
 use std::collections::BTreeMap;
 
-use super::candidates::{Candidate, PER_NODE_BASE_DISRUPTION_COST};
+use super::reasons::ScoreTooLow;
+use super::types::{Candidate, PER_NODE_BASE_DISRUPTION_COST};
 use crate::cloud::Price;
 use crate::karpenter::PoolSums;
 use crate::nodepool::{ConsolidationPolicy, NodePool};
@@ -115,7 +116,7 @@ pub fn approve(
     savings: Price,
     pools: &BTreeMap<String, NodePool>,
     totals: &BTreeMap<String, PoolTotals>,
-) -> Result<(), String> {
+) -> Result<(), ScoreTooLow> {
     let mut by_pool: BTreeMap<&str, Vec<&Candidate>> = BTreeMap::new();
     for c in candidates {
         by_pool.entry(&*c.nodepool).or_default().push(c);
@@ -140,13 +141,12 @@ pub fn approve(
             totals.get(name).copied().unwrap_or_default(),
         );
         if !score.approved() {
-            return Err(format!(
-                "score {:.2} < threshold {:.2} (k: {BALANCED_K}, savings {:.1}%, disruption {:.1}%)",
-                score.value(),
-                1.0 / f64::from(BALANCED_K),
-                score.savings_fraction * 100.0,
-                score.disruption_fraction * 100.0
-            ));
+            return Err(ScoreTooLow {
+                score: score.value(),
+                k: BALANCED_K,
+                savings_fraction: score.savings_fraction,
+                disruption_fraction: score.disruption_fraction,
+            });
         }
     }
     Ok(())

@@ -3,8 +3,10 @@
 //! the methods' `ShouldDisrupt` filters, and
 //! nodeclaim/disruption/consolidation.go for `Consolidatable`).
 //!
-//! A rejection carries the sentence upstream publishes as a
-//! `DisruptionBlocked` / `Unconsolidatable` event, so users recognise it.
+//! A rejection is a [`Rejection`] (see [`super::reasons`]), whose
+//! sentence is the one upstream publishes as a `DisruptionBlocked` /
+//! `Unconsolidatable` event, so users recognise it; so are the filters'
+//! reasons.
 //!
 //! What a candidate reads of its node's labels and pods (which are active,
 //! which need a new home, what evicting them costs) depends only on the
@@ -14,151 +16,19 @@
 
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use rayon::prelude::*;
 
-use super::ordering::LastOrder;
-use crate::cloud::Price;
+pub use super::cache::CandidateCache;
+use super::cache::NodeFacts;
+pub use super::reasons::Rejection;
+use super::reasons::Unconsolidatable;
+pub use super::types::{Candidate, DisruptionClass, PER_NODE_BASE_DISRUPTION_COST};
 use crate::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
-use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
-use crate::kube::pod::DO_NOT_DISRUPT_ANNOTATION;
 use crate::nodepool::{ConsolidationPolicy, NodePool};
 use crate::pdb::{EvictionBlock, PdbLimits};
-use crate::pods::{eviction_cost, is_active, is_disruptable, is_reschedulable, pod_key};
+use crate::pods::{is_disruptable, pod_key};
 use crate::time::{SimDuration, SimTime};
-
-/// The base cost of draining any node (upstream `PerNodeBaseDisruptionCost`).
-pub const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
-
-/// How a method treats pods that block eviction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum DisruptionClass {
-    /// Emptiness and consolidation: do-not-disrupt pods and PDBs always block.
-    Graceful,
-    /// Drift: a NodeClaim with `terminationGracePeriod` is disrupted anyway
-    /// (the grace period bounds the drain).
-    Eventual,
-}
-
-/// Why a node is not a candidate, in upstream's words.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Rejection {
-    /// Already in the orchestration queue.
-    AlreadyDisrupting,
-    /// No NodeClaim.
-    NotManaged,
-    /// No Node object yet.
-    NoNode,
-    /// Not initialized.
-    NotInitialized,
-    /// Deleting, marked for deletion, or instance terminating.
-    Deleting,
-    /// Nominated for pending pods.
-    Nominated,
-    /// The node carries `karpenter.sh/do-not-disrupt: "true"`.
-    NodeDoNotDisrupt,
-    /// No `karpenter.sh/nodepool` label.
-    MissingNodePoolLabel,
-    /// The NodePool does not exist.
-    NodePoolNotFound(String),
-    /// A pod's do-not-disrupt annotation is active (pod key).
-    PodDoNotDisrupt(String),
-    /// A PDB allows no eviction of a pod (PDB key).
-    PdbBlocks(String),
-    /// A pod is selected by several PDBs (PDB keys).
-    MultiplePdbs(Vec<String>),
-}
-
-impl fmt::Display for Rejection {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Rejection::AlreadyDisrupting => write!(f, "candidate is already being disrupted"),
-            Rejection::NotManaged => write!(f, "node isn't managed by karpenter"),
-            Rejection::NoNode => write!(f, "nodeclaim does not have an associated node"),
-            Rejection::NotInitialized => write!(f, "node isn't initialized"),
-            Rejection::Deleting => write!(f, "node is deleting or marked for deletion"),
-            Rejection::Nominated => write!(f, "node is nominated for a pending pod"),
-            Rejection::NodeDoNotDisrupt => write!(
-                f,
-                "disruption is blocked through the {DO_NOT_DISRUPT_ANNOTATION:?} annotation"
-            ),
-            Rejection::MissingNodePoolLabel => {
-                write!(f, "node doesn't have required label {LABEL_NODEPOOL:?}")
-            }
-            Rejection::NodePoolNotFound(name) => write!(f, "NodePool not found (NodePool={name})"),
-            Rejection::PodDoNotDisrupt(pod) => {
-                write!(
-                    f,
-                    "pod {pod:?} has {DO_NOT_DISRUPT_ANNOTATION:?} annotation"
-                )
-            }
-            Rejection::PdbBlocks(pdb) => write!(f, "pdb {pdb:?} prevents pod evictions"),
-            Rejection::MultiplePdbs(pdbs) => {
-                let keys: Vec<String> = pdbs.iter().map(|k| format!("{k:?}")).collect();
-                write!(
-                    f,
-                    "eviction does not support multiple PDBs ({})",
-                    keys.join(", ")
-                )
-            }
-        }
-    }
-}
-
-impl Rejection {
-    /// Whether this is a pod blocking eviction (what Eventual methods
-    /// ignore for NodeClaims with a termination grace period).
-    pub fn is_pod_block(&self) -> bool {
-        matches!(
-            self,
-            Rejection::PodDoNotDisrupt(_) | Rejection::PdbBlocks(_) | Rejection::MultiplePdbs(_)
-        )
-    }
-}
-
-/// A node considered for disruption, with the values methods sort and
-/// budget by.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Candidate {
-    /// The node.
-    pub node: NodeId,
-    /// Node name.
-    pub name: Arc<str>,
-    /// Owning NodePool.
-    pub nodepool: Arc<str>,
-    /// Price of its offering.
-    pub price: Price,
-    /// How many pods are bound to it (finished ones included).
-    pub pod_count: usize,
-    /// The first of the capacity-type and zone labels the node lacks
-    /// (consolidation needs both).
-    pub missing_label: Option<&'static str>,
-    /// The pods that need a new home if it goes.
-    pub reschedulable_pods: Arc<[PodId]>,
-    /// `1 + Σ max(0, EvictionCost)` over the reschedulable pods.
-    pub reschedule_disruption_cost: f64,
-    /// Pre-v1.14 `DisruptionCost`: `Σ EvictionCost(all pods) × LifetimeRemaining`.
-    pub disruption_cost: f64,
-    /// The NodeClaim's `Consolidatable` condition.
-    pub consolidatable: bool,
-    /// The NodeClaim was launched with a `terminationGracePeriod`.
-    pub has_termination_grace_period: bool,
-}
-
-impl Candidate {
-    /// Price per unit of disruption (higher = better to disrupt).
-    pub fn savings_ratio(&self) -> f64 {
-        self.price.dollars() / self.reschedule_disruption_cost
-    }
-
-    /// No pod adds reschedule cost (v1.14: pods whose eviction cost clamps
-    /// to ≤ 0 count as nothing).
-    pub fn is_empty(&self) -> bool {
-        self.reschedule_disruption_cost <= PER_NODE_BASE_DISRUPTION_COST
-    }
-}
 
 /// What candidate selection reads.
 #[derive(Debug, Clone, Copy)]
@@ -175,123 +45,6 @@ pub struct CandidateInputs<'a> {
     pub now: SimTime,
     /// Node facts kept from earlier passes, if the caller keeps them.
     pub cache: Option<&'a CandidateCache>,
-}
-
-/// What a candidate reads of its node's labels and of the pods bound to
-/// it: a function of the node and its pods alone.
-#[derive(Debug)]
-pub struct NodeFacts {
-    /// The NodePool named by the `karpenter.sh/nodepool` label, else by
-    /// the NodeClaim (empty when neither names one).
-    nodepool: Arc<str>,
-    /// The first of the capacity-type and zone labels the node lacks.
-    missing_label: Option<&'static str>,
-    /// Active pods in node order: the only pods that can block a
-    /// disruption (do-not-disrupt and PDBs apply to active pods only).
-    active: Vec<PodId>,
-    /// The active pods with a do-not-disrupt annotation, in node order
-    /// (the only ones whose protection can be on).
-    protected: Vec<PodId>,
-    /// The pods that need a new home if the node goes, in node order.
-    reschedulable: Arc<[PodId]>,
-    /// The node's name.
-    name: Arc<str>,
-    /// `Σ max(0, EvictionCost)` over `reschedulable`, in order.
-    reschedule_cost: f64,
-    /// `Σ EvictionCost` over every bound pod, in order.
-    all_pods_cost: f64,
-    /// Every bound pod, finished ones included.
-    pod_count: usize,
-}
-
-impl NodeFacts {
-    fn of(cluster: &Cluster, node: &Node) -> NodeFacts {
-        let pods = || {
-            node.pods
-                .iter()
-                .filter_map(|id| cluster.pod(*id).map(|p| (*id, p)))
-        };
-        let active: Vec<PodId> = pods()
-            .filter(|(_, p)| is_active(p))
-            .map(|(id, _)| id)
-            .collect();
-        let protected = active
-            .iter()
-            .copied()
-            .filter(|id| {
-                cluster
-                    .pod(*id)
-                    .is_some_and(|p| p.spec.do_not_disrupt.is_some())
-            })
-            .collect();
-        let reschedulable: Arc<[PodId]> = pods()
-            .filter(|(_, p)| is_reschedulable(p))
-            .map(|(id, _)| id)
-            .collect();
-        let reschedule_cost = reschedulable
-            .iter()
-            .filter_map(|id| cluster.pod(*id))
-            .map(|p| eviction_cost(p).max(0.0))
-            .sum::<f64>();
-        let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
-        let nodepool = node
-            .labels
-            .get(LABEL_NODEPOOL)
-            .or(node.claim.as_ref().map(|c| &*c.nodepool))
-            .unwrap_or_default();
-        NodeFacts {
-            nodepool: Arc::from(nodepool),
-            name: Arc::from(node.name.as_str()),
-            missing_label: [LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE]
-                .into_iter()
-                .find(|label| !node.labels.contains_key(label)),
-            active,
-            protected,
-            reschedulable,
-            reschedule_cost,
-            all_pods_cost,
-            pod_count: node.pods.len(),
-        }
-    }
-}
-
-/// The facts of the nodes of the last pass, with the node revisions they
-/// were made at (see [`Cluster::node_revision`]), and the order
-/// consolidation tried its candidates in.
-#[derive(Debug, Default)]
-pub struct CandidateCache {
-    kept: Mutex<Vec<(NodeId, u64, Arc<NodeFacts>)>>,
-    consolidation_order: Mutex<LastOrder>,
-}
-
-impl CandidateCache {
-    /// Consolidation's savings-ratio order of the last pass that sorted.
-    pub(super) fn consolidation_order(&self) -> MutexGuard<'_, LastOrder> {
-        self.consolidation_order
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Facts of every node of `cluster` in id order: kept ones where the
-    /// node's revision is unchanged, new ones otherwise; the cache then
-    /// holds exactly these.
-    fn facts_of_every_node(&self, cluster: &Cluster) -> Vec<Arc<NodeFacts>> {
-        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        let old = std::mem::take(&mut *kept);
-        let mut old = old.into_iter().peekable();
-        let mut all = Vec::with_capacity(cluster.node_count());
-        for (id, node) in cluster.nodes() {
-            while old.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
-            let revision = cluster.node_revision(id);
-            let facts = match old.next_if(|(kept_id, _, _)| *kept_id == id) {
-                Some((_, kept_revision, facts)) if kept_revision == revision => facts,
-                _ => Arc::new(NodeFacts::of(cluster, node)),
-            };
-            kept.push((id, revision, facts.clone()));
-            all.push(facts);
-        }
-        all
-    }
 }
 
 /// `clamp((expireAfter − age) / expireAfter, 0, 1)`; 1 without expiry.
@@ -475,16 +228,15 @@ pub fn candidates(inputs: &CandidateInputs<'_>, class: DisruptionClass) -> Vec<C
         .collect()
 }
 
-/// A method's verdict on a candidate: `Ok` keeps it; `Err(Some(message))`
+/// A method's verdict on a candidate: `Ok` keeps it; `Err(Some(reason))`
 /// drops it with an `Unconsolidatable` event; `Err(None)` drops it quietly.
-pub type FilterVerdict = Result<(), Option<String>>;
+pub type FilterVerdict = Result<(), Option<Unconsolidatable>>;
 
 /// Emptiness `ShouldDisrupt`: consolidation enabled, empty, consolidatable.
 pub fn emptiness_filter(candidate: &Candidate, pool: &NodePool) -> FilterVerdict {
     if pool.disruption.consolidate_after.is_none() {
-        return Err(Some(format!(
-            "NodePool {:?} has consolidation disabled",
-            pool.name
+        return Err(Some(Unconsolidatable::ConsolidationDisabled(
+            pool.name.clone(),
         )));
     }
     if candidate.is_empty() && candidate.consolidatable {
@@ -501,24 +253,24 @@ pub fn emptiness_filter(candidate: &Candidate, pool: &NodePool) -> FilterVerdict
 pub fn consolidation_filter(candidate: &Candidate, node: &Node, pool: &NodePool) -> FilterVerdict {
     let instance_type = node.claim.as_ref().map_or("", |c| c.instance_type.as_str());
     if instance_type.is_empty() {
-        return Err(Some(format!("Instance Type {instance_type:?} not found")));
+        return Err(Some(Unconsolidatable::InstanceTypeNotFound(
+            instance_type.to_string(),
+        )));
     }
     if let Some(label) = candidate.missing_label {
-        return Err(Some(format!("Node does not have label {label:?}")));
+        return Err(Some(Unconsolidatable::MissingLabel(label)));
     }
     if pool.disruption.consolidate_after.is_none() {
-        return Err(Some(format!(
-            "NodePool {:?} has consolidation disabled",
-            pool.name
+        return Err(Some(Unconsolidatable::ConsolidationDisabled(
+            pool.name.clone(),
         )));
     }
     if candidate.is_empty() {
         return Err(None);
     }
     if pool.disruption.consolidation_policy == ConsolidationPolicy::WhenEmpty {
-        return Err(Some(format!(
-            "NodePool {:?} has consolidation policy WhenEmpty, but node is not empty",
-            pool.name
+        return Err(Some(Unconsolidatable::WhenEmptyButNotEmpty(
+            pool.name.clone(),
         )));
     }
     if candidate.consolidatable {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::cluster::{OwnerKind, PodPhase};
+use crate::kube::labels::LABEL_TOPOLOGY_ZONE;
 use crate::kube::pod::DoNotDisrupt;
 use crate::kube::workload::IntOrPercent;
 use crate::pdb::ControllerScales;
@@ -311,6 +312,8 @@ fn consolidatable_condition() {
 /// is consolidation.go `ShouldDisrupt`'s.
 #[test]
 fn method_filters() {
+    // Verdicts with their sentences, as events carry them.
+    let said = |verdict: FilterVerdict| verdict.map_err(|e| e.map(|r| r.to_string()));
     let w = World::new(1);
     let busy = w.check(DisruptionClass::Graceful, SimTime::ZERO).unwrap();
     let node = w.cluster.node(NodeId(0)).unwrap();
@@ -327,14 +330,14 @@ fn method_filters() {
     );
     p.disruption.consolidation_policy = ConsolidationPolicy::WhenEmpty;
     assert_eq!(
-        consolidation_filter(&busy, node, &p),
+        said(consolidation_filter(&busy, node, &p)),
         Err(Some(
             "NodePool \"default\" has consolidation policy WhenEmpty, but node is not empty".into()
         ))
     );
     p.disruption.consolidate_after = None;
     assert_eq!(
-        emptiness_filter(&empty, &p),
+        said(emptiness_filter(&empty, &p)),
         Err(Some(
             "NodePool \"default\" has consolidation disabled".into()
         ))
@@ -345,7 +348,11 @@ fn method_filters() {
         .check(DisruptionClass::Graceful, SimTime::ZERO)
         .unwrap();
     assert_eq!(
-        consolidation_filter(&unlabeled_busy, node, &pool("default")),
+        said(consolidation_filter(
+            &unlabeled_busy,
+            node,
+            &pool("default")
+        )),
         Err(Some(
             "Node does not have label \"topology.kubernetes.io/zone\"".into()
         ))

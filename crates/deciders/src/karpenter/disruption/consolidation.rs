@@ -6,38 +6,88 @@
 //! `RemoveInstanceTypeOptionsByPriceAndMinValues`).
 //!
 //! Consolidation is always N → 0 (delete) or N → 1 (replace with one
-//! cheaper NodeClaim); anything else is a no-op.
+//! cheaper NodeClaim); anything else is a no-op. [`consolidate`] simulates
+//! and decides, [`consolidation_command`] makes the command: what the
+//! multi- and single-node methods share.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::candidates::Candidate;
-use super::controller::DisruptionInput;
-use super::simulate::{Simulation, scheduling_errors_message};
+use super::explain;
+use super::reasons::{MinValuesNotMet, SchedulingErrors, Unconsolidatable};
+pub use super::reasons::{NO_CHEAPER_NODE, SPOT_TO_SPOT_DISABLED};
+use super::simulate::{Simulation, SimulationView};
+use super::types::{Candidate, Command, DisruptionInput, Method};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
-use crate::karpenter::provisioning::{NewNodeClaim, Prepared, PriceToBeat};
+use crate::karpenter::provisioning::{Closure, NewNodeClaim, Prepared, PriceToBeat};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
 use crate::kube::requirements::{Requirement, Requirements};
+use crate::nodepool::DisruptionReason;
+use crate::pdb::PdbLimits;
 
 /// Upstream `MinInstanceTypesForSpotToSpotConsolidation`.
 pub const MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT: usize = 15;
 
-/// Message when the `SpotToSpotConsolidation` gate is off.
-pub const SPOT_TO_SPOT_DISABLED: &str =
-    "SpotToSpotConsolidation is disabled, can't replace a spot node with a spot node";
-
-/// Message when no option is cheaper than the candidates.
-pub const NO_CHEAPER_NODE: &str = "Can't replace with a cheaper node";
-
 /// What consolidating a set of candidates would do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
-    /// Nothing; with upstream's `Unconsolidatable` message when a single
+    /// Nothing; with upstream's `Unconsolidatable` reason when a single
     /// candidate was evaluated.
-    NoOp(Option<String>),
+    NoOp(Option<Unconsolidatable>),
     /// Delete the candidates: their pods fit elsewhere.
     Delete,
     /// Replace the candidates with this one cheaper NodeClaim.
     Replace(NewNodeClaim),
+}
+
+/// The consolidation decision for `candidates`, simulated on `view` over
+/// `closure` (the view's, or a copy of it). `quiet` when no reason is
+/// wanted for a no-op: the simulation then stops once the outcome is sure
+/// to be one whatever the rest of the pods do (see
+/// [`SimulationView::simulate_on`]), and the no-op carries no reason.
+pub fn consolidate(
+    input: &DisruptionInput<'_>,
+    pdbs: &PdbLimits,
+    view: &SimulationView,
+    candidates: &[&Candidate],
+    closure: &Closure,
+    quiet: bool,
+) -> Decision {
+    let quiet_price = quiet.then(|| price_to_beat(input, candidates));
+    let simulation = view.simulate_on(input, pdbs, candidates, closure, quiet_price);
+    // A quiet no-op needs no reason: the pods that would not schedule are
+    // not named.
+    if quiet && !simulation.all_non_pending_scheduled() {
+        return Decision::NoOp(None);
+    }
+    match decide_consolidation(input, candidates, simulation) {
+        Decision::NoOp(_) if quiet => Decision::NoOp(None),
+        decision => decision,
+    }
+}
+
+/// A consolidation decision turned into `method`'s command (no-ops give
+/// `None`).
+pub fn consolidation_command(
+    input: &DisruptionInput<'_>,
+    method: Method,
+    candidates: &[&Candidate],
+    decision: Decision,
+) -> Option<Command> {
+    let replacements = match decision {
+        Decision::NoOp(_) => return None,
+        Decision::Delete => Vec::new(),
+        Decision::Replace(claim) => vec![claim],
+    };
+    let savings = estimated_savings(candidates, &replacements, input);
+    Some(Command {
+        method,
+        reason: DisruptionReason::Underutilized,
+        candidates: candidates.iter().map(|c| c.node).collect(),
+        explanation: explain::consolidation(input, candidates, &replacements, savings),
+        replacements,
+        estimated_savings: savings,
+        needs_validation: true,
+    })
 }
 
 /// Whether a requirement set lets a capacity type through (a missing key
@@ -156,14 +206,14 @@ pub fn min_values_needed(
 
 /// Upstream `RemoveInstanceTypeOptionsByPriceAndMinValues`: keeps options
 /// whose worst launch price is below `max_price`, then re-checks minValues
-/// (`Err` with upstream's message when they no longer hold). The prices
+/// (`Err` with the keys when they no longer hold). The prices
 /// come from `prepared`'s table when there is one.
 pub fn remove_options_by_price(
     claim: &mut NewNodeClaim,
     catalog: &Catalog,
     max_price: Price,
     prepared: Option<&Prepared>,
-) -> Result<(), String> {
+) -> Result<(), MinValuesNotMet> {
     let keys = OfferingKeys::new(&claim.requirements);
     let walk = |i: usize| {
         catalog
@@ -185,7 +235,7 @@ pub fn remove_options_by_price(
     });
     min_values_needed(&claim.instance_types, catalog, &claim.requirements)
         .map(|_| ())
-        .map_err(|keys| format!("minValues requirement is not met for label(s) {keys:?}"))
+        .map_err(MinValuesNotMet)
 }
 
 /// Σ candidate prices − the cheapest available offering of the first
@@ -246,18 +296,17 @@ pub fn decide_consolidation(
     simulation: Simulation,
 ) -> Decision {
     let single = candidates.len() == 1;
-    let note = |message: String| Decision::NoOp(single.then_some(message));
+    let note = |reason: Unconsolidatable| Decision::NoOp(single.then_some(reason));
     if !simulation.all_non_pending_scheduled() {
-        return note(scheduling_errors_message(
-            input.cluster,
-            &simulation.non_pending_errors,
+        return note(Unconsolidatable::PodsWouldNotSchedule(
+            SchedulingErrors::new(input.cluster, &simulation.non_pending_errors),
         ));
     }
     let mut claims = simulation.result.new_nodeclaims;
     match claims.len() {
         0 => return Decision::Delete,
         1 => {}
-        n => return note(format!("Can't remove without creating {n} candidates")),
+        n => return note(Unconsolidatable::WouldCreate(n)),
     }
     let mut claim = claims.remove(0);
     let Some(catalog) = input.nodepools.get(claim.nodepool).map(|c| c.catalog) else {
@@ -275,10 +324,10 @@ pub fn decide_consolidation(
         return spot_to_spot(input, catalog, claim, candidate_price, single);
     }
     if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price, input.prepared) {
-        return note(format!("Filtering by price: {e}"));
+        return note(Unconsolidatable::FilteringByPrice(e));
     }
     if claim.instance_types.is_empty() {
-        return note(NO_CHEAPER_NODE.to_string());
+        return note(Unconsolidatable::NoCheaperNode);
     }
     // An on-demand → spot move must not fall back to a pricier on-demand
     // launch.
@@ -307,9 +356,9 @@ fn spot_to_spot(
     candidate_price: Price,
     single: bool,
 ) -> Decision {
-    let note = |message: String| Decision::NoOp(single.then_some(message));
+    let note = |reason: Unconsolidatable| Decision::NoOp(single.then_some(reason));
     if !input.options.spot_to_spot_consolidation {
-        return note(SPOT_TO_SPOT_DISABLED.to_string());
+        return note(Unconsolidatable::SpotToSpotDisabled);
     }
     pin_to_spot(&mut claim);
     let requirements = &claim.requirements;
@@ -323,19 +372,20 @@ fn spot_to_spot(
         })
     });
     if let Err(e) = remove_options_by_price(&mut claim, catalog, candidate_price, input.prepared) {
-        return note(format!("Filtering by price: {e}"));
+        return note(Unconsolidatable::FilteringByPrice(e));
     }
     if claim.instance_types.is_empty() {
-        return note(NO_CHEAPER_NODE.to_string());
+        return note(Unconsolidatable::NoCheaperNode);
     }
     if !single {
         return Decision::Replace(claim);
     }
     let cheaper = claim.instance_types.len();
     if cheaper < MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT {
-        return note(format!(
-            "SpotToSpotConsolidation requires {MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT} cheaper instance type options than the current candidate to consolidate, got {cheaper}"
-        ));
+        return note(Unconsolidatable::SpotToSpotTooFewOptions {
+            needed: MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT,
+            got: cheaper,
+        });
     }
     let needed =
         min_values_needed(&claim.instance_types, catalog, &claim.requirements).unwrap_or(cheaper);
@@ -353,7 +403,7 @@ pub fn filter_out_same_instance_type(
     input: &DisruptionInput<'_>,
     claim: &mut NewNodeClaim,
     candidates: &[&Candidate],
-) -> Result<(), String> {
+) -> Result<(), MinValuesNotMet> {
     let Some(catalog) = input.nodepools.get(claim.nodepool).map(|c| c.catalog) else {
         return Ok(());
     };

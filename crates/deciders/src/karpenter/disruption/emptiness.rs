@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 
 use thiserror::Error;
 
-use super::candidates::Candidate;
 use super::ordering::sort_by_savings_ratio;
+use super::types::Candidate;
 
 /// A pure delete of empty nodes.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,8 +2,8 @@
 //! `replace 3 × m5.2xlarge with 1 of [c6a.4xlarge, …]: underutilized,
 //! saves up to $0.41/h`.
 
-use super::candidates::Candidate;
-use super::controller::DisruptionInput;
+use super::types::Candidate;
+use super::types::DisruptionInput;
 use crate::cloud::Price;
 use crate::karpenter::provisioning::NewNodeClaim;
 use crate::scheduler::Cluster;

@@ -1,15 +1,24 @@
-//! Karpenter's disruption controller, its pure foundations: budgets and
+//! Karpenter's disruption controller: its pure foundations (budgets and
 //! their cron schedules, PDB arithmetic, candidate selection with upstream's
-//! rejection reasons, candidate ordering, drift and expiration checks, and
-//! the Emptiness decision. Everything takes `now` as a parameter and reads
-//! the cluster without changing it (core: pkg/controllers/disruption,
+//! rejection reasons, candidate ordering, drift and expiration checks, the
+//! Emptiness and consolidation decisions) and the decision of a pass
+//! (`controller`). Everything takes `now` as a parameter and reads the
+//! cluster without changing it (core: pkg/controllers/disruption,
 //! pkg/utils/pdb, pkg/utils/pod, pkg/controllers/nodeclaim/{disruption,
 //! expiration}).
+//!
+//! Layers, each using only those before it: `reasons` (every reason as a
+//! value whose `Display` is upstream's sentence) and `cache` (what a caller
+//! keeps between passes); `types`; the foundations; `context` (what a pass
+//! reads); `methods` (one file per method); `pass` and `validation`;
+//! `controller`, the entry points.
 
 pub mod balanced;
 pub mod budgets;
+pub mod cache;
 pub mod candidates;
 pub mod consolidation;
+mod context;
 pub mod controller;
 pub mod cron;
 pub mod drift;
@@ -17,7 +26,10 @@ pub mod emptiness;
 pub mod explain;
 mod methods;
 pub mod ordering;
+mod pass;
+pub mod reasons;
 pub mod simulate;
+pub mod types;
 mod validation;
 
 #[cfg(test)]

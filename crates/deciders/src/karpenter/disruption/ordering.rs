@@ -7,8 +7,9 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::candidates::Candidate;
-use crate::cluster::{Cluster, NodeId};
+use super::cache::{CandidateCache, LastOrder};
+use super::types::Candidate;
+use crate::cluster::Cluster;
 
 /// Highest savings ratio first (v1.14+). Upstream's sort is not stable;
 /// ties here fall back to the node name so results are deterministic.
@@ -46,38 +47,16 @@ fn by_savings_ratio<C: Borrow<Candidate>>(
     })
 }
 
-/// The savings-ratio order of the last pass, kept to start the next sort
-/// from: a pass's candidates and their ratios mostly stay from one pass to
-/// the next, so that order is nearly sorted already.
-#[derive(Debug, Default)]
-pub struct LastOrder {
-    /// Node ids in the last order.
-    nodes: Vec<NodeId>,
-    /// Per node id, its position in `nodes` (`u32::MAX`: not there).
-    position: Vec<u32>,
-}
-
-impl LastOrder {
-    fn position(&self, node: NodeId) -> u32 {
-        self.position
-            .get(node.0 as usize)
-            .copied()
-            .unwrap_or(u32::MAX)
-    }
-
-    /// Keeps `nodes` as the last order.
-    fn replace(&mut self, nodes: impl Iterator<Item = NodeId>) {
-        for node in self.nodes.drain(..) {
-            self.position[node.0 as usize] = u32::MAX;
-        }
-        self.nodes.extend(nodes);
-        for (at, node) in self.nodes.iter().enumerate() {
-            let slot = node.0 as usize;
-            if self.position.len() <= slot {
-                self.position.resize(slot + 1, u32::MAX);
-            }
-            self.position[slot] = at as u32;
-        }
+/// Consolidation's order, where multi- and single-node both start:
+/// [`sort_by_savings_ratio`], from the order of the last pass that sorted
+/// when the caller keeps a [`CandidateCache`].
+pub fn sort_for_consolidation<C: Borrow<Candidate>>(
+    candidates: &mut [C],
+    cache: Option<&CandidateCache>,
+) {
+    match cache {
+        Some(cache) => sort_by_savings_ratio_after(candidates, &mut cache.consolidation_order()),
+        None => sort_by_savings_ratio(candidates),
     }
 }
 

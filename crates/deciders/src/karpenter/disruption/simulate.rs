@@ -22,16 +22,16 @@
 //! [`Closure`]; each simulation closes only its candidates on top.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use super::candidates::Candidate;
-use super::controller::DisruptionInput;
+use super::types::Candidate;
+use super::types::DisruptionInput;
 use crate::karpenter::provisioning::{
     Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup,
     StopEarly, solve_with_closure,
 };
 use crate::pdb::PdbLimits;
-use crate::pods::{is_disruptable, is_reschedulable, pod_key};
+use crate::pods::{is_disruptable, is_reschedulable};
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 
@@ -48,12 +48,12 @@ pub struct SimulationView {
     /// none: built once, shared by every simulation of the pass.
     prepared: Option<Arc<Prepared>>,
     /// Every node's placement view, built by the first simulation.
-    existing: Option<ExistingNodes>,
+    existing: OnceLock<ExistingNodes>,
     /// The deleting nodes closed, for drift and validation simulations.
-    deleting_closure: Option<Closure>,
+    deleting_closure: OnceLock<Closure>,
     /// The deleting nodes and those inside their `consolidateAfter` window
     /// closed, for consolidation simulations.
-    consolidation_closure: Option<Closure>,
+    consolidation_closure: OnceLock<Closure>,
 }
 
 /// What one simulation found.
@@ -160,31 +160,31 @@ impl SimulationView {
                 .prepared
                 .is_none()
                 .then(|| Arc::new(Prepared::new(input.nodepools, input.daemonsets))),
-            existing: None,
-            deleting_closure: None,
-            consolidation_closure: None,
+            existing: OnceLock::new(),
+            deleting_closure: OnceLock::new(),
+            consolidation_closure: OnceLock::new(),
         }
     }
 
     /// Simulates removing `candidates`. `consolidation` closes nodes still
     /// inside their `consolidateAfter` window.
     pub fn simulate(
-        &mut self,
+        &self,
         input: &DisruptionInput<'_>,
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
         consolidation: bool,
     ) -> Simulation {
-        self.prepare(input, consolidation);
-        let closure = self.closure(consolidation);
+        let closure = self.prepare(input, consolidation);
         self.simulate_on(input, pdbs, candidates, closure, None)
     }
 
-    /// Builds what every simulation of `consolidation`'s kind shares: the
-    /// placement views and the closure (once per pass).
-    pub fn prepare(&mut self, input: &DisruptionInput<'_>, consolidation: bool) {
+    /// Builds what every simulation of `consolidation`'s kind shares (once
+    /// per pass, whichever thread asks first): the placement views and the
+    /// closure, which it returns.
+    pub fn prepare(&self, input: &DisruptionInput<'_>, consolidation: bool) -> &Closure {
         let prepared = input.prepared.or(self.prepared.as_deref());
-        let existing = self.existing.get_or_insert_with(|| match prepared {
+        let existing = self.existing.get_or_init(|| match prepared {
             Some(prepared) => ExistingNodes::new(input.cluster, input.daemonsets, prepared),
             None => {
                 let prepared = Prepared::new(input.nodepools, input.daemonsets);
@@ -193,17 +193,17 @@ impl SimulationView {
         });
         let (slot, also_closed) = if consolidation {
             (
-                &mut self.consolidation_closure,
+                &self.consolidation_closure,
                 &self.under_consolidate_after[..],
             )
         } else {
-            (&mut self.deleting_closure, &[][..])
+            (&self.deleting_closure, &[][..])
         };
-        slot.get_or_insert_with(|| {
+        slot.get_or_init(|| {
             let mut ids = self.deleting.clone();
             ids.extend_from_slice(also_closed);
             existing.closure(input.cluster, &ids)
-        });
+        })
     }
 
     /// The closure [`Self::prepare`] built for `consolidation`'s kind.
@@ -216,7 +216,7 @@ impl SimulationView {
         } else {
             &self.deleting_closure
         };
-        slot.as_ref().expect("simulation view prepared")
+        slot.get().expect("simulation view prepared")
     }
 
     /// [`Self::simulate`] on a prepared view, with `closure` (the view's
@@ -277,7 +277,7 @@ impl SimulationView {
             None => StopEarly::default(),
         };
         let prepared = input.prepared.or(self.prepared.as_deref());
-        let existing = self.existing.as_ref().expect("simulation view prepared");
+        let existing = self.existing.get().expect("simulation view prepared");
         let provisioning = ProvisioningInput {
             cluster: input.cluster,
             nodepools: input.nodepools,
@@ -341,29 +341,4 @@ impl SimulationView {
         result.existing = kept;
         result.errors.sort_by_key(|(pod, _)| *pod);
     }
-}
-
-/// Upstream's `NonPendingPodSchedulingErrors` sentence: at most five pods,
-/// `namespace/name => error`, first letter upper-cased (`pretty.Sentence`).
-pub fn scheduling_errors_message(cluster: &Cluster, errors: &[(PodId, String)]) -> String {
-    use std::fmt::Write;
-    if errors.is_empty() {
-        return "No Pod Scheduling Errors".to_string();
-    }
-    const MAX_ERRORS: usize = 5;
-    let mut message = String::from("Not all pods would schedule, ");
-    for (i, (pod, error)) in errors.iter().enumerate() {
-        if i == MAX_ERRORS {
-            let _ = write!(message, " and {} other(s)", errors.len() - MAX_ERRORS);
-            break;
-        }
-        match cluster.pod(*pod) {
-            Some(p) => message.push_str(&pod_key(p)),
-            None => {
-                let _ = write!(message, "pod {}", pod.0);
-            }
-        }
-        let _ = write!(message, " => {error} ");
-    }
-    message
 }

@@ -7,10 +7,12 @@
 use std::borrow::Borrow;
 use std::collections::BTreeSet;
 
-use super::candidates::{Candidate, DisruptionClass, emptiness_filter};
-use super::controller::{Command, DisruptionInput, Method};
-use super::methods::{PassContext, empty_nodes_command};
-use super::simulate::scheduling_errors_message;
+use super::context::PassContext;
+use super::methods::{
+    DisruptionMethod, Emptiness, MultiNode, SingleNode, empty_nodes_command, should_disrupt,
+};
+use super::reasons::{CommandInvalid, SchedulingErrors};
+use super::types::{Candidate, Command, DisruptionClass, DisruptionInput, Method};
 use crate::karpenter::provisioning::NewNodeClaim;
 use crate::nodepool::DisruptionReason;
 
@@ -18,13 +20,12 @@ use crate::nodepool::DisruptionReason;
 pub(super) fn revalidate(
     input: &DisruptionInput<'_>,
     command: &Command,
-) -> Result<Command, String> {
+) -> Result<Command, CommandInvalid> {
     match command.method {
         Method::Drift => Ok(command.clone()),
         Method::Emptiness => emptiness(input, command),
-        Method::MultiNodeConsolidation | Method::SingleNodeConsolidation => {
-            consolidation(input, command)
-        }
+        Method::MultiNodeConsolidation => consolidation(input, command, &MultiNode),
+        Method::SingleNodeConsolidation => consolidation(input, command, &SingleNode),
     }
 }
 
@@ -49,16 +50,13 @@ fn still_candidates<'c, C: Borrow<Candidate>>(
 
 /// Emptiness keeps whichever nodes are still empty candidates within
 /// budget.
-fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
-    let mut ctx = PassContext::new(input);
+fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, CommandInvalid> {
+    let ctx = PassContext::new(input);
     let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
-    let current = ctx.filter(&graceful, emptiness_filter);
+    let current = should_disrupt(&ctx, &Emptiness, &graceful, &mut Vec::new());
     let still = still_candidates(command, &current);
     if still.is_empty() {
-        return Err(format!(
-            "churn: {} candidates are no longer valid",
-            command.candidates.len()
-        ));
+        return Err(CommandInvalid::Churn(command.candidates.len()));
     }
     let mut budgets = ctx.budgets(DisruptionReason::Empty);
     let mut valid: Vec<Candidate> = Vec::new();
@@ -69,10 +67,7 @@ fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, 
         }
     }
     if valid.is_empty() {
-        return Err(format!(
-            "budget: {} candidates failed validation because they were nominated for a pod or would violate disruption budgets",
-            command.candidates.len()
-        ));
+        return Err(CommandInvalid::Budget(command.candidates.len()));
     }
     Ok(empty_nodes_command(input, &valid))
 }
@@ -89,37 +84,35 @@ fn option_names<'c>(input: &DisruptionInput<'c>, claim: &NewNodeClaim) -> BTreeS
         .collect()
 }
 
-/// Consolidation needs every node still a candidate within budget and the
-/// same decision from a fresh simulation.
-fn consolidation(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
-    let mut ctx = PassContext::new(input);
+/// Consolidation needs every node still a candidate `method` should
+/// disrupt within budget, and the same decision from a fresh simulation.
+fn consolidation(
+    input: &DisruptionInput<'_>,
+    command: &Command,
+    method: &dyn DisruptionMethod,
+) -> Result<Command, CommandInvalid> {
+    let ctx = PassContext::new(input);
     let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
-    let current = ctx.consolidation_candidates(&graceful);
+    let current = should_disrupt(&ctx, method, &graceful, &mut Vec::new());
     let still = still_candidates(command, &current);
     if still.len() != command.candidates.len() {
-        return Err(format!(
-            "churn: {} candidates are no longer valid",
-            command.candidates.len() - still.len()
+        return Err(CommandInvalid::Churn(
+            command.candidates.len() - still.len(),
         ));
     }
     let mut budgets = ctx.budgets(DisruptionReason::Underutilized);
     for candidate in &still {
         match budgets.get_mut(&*candidate.nodepool).filter(|l| **l > 0) {
             Some(left) => *left -= 1,
-            None => {
-                return Err(
-                    "budget: a candidate can no longer be disrupted without violating budgets"
-                        .to_string(),
-                );
-            }
+            None => return Err(CommandInvalid::OverBudget),
         }
     }
     let simulation = ctx.simulate(&still, true);
     if !simulation.all_non_pending_scheduled() {
-        return Err(format!(
-            "scheduling: {}",
-            scheduling_errors_message(input.cluster, &simulation.non_pending_errors)
-        ));
+        return Err(CommandInvalid::Scheduling(SchedulingErrors::new(
+            input.cluster,
+            &simulation.non_pending_errors,
+        )));
     }
     let fresh = &simulation.result.new_nodeclaims;
     let same = match (fresh.as_slice(), command.replacements.as_slice()) {
@@ -130,6 +123,6 @@ fn consolidation(input: &DisruptionInput<'_>, command: &Command) -> Result<Comma
     if same {
         Ok(command.clone())
     } else {
-        Err("scheduling: scheduling simulation produced new results".to_string())
+        Err(CommandInvalid::NewResults)
     }
 }

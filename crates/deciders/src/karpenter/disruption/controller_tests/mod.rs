@@ -218,12 +218,13 @@ impl Env {
     }
 }
 
-fn note(outcome: &PassOutcome, node: NodeId) -> &str {
+/// The sentence noted for `node` (empty when none).
+fn note(outcome: &PassOutcome, node: NodeId) -> String {
     outcome
         .unconsolidatable
         .iter()
         .find(|(n, _)| *n == node)
-        .map_or("", |(_, m)| m.as_str())
+        .map_or_else(String::new, |(_, reason)| reason.to_string())
 }
 
 fn command(outcome: &PassOutcome) -> &Command {

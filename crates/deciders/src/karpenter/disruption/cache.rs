@@ -1,0 +1,163 @@
+//! What a caller keeps from one disruption pass to the next so that the
+//! next one is cheaper, and nothing else: each node's candidate facts by
+//! node revision, and consolidation's last savings-ratio order. A pass
+//! reads the same decisions with or without it. Depends on nothing else of
+//! the disruption controller (candidates and ordering read it).
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::cluster::{Cluster, Node, NodeId, PodId};
+use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
+use crate::pods::{eviction_cost, is_active, is_reschedulable};
+
+/// What a candidate reads of its node's labels and of the pods bound to
+/// it: a function of the node and its pods alone.
+#[derive(Debug)]
+pub struct NodeFacts {
+    /// The NodePool named by the `karpenter.sh/nodepool` label, else by
+    /// the NodeClaim (empty when neither names one).
+    pub(super) nodepool: Arc<str>,
+    /// The first of the capacity-type and zone labels the node lacks.
+    pub(super) missing_label: Option<&'static str>,
+    /// Active pods in node order: the only pods that can block a
+    /// disruption (do-not-disrupt and PDBs apply to active pods only).
+    pub(super) active: Vec<PodId>,
+    /// The active pods with a do-not-disrupt annotation, in node order
+    /// (the only ones whose protection can be on).
+    pub(super) protected: Vec<PodId>,
+    /// The pods that need a new home if the node goes, in node order.
+    pub(super) reschedulable: Arc<[PodId]>,
+    /// The node's name.
+    pub(super) name: Arc<str>,
+    /// `Σ max(0, EvictionCost)` over `reschedulable`, in order.
+    pub(super) reschedule_cost: f64,
+    /// `Σ EvictionCost` over every bound pod, in order.
+    pub(super) all_pods_cost: f64,
+    /// Every bound pod, finished ones included.
+    pub(super) pod_count: usize,
+}
+
+impl NodeFacts {
+    pub(super) fn of(cluster: &Cluster, node: &Node) -> NodeFacts {
+        let pods = || {
+            node.pods
+                .iter()
+                .filter_map(|id| cluster.pod(*id).map(|p| (*id, p)))
+        };
+        let active: Vec<PodId> = pods()
+            .filter(|(_, p)| is_active(p))
+            .map(|(id, _)| id)
+            .collect();
+        let protected = active
+            .iter()
+            .copied()
+            .filter(|id| {
+                cluster
+                    .pod(*id)
+                    .is_some_and(|p| p.spec.do_not_disrupt.is_some())
+            })
+            .collect();
+        let reschedulable: Arc<[PodId]> = pods()
+            .filter(|(_, p)| is_reschedulable(p))
+            .map(|(id, _)| id)
+            .collect();
+        let reschedule_cost = reschedulable
+            .iter()
+            .filter_map(|id| cluster.pod(*id))
+            .map(|p| eviction_cost(p).max(0.0))
+            .sum::<f64>();
+        let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
+        let nodepool = node
+            .labels
+            .get(LABEL_NODEPOOL)
+            .or(node.claim.as_ref().map(|c| &*c.nodepool))
+            .unwrap_or_default();
+        NodeFacts {
+            nodepool: Arc::from(nodepool),
+            name: Arc::from(node.name.as_str()),
+            missing_label: [LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE]
+                .into_iter()
+                .find(|label| !node.labels.contains_key(label)),
+            active,
+            protected,
+            reschedulable,
+            reschedule_cost,
+            all_pods_cost,
+            pod_count: node.pods.len(),
+        }
+    }
+}
+
+/// The facts of the nodes of the last pass, with the node revisions they
+/// were made at (see [`Cluster::node_revision`]), and the order
+/// consolidation tried its candidates in.
+#[derive(Debug, Default)]
+pub struct CandidateCache {
+    kept: Mutex<Vec<(NodeId, u64, Arc<NodeFacts>)>>,
+    consolidation_order: Mutex<LastOrder>,
+}
+
+impl CandidateCache {
+    /// Consolidation's savings-ratio order of the last pass that sorted.
+    pub(super) fn consolidation_order(&self) -> MutexGuard<'_, LastOrder> {
+        self.consolidation_order
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Facts of every node of `cluster` in id order: kept ones where the
+    /// node's revision is unchanged, new ones otherwise; the cache then
+    /// holds exactly these.
+    pub(super) fn facts_of_every_node(&self, cluster: &Cluster) -> Vec<Arc<NodeFacts>> {
+        let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
+        let old = std::mem::take(&mut *kept);
+        let mut old = old.into_iter().peekable();
+        let mut all = Vec::with_capacity(cluster.node_count());
+        for (id, node) in cluster.nodes() {
+            while old.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
+            let revision = cluster.node_revision(id);
+            let facts = match old.next_if(|(kept_id, _, _)| *kept_id == id) {
+                Some((_, kept_revision, facts)) if kept_revision == revision => facts,
+                _ => Arc::new(NodeFacts::of(cluster, node)),
+            };
+            kept.push((id, revision, facts.clone()));
+            all.push(facts);
+        }
+        all
+    }
+}
+
+/// The savings-ratio order of the last pass, kept to start the next sort
+/// from: a pass's candidates and their ratios mostly stay from one pass to
+/// the next, so that order is nearly sorted already.
+#[derive(Debug, Default)]
+pub struct LastOrder {
+    /// Node ids in the last order.
+    pub(super) nodes: Vec<NodeId>,
+    /// Per node id, its position in `nodes` (`u32::MAX`: not there).
+    pub(super) position: Vec<u32>,
+}
+
+impl LastOrder {
+    pub(super) fn position(&self, node: NodeId) -> u32 {
+        self.position
+            .get(node.0 as usize)
+            .copied()
+            .unwrap_or(u32::MAX)
+    }
+
+    /// Keeps `nodes` as the last order.
+    pub(super) fn replace(&mut self, nodes: impl Iterator<Item = NodeId>) {
+        for node in self.nodes.drain(..) {
+            self.position[node.0 as usize] = u32::MAX;
+        }
+        self.nodes.extend(nodes);
+        for (at, node) in self.nodes.iter().enumerate() {
+            let slot = node.0 as usize;
+            if self.position.len() <= slot {
+                self.position.resize(slot + 1, u32::MAX);
+            }
+            self.position[slot] = at as u32;
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! What every method of a disruption pass reads, built once per pass (and
+//! once per re-check of a command): the NodePools by name, the PDB limits,
+//! the Graceful candidates of every node, Balanced's pool totals and the
+//! simulation view. Shared by reference, and between threads when a method
+//! is computed beside another: everything a method may build late is built
+//! once, by whichever thread asks first, and is the same whoever does.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use super::balanced::{self, PoolTotals};
+use super::budgets::budget_mapping;
+use super::candidates::{CandidateInputs, Rejection, evaluate_nodes, new_candidate};
+use super::reasons::Unconsolidatable;
+use super::simulate::{Simulation, SimulationView};
+use super::types::{Candidate, DisruptionClass, DisruptionInput};
+use crate::nodepool::{DisruptionReason, NodePool};
+use crate::pdb::PdbLimits;
+use crate::scheduler::{Node, NodeId};
+
+/// Why a node was not disrupted, as a method or the pass found it.
+pub(crate) type Note = (NodeId, Unconsolidatable);
+
+/// What every method of a pass reads.
+pub(crate) struct PassContext<'i, 'a> {
+    /// What the pass was given.
+    pub input: &'i DisruptionInput<'a>,
+    /// The NodePools by name.
+    pub pools: BTreeMap<String, NodePool>,
+    /// PDBs with their allowed disruptions.
+    pub pdbs: PdbLimits,
+    /// Every Graceful candidate, in node order (see
+    /// [`Self::judge_every_node`]).
+    graceful: Vec<Candidate>,
+    /// Balanced's pool totals over `graceful`, made on first use.
+    totals: OnceLock<BTreeMap<String, PoolTotals>>,
+    /// The simulation view, made on first use.
+    view: OnceLock<SimulationView>,
+}
+
+impl<'i, 'a> PassContext<'i, 'a> {
+    pub fn new(input: &'i DisruptionInput<'a>) -> Self {
+        PassContext {
+            input,
+            pools: input
+                .nodepools
+                .iter()
+                .map(|c| (c.pool.name.clone(), c.pool.clone()))
+                .collect(),
+            pdbs: PdbLimits::from_cluster(input.cluster, input.scales),
+            graceful: Vec::new(),
+            totals: OnceLock::new(),
+            view: OnceLock::new(),
+        }
+    }
+
+    pub fn candidate_inputs(&self) -> CandidateInputs<'_> {
+        CandidateInputs {
+            cluster: self.input.cluster,
+            pools: &self.pools,
+            pdbs: &self.pdbs,
+            in_flight: self.input.in_flight,
+            now: self.input.now,
+            cache: self.input.candidate_cache,
+        }
+    }
+
+    /// Judges every node as a Graceful candidate, which a pass does first,
+    /// and returns why the managed nodes that are not candidates are not.
+    /// The simulation view is prepared for consolidation alongside, on the
+    /// current rayon pool: consolidation needs it unless a method before it
+    /// acts, and no method changes it.
+    pub fn judge_every_node(&mut self) -> Vec<Note> {
+        let (input, pdbs) = (self.input, &self.pdbs);
+        let inputs = self.candidate_inputs();
+        // This thread takes the view, the longer of the two and the one
+        // that does not split: an idle thread can be slower to wake than
+        // the shorter job takes, and then this thread runs both in turn.
+        let (view, evaluated) = rayon::join(
+            || {
+                let view = SimulationView::new(input, pdbs);
+                view.prepare(input, true);
+                view
+            },
+            || evaluate_nodes(&inputs, DisruptionClass::Graceful),
+        );
+        let mut notes = Vec::new();
+        self.graceful = self.keep_candidates(evaluated, &mut notes);
+        self.view = OnceLock::from(view);
+        notes
+    }
+
+    /// The candidates of `class` among the nodes `considered` lets
+    /// through, in node order, and why the managed ones among those nodes
+    /// that are not candidates are not. Graceful ones come from
+    /// [`Self::judge_every_node`], whose notes are already taken.
+    pub fn judge(
+        &self,
+        class: DisruptionClass,
+        considered: impl Fn(&Node) -> bool,
+    ) -> (Cow<'_, [Candidate]>, Vec<Note>) {
+        let cluster = self.input.cluster;
+        let mut notes = Vec::new();
+        if class == DisruptionClass::Graceful {
+            let considered = |c: &Candidate| cluster.node(c.node).is_some_and(&considered);
+            let candidates = match self.graceful.iter().all(considered) {
+                true => Cow::Borrowed(&self.graceful[..]),
+                false => Cow::Owned(
+                    self.graceful
+                        .iter()
+                        .filter(|c| considered(c))
+                        .cloned()
+                        .collect(),
+                ),
+            };
+            return (candidates, notes);
+        }
+        let inputs = self.candidate_inputs();
+        let evaluated = cluster
+            .nodes()
+            .filter(|(_, node)| considered(node))
+            .map(|(id, _)| (id, new_candidate(&inputs, id, class)))
+            .collect();
+        let candidates = self.keep_candidates(evaluated, &mut notes);
+        (Cow::Owned(candidates), notes)
+    }
+
+    /// The candidates among `evaluated`, noting the rejections (not those
+    /// of unmanaged nodes, nor of quiet nodes: the caller would drop them).
+    fn keep_candidates(
+        &self,
+        evaluated: Vec<(NodeId, Result<Candidate, Rejection>)>,
+        notes: &mut Vec<Note>,
+    ) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        for (id, verdict) in evaluated {
+            match verdict {
+                Ok(c) => out.push(c),
+                Err(Rejection::NotManaged) => {}
+                Err(_) if self.input.is_quiet(id) => {}
+                Err(rejection) => notes.push((id, rejection.into())),
+            }
+        }
+        out
+    }
+
+    /// The candidates of `class` among `nodes`, in that order (rejections
+    /// are not noted: a re-check only asks about its own nodes).
+    pub fn candidates_among(&self, class: DisruptionClass, nodes: &[NodeId]) -> Vec<Candidate> {
+        let inputs = self.candidate_inputs();
+        nodes
+            .iter()
+            .filter_map(|&id| new_candidate(&inputs, id, class).ok())
+            .collect()
+    }
+
+    /// A fresh budget mapping for `reason`: disruptions each NodePool
+    /// still allows.
+    pub fn budgets(&self, reason: DisruptionReason) -> BTreeMap<String, u32> {
+        budget_mapping(self.input.cluster, &self.pools, reason, self.input.now)
+    }
+
+    /// Balanced's pool totals, over every Graceful candidate.
+    pub fn pool_totals(&self) -> &BTreeMap<String, PoolTotals> {
+        self.totals
+            .get_or_init(|| balanced::pool_totals(self.input.cluster, &self.graceful))
+    }
+
+    /// The pass's simulation view (made on first use).
+    pub fn view(&self) -> &SimulationView {
+        self.view
+            .get_or_init(|| SimulationView::new(self.input, &self.pdbs))
+    }
+
+    /// The simulation view, prepared for consolidation simulations.
+    pub fn consolidation_view(&self) -> &SimulationView {
+        let view = self.view();
+        view.prepare(self.input, true);
+        view
+    }
+
+    /// Simulates removing `candidates` on the pass's simulation view.
+    pub fn simulate(&self, candidates: &[&Candidate], consolidation: bool) -> Simulation {
+        self.view()
+            .simulate(self.input, &self.pdbs, candidates, consolidation)
+    }
+}

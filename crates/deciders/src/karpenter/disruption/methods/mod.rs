@@ -1,0 +1,34 @@
+//! The disruption methods (core: disruption/types.go `Method`), one per
+//! file behind the trait of [`method`], and [`METHODS`], the order a pass
+//! tries them in (controller.go). A method says which candidates it
+//! considers, its reason and class, and computes at most one command; the
+//! pass (`super::pass`) builds its candidates and budgets and walks the
+//! list. Adding a method is a file here, its `mod` line and its place in
+//! [`METHODS`] (and, if its commands need a [`Method`] of their own, a
+//! variant there, which the engine's report spelling names too).
+//!
+//! [`Method`]: super::types::Method
+
+mod drift;
+mod emptiness;
+mod method;
+mod multi_node;
+mod single_node;
+
+pub(crate) use drift::Drift;
+pub(crate) use emptiness::{Emptiness, empty_nodes_command};
+pub(crate) use method::{DisruptionMethod, MethodOutcome, should_disrupt};
+pub(crate) use multi_node::MultiNode;
+pub(crate) use single_node::SingleNode;
+
+/// The methods of a pass, in the order it tries them: the first that makes
+/// a command ends the pass (upstream also has static drift, for static
+/// NodePools, which karpsim does not model).
+pub(crate) const METHODS: &[&dyn DisruptionMethod] = &[
+    // Empty nodes first: deleting them disrupts nothing.
+    &Emptiness,
+    &Drift,
+    // Several nodes at once before one at a time: less churn per saving.
+    &MultiNode,
+    &SingleNode,
+];

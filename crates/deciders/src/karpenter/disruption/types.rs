@@ -1,0 +1,204 @@
+//! The types every part of the disruption controller shares (core:
+//! disruption/types.go): what a pass reads ([`DisruptionInput`]), a
+//! candidate, a command and the method that made it, and a pass's
+//! outcome. Depends on nothing of the disruption controller but the
+//! reasons and the caller's caches, which depend on nothing of it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use super::cache::CandidateCache;
+use super::reasons::Unconsolidatable;
+use crate::cloud::Price;
+use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared};
+use crate::kube::pod::PodSpec;
+use crate::kube::resources::ResourceKind;
+use crate::nodepool::DisruptionReason;
+use crate::pdb::ControllerScales;
+use crate::scheduler::{Cluster, NodeId, PodId};
+use crate::time::{SimDuration, SimTime};
+
+/// The base cost of draining any node (upstream `PerNodeBaseDisruptionCost`).
+pub const PER_NODE_BASE_DISRUPTION_COST: f64 = 1.0;
+
+/// How a method treats pods that block eviction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DisruptionClass {
+    /// Emptiness and consolidation: do-not-disrupt pods and PDBs always block.
+    Graceful,
+    /// Drift: a NodeClaim with `terminationGracePeriod` is disrupted anyway
+    /// (the grace period bounds the drain).
+    Eventual,
+}
+
+/// A node considered for disruption, with the values methods sort and
+/// budget by.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The node.
+    pub node: NodeId,
+    /// Node name.
+    pub name: Arc<str>,
+    /// Owning NodePool.
+    pub nodepool: Arc<str>,
+    /// Price of its offering.
+    pub price: Price,
+    /// How many pods are bound to it (finished ones included).
+    pub pod_count: usize,
+    /// The first of the capacity-type and zone labels the node lacks
+    /// (consolidation needs both).
+    pub missing_label: Option<&'static str>,
+    /// The pods that need a new home if it goes.
+    pub reschedulable_pods: Arc<[PodId]>,
+    /// `1 + Σ max(0, EvictionCost)` over the reschedulable pods.
+    pub reschedule_disruption_cost: f64,
+    /// Pre-v1.14 `DisruptionCost`: `Σ EvictionCost(all pods) × LifetimeRemaining`.
+    pub disruption_cost: f64,
+    /// The NodeClaim's `Consolidatable` condition.
+    pub consolidatable: bool,
+    /// The NodeClaim was launched with a `terminationGracePeriod`.
+    pub has_termination_grace_period: bool,
+}
+
+impl Candidate {
+    /// Price per unit of disruption (higher = better to disrupt).
+    pub fn savings_ratio(&self) -> f64 {
+        self.price.dollars() / self.reschedule_disruption_cost
+    }
+
+    /// No pod adds reschedule cost (v1.14: pods whose eviction cost clamps
+    /// to ≤ 0 count as nothing).
+    pub fn is_empty(&self) -> bool {
+        self.reschedule_disruption_cost <= PER_NODE_BASE_DISRUPTION_COST
+    }
+}
+
+/// Feature gates and options that change disruption decisions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DisruptionOptions {
+    /// Feature gate `SpotToSpotConsolidation` (default off).
+    pub spot_to_spot_consolidation: bool,
+    /// At most this many single-node consolidation simulations per pass
+    /// (`None` = all candidates). Stands in for upstream's 3-minute
+    /// single-node timeout, which bounds the same work by wall-clock time.
+    pub single_node_candidate_limit: Option<usize>,
+}
+
+/// Everything a disruption pass reads.
+#[derive(Debug, Clone, Copy)]
+pub struct DisruptionInput<'a> {
+    /// The cluster (PDBs are in `cluster.pdbs`).
+    pub cluster: &'a Cluster,
+    /// Every NodePool with its catalog (as provisioning sees them).
+    pub nodepools: &'a [NodePoolContext<'a>],
+    /// DaemonSet pod templates.
+    pub daemonsets: &'a [Arc<PodSpec>],
+    /// Desired replicas of pod owners (for PDB percentages).
+    pub scales: &'a ControllerScales,
+    /// Pods pending right now (they join every consolidation simulation).
+    pub pending: &'a [PodId],
+    /// Nodes already in the orchestration queue (being disrupted).
+    pub in_flight: &'a BTreeSet<NodeId>,
+    /// Spare resource slot that holds `limits.nodes`, if any.
+    pub node_count_resource: Option<ResourceKind>,
+    /// Options.
+    pub options: DisruptionOptions,
+    /// The decision instant.
+    pub now: SimTime,
+    /// The solve setup for `nodepools` and `daemonsets`, when the caller
+    /// keeps one ([`Prepared::new`]); `None` has each pass build its own,
+    /// once, for all of its simulations.
+    pub prepared: Option<&'a Prepared>,
+    /// Candidates' node facts kept from earlier passes over this cluster,
+    /// when the caller keeps them; `None` makes them every time.
+    pub candidate_cache: Option<&'a CandidateCache>,
+    /// The caller's event dedupe, if it says: a node whose
+    /// `Unconsolidatable` message it would drop now is quiet, and its
+    /// single-node simulations stop as soon as the outcome is sure to be a
+    /// no-op, which then carries no message, nor does its rejection as a
+    /// candidate. Decisions are the same either way.
+    pub message_dedupe: Option<MessageDedupe<'a>>,
+}
+
+/// When each node's last message was published, and how long that drops
+/// the next ones (upstream's event recorder cache).
+#[derive(Debug, Clone, Copy)]
+pub struct MessageDedupe<'a> {
+    /// Per node, when its last message was published.
+    pub published: &'a BTreeMap<NodeId, SimTime>,
+    /// How long a published message drops the next ones.
+    pub window: SimDuration,
+}
+
+impl MessageDedupe<'_> {
+    /// Whether a message about `node` at `now` would be dropped: one was
+    /// published no longer than the window before.
+    pub fn drops(&self, node: NodeId, now: SimTime) -> bool {
+        self.published
+            .get(&node)
+            .is_some_and(|&at| Self::silences(self.window, at, now))
+    }
+
+    /// Whether a message published `at` still drops the next ones at
+    /// `now`, under a dedupe of `window`.
+    pub fn silences(window: SimDuration, at: SimTime, now: SimTime) -> bool {
+        now <= at + window
+    }
+}
+
+impl DisruptionInput<'_> {
+    /// Whether the caller would drop a message about `node` now.
+    pub fn is_quiet(&self, node: NodeId) -> bool {
+        self.message_dedupe
+            .is_some_and(|dedupe| dedupe.drops(node, self.now))
+    }
+}
+
+/// Which method produced a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Method {
+    /// Emptiness.
+    Emptiness,
+    /// Drift.
+    Drift,
+    /// Multi-node consolidation.
+    MultiNodeConsolidation,
+    /// Single-node consolidation.
+    SingleNodeConsolidation,
+}
+
+/// A decided disruption: delete `candidates`, after launching
+/// `replacements` (empty = pure delete).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// The method that produced it.
+    pub method: Method,
+    /// The disruption reason (budgets and reports use it).
+    pub reason: DisruptionReason,
+    /// Nodes to disrupt.
+    pub candidates: Vec<NodeId>,
+    /// Replacement NodeClaims to launch first (launch with
+    /// `provisioning::choose_offering`).
+    pub replacements: Vec<NewNodeClaim>,
+    /// Σ candidate prices − cheapest replacement price (0 for drift).
+    pub estimated_savings: Price,
+    /// Whether the command waits [`super::COMMAND_VALIDATION_DELAY`] and
+    /// must pass [`validate`] before executing (Emptiness and
+    /// consolidation; not Drift).
+    ///
+    /// [`validate`]: super::controller::validate
+    pub needs_validation: bool,
+    /// What a user reads, e.g. `replace 3 × m5.2xlarge with 1 × c6a.4xlarge:
+    /// underutilized, saves $0.41/h`.
+    pub explanation: String,
+}
+
+/// The outcome of one pass.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PassOutcome {
+    /// The command to start, if any method acted.
+    pub command: Option<Command>,
+    /// Why nodes were not disrupted this pass, in upstream's words
+    /// (`Unconsolidatable` events): at most one per node.
+    pub unconsolidatable: Vec<(NodeId, Unconsolidatable)>,
+}
