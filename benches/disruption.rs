@@ -17,9 +17,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use karpsim_deciders::karpenter::disruption::{
-    ControllerScales, DisruptionInput, DisruptionOptions, PassOutcome, next_command,
+    ControllerScales, Disruption, DisruptionInput, DisruptionOptions, PassOutcome,
 };
-use karpsim_deciders::karpenter::provisioning::NodePoolContext;
+use karpsim_deciders::karpenter::provisioning::{NodePoolContext, Provisioner};
 use karpsim_deciders::scheduler::{Cluster, Node, OwnerKind, OwnerRef, Pod, PodPhase};
 use karpsim_input::nodepools::load_str;
 use karpsim_model::cloud::nodeclass::NodeClassSettings;
@@ -159,7 +159,7 @@ fn pass(world: &World, options: DisruptionOptions) -> PassOutcome {
         catalog: &world.catalog,
     }];
     let in_flight = BTreeSet::new();
-    next_command(&DisruptionInput {
+    let input = DisruptionInput {
         cluster: &world.cluster,
         nodepools: &contexts,
         daemonsets: &[],
@@ -167,12 +167,9 @@ fn pass(world: &World, options: DisruptionOptions) -> PassOutcome {
         pending: &[],
         in_flight: &in_flight,
         node_count_resource: None,
-        options,
         now: SimTime::from_secs(3600),
-        prepared: None,
-        candidate_cache: None,
-        message_dedupe: None,
-    })
+    };
+    Disruption::new(options).pass(&input, &Provisioner::new())
 }
 
 fn report(name: &str, world: &World, options: DisruptionOptions) {

@@ -32,11 +32,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Engine, EngineError, Event, EventType, PoolSetup, restrict_zones};
 use crate::cluster::DriftedCondition;
-use crate::karpenter::disruption::controller::{Command, DisruptionInput, MessageDedupe, Method};
+use crate::karpenter::disruption::controller::{Command, Disruption, DisruptionInput, Method};
 use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
 use crate::karpenter::disruption::reasons::Unconsolidatable;
 use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
-use crate::karpenter::provisioning::NodePoolContext;
+use crate::karpenter::provisioning::{NodePoolContext, Provisioner};
 use crate::kube::resources::ResourceKind;
 use crate::nodepool::DisruptionReason;
 use crate::pdb::ControllerScales;
@@ -51,10 +51,6 @@ pub const REPLACEMENT_TIMEOUT: SimDuration = SimDuration::from_mins(10);
 /// that found nothing is repeated after it even if nothing changed.
 pub const CONSOLIDATION_STATE_RESET: SimDuration = SimDuration::from_mins(5);
 
-/// How long an `Unconsolidatable` event for a node silences the next ones
-/// (core: disruption/events `Unconsolidatable` `DedupeTimeout`).
-pub const UNCONSOLIDATABLE_DEDUPE: SimDuration = SimDuration::from_mins(15);
-
 /// A command whose replacements are starting.
 #[derive(Debug, Clone)]
 struct Running {
@@ -63,7 +59,7 @@ struct Running {
 }
 
 /// The disruption controller's state.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct DisruptionState {
     /// The next pass, if one is scheduled.
     next_pass: Option<SimTime>,
@@ -79,9 +75,9 @@ pub(crate) struct DisruptionState {
     /// Per node: the last reason it was not disrupted that an event
     /// published, with its time (what `kubectl describe node` would show).
     pub notes: BTreeMap<NodeId, (SimTime, String)>,
-    /// Per node: when its last `Unconsolidatable` event was logged (within
-    /// the last [`UNCONSOLIDATABLE_DEDUPE`], as of the last pass).
-    unconsolidatable_logged: BTreeMap<NodeId, SimTime>,
+    /// The disruption controller (its options, candidate facts and event
+    /// recorder memory).
+    decider: Disruption,
 }
 
 /// Lower-case report spelling of a disruption reason.
@@ -143,8 +139,12 @@ impl Engine<'_> {
         self.schedule(at, Event::DisruptionPass)
     }
 
-    /// Calls `f` with the decision input of this instant.
-    fn with_input<T>(&self, f: impl FnOnce(&DisruptionInput<'_>) -> T) -> T {
+    /// Calls `f` with the decision input of this instant, the disruption
+    /// controller and the provisioner.
+    fn with_input<T>(
+        &self,
+        f: impl FnOnce(&DisruptionInput<'_>, &Disruption, &Provisioner) -> T,
+    ) -> T {
         let contexts: Vec<NodePoolContext<'_>> = self
             .autoscaler
             .kp()
@@ -157,11 +157,6 @@ impl Engine<'_> {
             })
             .collect();
         let daemonsets = self.daemonset_templates();
-        let prepared = self
-            .autoscaler
-            .kp()
-            .provisioner
-            .prepared(&contexts, &daemonsets);
         let scales = self.controller_scales();
         let pending: Vec<crate::scheduler::PodId> = self
             .cluster
@@ -177,21 +172,14 @@ impl Engine<'_> {
             pending: &pending,
             in_flight: &self.autoscaler.kp().disruption.in_flight,
             node_count_resource: self.autoscaler.kp().node_count_resource,
-            options: Default::default(),
             now: self.now(),
-            prepared: Some(&prepared),
-            candidate_cache: Some(&self.autoscaler.kp().candidate_cache),
-            message_dedupe: Some(self.unconsolidatable_dedupe()),
         };
-        f(&input)
-    }
-
-    /// The `Unconsolidatable` events logged, with upstream's dedupe window.
-    fn unconsolidatable_dedupe(&self) -> MessageDedupe<'_> {
-        MessageDedupe {
-            published: &self.autoscaler.kp().disruption.unconsolidatable_logged,
-            window: UNCONSOLIDATABLE_DEDUPE,
-        }
+        let karpenter = self.autoscaler.kp();
+        f(
+            &input,
+            &karpenter.disruption.decider,
+            &karpenter.provisioner,
+        )
     }
 
     /// Whether a pass would see the same cluster as the last pass that
@@ -240,26 +228,19 @@ impl Engine<'_> {
         if self.pass_can_skip() {
             return self.schedule_pass(now + POLLING_PERIOD);
         }
-        // An event logged longer ago than the dedupe window silences
-        // nothing, as if never logged: dropping it keeps the map (read by
-        // every pass) to the nodes logged in the last window.
-        self.autoscaler
-            .kp_mut()
-            .disruption
-            .unconsolidatable_logged
-            .retain(|_, &mut at| MessageDedupe::silences(UNCONSOLIDATABLE_DEDUPE, at, now));
         let next_command = self.deciders.next_command;
-        let outcome = self.with_input(next_command);
-        // Nodes this controller is already deleting are not news.
-        for (node, reason) in outcome.unconsolidatable {
-            let deleting = self
-                .cluster
-                .node(node)
-                .is_none_or(|n| n.marked_for_deletion)
-                || self.autoscaler.kp().disruption.in_flight.contains(&node);
-            if !deleting {
-                self.note_unconsolidatable(node, reason);
-            }
+        let outcome = self
+            .with_input(|input, decider, provisioner| next_command(decider, input, provisioner));
+        // The controller's recorder says which messages are news.
+        let karpenter = self.autoscaler.kp_mut();
+        let published = karpenter.disruption.decider.publish(
+            &self.cluster,
+            &karpenter.disruption.in_flight,
+            now,
+            outcome.unconsolidatable,
+        );
+        for (node, reason) in published {
+            self.note_unconsolidatable(node, reason);
         }
         match outcome.command {
             Some(command) if command.needs_validation => {
@@ -306,22 +287,12 @@ impl Engine<'_> {
             .insert(node, (now, reason));
     }
 
-    /// Logs an `Unconsolidatable` event for why a pass did not disrupt a
-    /// node, and keeps it for `disruption.csv`, unless one was logged for
-    /// the node in the last [`UNCONSOLIDATABLE_DEDUPE`]: upstream's recorder
-    /// drops events whose key (reason and node) it published within their
-    /// timeout, whatever their message, so a dropped reason is never seen.
+    /// Logs an `Unconsolidatable` event the disruption controller's
+    /// recorder published, and keeps it for `disruption.csv` (a dropped
+    /// reason is never seen).
     fn note_unconsolidatable(&mut self, node: NodeId, reason: Unconsolidatable) {
         let now = self.now();
-        if self.unconsolidatable_dedupe().drops(node, now) {
-            return;
-        }
         let reason = reason.to_string();
-        self.autoscaler
-            .kp_mut()
-            .disruption
-            .unconsolidatable_logged
-            .insert(node, now);
         let name = self.node_name(node);
         self.log(
             EventType::Normal,
@@ -343,7 +314,9 @@ impl Engine<'_> {
             return Ok(());
         };
         let validate = self.deciders.validate;
-        match self.with_input(|input| validate(input, &command)) {
+        match self.with_input(|input, decider, provisioner| {
+            validate(decider, input, provisioner, &command)
+        }) {
             Ok(()) => {
                 let started = self.start_command(command)?;
                 let next = if started { now } else { now + POLLING_PERIOD };

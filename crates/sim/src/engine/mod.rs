@@ -79,8 +79,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::cloud::{CapacityType, Catalog};
-use crate::karpenter::disruption::candidates::CandidateCache;
-use crate::karpenter::disruption::controller::{self, Command, DisruptionInput, PassOutcome};
+use crate::karpenter::disruption::controller::{Command, Disruption, DisruptionInput, PassOutcome};
 use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, Provisioner, ProvisioningInput,
     SchedulingResult,
@@ -325,9 +324,10 @@ pub struct Deciders {
     /// Karpenter's launch decision.
     pub choose_offering: fn(&NewNodeClaim, &Catalog) -> Result<LaunchDecision, LaunchError>,
     /// One pass of Karpenter's disruption controller.
-    pub next_command: fn(&DisruptionInput<'_>) -> PassOutcome,
+    pub next_command: fn(&Disruption, &DisruptionInput<'_>, &Provisioner) -> PassOutcome,
     /// The re-check of a command after the validation delay.
-    pub validate: fn(&DisruptionInput<'_>, &Command) -> Result<(), String>,
+    pub validate:
+        fn(&Disruption, &DisruptionInput<'_>, &Provisioner, &Command) -> Result<(), String>,
 }
 
 impl Default for Deciders {
@@ -336,8 +336,8 @@ impl Default for Deciders {
             schedule: KubeScheduler::schedule,
             solve: Provisioner::solve,
             choose_offering: provisioning::choose_offering,
-            next_command: controller::next_command,
-            validate: controller::validate,
+            next_command: Disruption::pass,
+            validate: Disruption::validate,
         }
     }
 }
@@ -613,8 +613,6 @@ struct KarpenterState {
     /// The provisioner, with the solve setup for `pools`, `catalogs` and
     /// the DaemonSets it keeps (told whenever `catalogs` change).
     provisioner: Provisioner,
-    /// Disruption candidates' node facts, kept from pass to pass.
-    candidate_cache: CandidateCache,
     /// NodeClaims named so far per NodePool name (names are never reused).
     nodes_per_pool: BTreeMap<String, u64>,
     batch: Option<Batch>,
@@ -713,7 +711,6 @@ impl<'a> Engine<'a> {
                 base_catalogs,
                 catalogs_stale: false,
                 provisioner: Provisioner::new(),
-                candidate_cache: CandidateCache::default(),
                 nodes_per_pool: BTreeMap::new(),
                 batch: None,
                 requeue: Requeue::default(),

@@ -144,12 +144,21 @@ pub(super) fn cheapest_offering(
 }
 
 /// A disruption controller that never acts.
-pub(super) fn no_disruption(_: &DisruptionInput<'_>) -> PassOutcome {
+pub(super) fn no_disruption(
+    _: &Disruption,
+    _: &DisruptionInput<'_>,
+    _: &Provisioner,
+) -> PassOutcome {
     PassOutcome::default()
 }
 
 /// A validation that always passes.
-pub(super) fn always_valid(_: &DisruptionInput<'_>, _: &Command) -> Result<(), String> {
+pub(super) fn always_valid(
+    _: &Disruption,
+    _: &DisruptionInput<'_>,
+    _: &Provisioner,
+    _: &Command,
+) -> Result<(), String> {
     Ok(())
 }
 

@@ -66,7 +66,11 @@ fn empty_candidates(input: &DisruptionInput<'_>) -> Vec<crate::karpenter::disrup
 }
 
 /// Upstream's Emptiness method over the real candidate code.
-pub(super) fn emptiness(input: &DisruptionInput<'_>) -> PassOutcome {
+pub(super) fn emptiness(
+    _: &Disruption,
+    input: &DisruptionInput<'_>,
+    _: &Provisioner,
+) -> PassOutcome {
     let pools = pools_by_name(input);
     let mut budgets = budget_mapping(input.cluster, &pools, DisruptionReason::Empty, input.now);
     let decision = empty_command(empty_candidates(input), &mut budgets);
@@ -89,7 +93,9 @@ pub(super) fn emptiness(input: &DisruptionInput<'_>) -> PassOutcome {
 }
 
 pub(super) fn validate_emptiness(
+    _: &Disruption,
     input: &DisruptionInput<'_>,
+    _: &Provisioner,
     command: &Command,
 ) -> Result<(), String> {
     let pools = pools_by_name(input);
@@ -111,7 +117,7 @@ pub(super) fn validate_emptiness(
 }
 
 /// The first drifted candidate within budget, replaced by one m5.large.
-pub(super) fn drift(input: &DisruptionInput<'_>) -> PassOutcome {
+pub(super) fn drift(_: &Disruption, input: &DisruptionInput<'_>, _: &Provisioner) -> PassOutcome {
     let pools = pools_by_name(input);
     let mut budgets = budget_mapping(input.cluster, &pools, DisruptionReason::Drifted, input.now);
     let found = candidate_list(input, &pools, DisruptionClass::Eventual)
@@ -451,7 +457,7 @@ fn pass_note(now: SimTime) -> Unconsolidatable {
 }
 
 /// Notes every node with [`pass_note`].
-fn note_every_node(input: &DisruptionInput<'_>) -> PassOutcome {
+fn note_every_node(_: &Disruption, input: &DisruptionInput<'_>, _: &Provisioner) -> PassOutcome {
     PassOutcome {
         command: None,
         unconsolidatable: input

@@ -18,12 +18,16 @@ use super::*;
 use crate::ledger::MicroUsd;
 
 /// Emptiness first, then drift, as upstream orders its methods.
-fn emptiness_then_drift(input: &DisruptionInput<'_>) -> PassOutcome {
-    let outcome = emptiness(input);
+fn emptiness_then_drift(
+    disruption: &Disruption,
+    input: &DisruptionInput<'_>,
+    provisioner: &Provisioner,
+) -> PassOutcome {
+    let outcome = emptiness(disruption, input, provisioner);
     if outcome.command.is_some() {
         return outcome;
     }
-    drift(input)
+    drift(disruption, input, provisioner)
 }
 
 const DECIDERS: Deciders = Deciders {

@@ -16,7 +16,7 @@ use super::explain;
 use super::reasons::{MinValuesNotMet, SchedulingErrors, Unconsolidatable};
 pub use super::reasons::{NO_CHEAPER_NODE, SPOT_TO_SPOT_DISABLED};
 use super::simulate::{Simulation, SimulationView};
-use super::types::{Candidate, Command, DisruptionInput, Method};
+use super::types::{Candidate, Command, Method, PassInput};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::provisioning::{Closure, NewNodeClaim, Prepared, PriceToBeat};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
@@ -44,8 +44,8 @@ pub enum Decision {
 /// wanted for a no-op: the simulation then stops once the outcome is sure
 /// to be one whatever the rest of the pods do (see
 /// [`SimulationView::simulate_on`]), and the no-op carries no reason.
-pub fn consolidate(
-    input: &DisruptionInput<'_>,
+pub(crate) fn consolidate(
+    input: &PassInput<'_>,
     pdbs: &PdbLimits,
     view: &SimulationView,
     candidates: &[&Candidate],
@@ -67,8 +67,8 @@ pub fn consolidate(
 
 /// A consolidation decision turned into `method`'s command (no-ops give
 /// `None`).
-pub fn consolidation_command(
-    input: &DisruptionInput<'_>,
+pub(crate) fn consolidation_command(
+    input: &PassInput<'_>,
     method: Method,
     candidates: &[&Candidate],
     decision: Decision,
@@ -241,10 +241,10 @@ pub fn remove_options_by_price(
 /// Σ candidate prices − the cheapest available offering of the first
 /// (cheapest) option of each replacement (all candidate prices for a
 /// delete).
-pub fn estimated_savings(
+pub(crate) fn estimated_savings(
     candidates: &[&Candidate],
     replacements: &[NewNodeClaim],
-    input: &DisruptionInput<'_>,
+    input: &PassInput<'_>,
 ) -> Price {
     let source = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
     let destination = replacements.iter().fold(Price::ZERO, |sum, claim| {
@@ -265,7 +265,7 @@ fn total_price(candidates: &[&Candidate]) -> Price {
 }
 
 /// Whether every candidate is a spot node.
-fn all_spot(input: &DisruptionInput<'_>, candidates: &[&Candidate]) -> bool {
+fn all_spot(input: &PassInput<'_>, candidates: &[&Candidate]) -> bool {
     candidates.iter().all(|c| {
         input
             .cluster
@@ -280,7 +280,7 @@ fn all_spot(input: &DisruptionInput<'_>, candidates: &[&Candidate]) -> bool {
 /// offering of a capacity type the claim allows; spot ones do not count
 /// when every candidate is spot and spot-to-spot consolidation is off (a
 /// claim that allows spot is then refused). A claim that cannot is a no-op.
-pub fn price_to_beat(input: &DisruptionInput<'_>, candidates: &[&Candidate]) -> PriceToBeat {
+pub(crate) fn price_to_beat(input: &PassInput<'_>, candidates: &[&Candidate]) -> PriceToBeat {
     PriceToBeat {
         price: total_price(candidates),
         spot: input.options.spot_to_spot_consolidation || !all_spot(input, candidates),
@@ -290,8 +290,8 @@ pub fn price_to_beat(input: &DisruptionInput<'_>, candidates: &[&Candidate]) -> 
 /// The consolidation decision for `candidates` given the simulation of
 /// removing them (consolidation simulations close the nodes inside their
 /// `consolidateAfter` window).
-pub fn decide_consolidation(
-    input: &DisruptionInput<'_>,
+pub(crate) fn decide_consolidation(
+    input: &PassInput<'_>,
     candidates: &[&Candidate],
     simulation: Simulation,
 ) -> Decision {
@@ -350,7 +350,7 @@ fn pin_to_spot(claim: &mut NewNodeClaim) {
 /// node only with enough cheaper spot types to keep the replacement from
 /// chasing the cheapest (most interrupted) pools.
 fn spot_to_spot(
-    input: &DisruptionInput<'_>,
+    input: &PassInput<'_>,
     catalog: &Catalog,
     mut claim: NewNodeClaim,
     candidate_price: Price,
@@ -399,8 +399,8 @@ fn spot_to_spot(
 /// instance type of one of the candidates, drop every option that costs at
 /// least the cheapest such candidate's offering (deleting one of the nodes
 /// would then be the better move). `Err` when minValues no longer hold.
-pub fn filter_out_same_instance_type(
-    input: &DisruptionInput<'_>,
+pub(crate) fn filter_out_same_instance_type(
+    input: &PassInput<'_>,
     claim: &mut NewNodeClaim,
     candidates: &[&Candidate],
 ) -> Result<(), MinValuesNotMet> {

@@ -14,7 +14,7 @@ use super::budgets::budget_mapping;
 use super::candidates::{CandidateInputs, Rejection, evaluate_nodes, new_candidate};
 use super::reasons::Unconsolidatable;
 use super::simulate::{Simulation, SimulationView};
-use super::types::{Candidate, DisruptionClass, DisruptionInput};
+use super::types::{Candidate, DisruptionClass, PassInput};
 use crate::nodepool::{DisruptionReason, NodePool};
 use crate::pdb::PdbLimits;
 use crate::scheduler::{Node, NodeId};
@@ -25,7 +25,7 @@ pub(crate) type Note = (NodeId, Unconsolidatable);
 /// What every method of a pass reads.
 pub(crate) struct PassContext<'i, 'a> {
     /// What the pass was given.
-    pub input: &'i DisruptionInput<'a>,
+    pub input: &'i PassInput<'a>,
     /// The NodePools by name.
     pub pools: BTreeMap<String, NodePool>,
     /// PDBs with their allowed disruptions.
@@ -40,7 +40,7 @@ pub(crate) struct PassContext<'i, 'a> {
 }
 
 impl<'i, 'a> PassContext<'i, 'a> {
-    pub fn new(input: &'i DisruptionInput<'a>) -> Self {
+    pub fn new(input: &'i PassInput<'a>) -> Self {
         PassContext {
             input,
             pools: input

@@ -9,22 +9,153 @@
 //! decision `consolidation`. The types they share are in `types`, which
 //! depends on none of them (this module re-exports them).
 //!
-//! Simplifications: a pass is stateless, so upstream's "skip consolidation
+//! [`Disruption`] is the controller as an object: its options, each
+//! node's candidate facts kept by node revision, and its event recorder's
+//! memory of published `Unconsolidatable` messages (upstream's 15 min
+//! dedupe), which also tells a pass which nodes are quiet so their
+//! what-ifs can stop early. The free functions run one pass with nothing
+//! kept; the decisions are the same.
+//!
+//! Simplifications: a pass keeps no other state, so upstream's "skip consolidation
 //! while the cluster state is unchanged" shortcut and single-node's memory
 //! of NodePools a timed-out pass did not reach are left to the caller; the
 //! multi- (1 min) and single-node (3 min) wall-clock timeouts are replaced
 //! by an optional bound on single-node evaluations
 //! ([`DisruptionOptions::single_node_candidate_limit`]).
 
-use super::reasons::CommandInvalid;
-pub use super::types::{
-    Command, DisruptionInput, DisruptionOptions, MessageDedupe, Method, PassOutcome,
-};
+use std::collections::{BTreeMap, BTreeSet};
 
-/// One disruption pass: the first method (Emptiness, Drift, Multi-node,
-/// Single-node) that yields a command wins.
+use super::cache::CandidateCache;
+use super::reasons::{CommandInvalid, Unconsolidatable};
+pub use super::types::{Command, DisruptionInput, DisruptionOptions, Method, PassOutcome};
+use super::types::{MessageDedupe, PassInput};
+use crate::karpenter::provisioning::Provisioner;
+use crate::scheduler::{Cluster, NodeId};
+use crate::time::{SimDuration, SimTime};
+
+/// How long an `Unconsolidatable` event for a node silences the next ones
+/// (core: disruption/events `Unconsolidatable` `DedupeTimeout`).
+pub const UNCONSOLIDATABLE_DEDUPE: SimDuration = SimDuration::from_mins(15);
+
+/// The disruption controller: options, candidate facts kept from pass to
+/// pass, and when each node's last `Unconsolidatable` message was
+/// published.
+#[derive(Debug, Default)]
+pub struct Disruption {
+    options: DisruptionOptions,
+    candidate_cache: CandidateCache,
+    /// Per node, when its last message was published (within the last
+    /// [`UNCONSOLIDATABLE_DEDUPE`], as of the last [`Disruption::publish`]).
+    published: BTreeMap<NodeId, SimTime>,
+}
+
+impl Disruption {
+    /// A controller with `options` that has run no pass yet.
+    pub fn new(options: DisruptionOptions) -> Disruption {
+        Disruption {
+            options,
+            ..Disruption::default()
+        }
+    }
+
+    /// Its options.
+    pub fn options(&self) -> &DisruptionOptions {
+        &self.options
+    }
+
+    fn pass_input<'a>(
+        &'a self,
+        input: &DisruptionInput<'a>,
+        prepared: &'a crate::karpenter::provisioning::Prepared,
+    ) -> PassInput<'a> {
+        PassInput {
+            prepared: Some(prepared),
+            candidate_cache: Some(&self.candidate_cache),
+            message_dedupe: Some(MessageDedupe {
+                published: &self.published,
+                window: UNCONSOLIDATABLE_DEDUPE,
+            }),
+            ..PassInput::one_shot(input, self.options)
+        }
+    }
+
+    /// One pass (see [`next_command`]) with what the controller keeps and
+    /// the provisioner's solve setup: the command, and why nodes were not
+    /// disrupted, before the recorder's dedupe ([`Disruption::publish`]).
+    pub fn pass(&self, input: &DisruptionInput<'_>, provisioner: &Provisioner) -> PassOutcome {
+        let prepared = provisioner.prepared(input.nodepools, input.daemonsets);
+        super::pass::run_pass(&self.pass_input(input, &prepared))
+    }
+
+    /// The messages of a pass its event recorder publishes at `now`,
+    /// remembered: none about a node already being deleted (gone, marked,
+    /// or in the orchestration queue `in_flight`: not news), and none about
+    /// a node that had one published in the last [`UNCONSOLIDATABLE_DEDUPE`]
+    /// (upstream's recorder drops events whose key, reason and node, it
+    /// published within their timeout, whatever their message).
+    pub fn publish(
+        &mut self,
+        cluster: &Cluster,
+        in_flight: &BTreeSet<NodeId>,
+        now: SimTime,
+        messages: Vec<(NodeId, Unconsolidatable)>,
+    ) -> Vec<(NodeId, Unconsolidatable)> {
+        self.published
+            .retain(|_, &mut at| MessageDedupe::silences(UNCONSOLIDATABLE_DEDUPE, at, now));
+        let mut out = Vec::new();
+        for (node, reason) in messages {
+            let deleting = cluster.node(node).is_none_or(|n| n.marked_for_deletion)
+                || in_flight.contains(&node);
+            let dedupe = MessageDedupe {
+                published: &self.published,
+                window: UNCONSOLIDATABLE_DEDUPE,
+            };
+            if deleting || dedupe.drops(node, now) {
+                continue;
+            }
+            self.published.insert(node, now);
+            out.push((node, reason));
+        }
+        out
+    }
+
+    /// [`Disruption::pass`], then [`Disruption::publish`] of its messages.
+    pub fn next_command(
+        &mut self,
+        input: &DisruptionInput<'_>,
+        provisioner: &Provisioner,
+    ) -> PassOutcome {
+        let outcome = self.pass(input, provisioner);
+        let unconsolidatable = self.publish(
+            input.cluster,
+            input.in_flight,
+            input.now,
+            outcome.unconsolidatable,
+        );
+        PassOutcome {
+            command: outcome.command,
+            unconsolidatable,
+        }
+    }
+
+    /// [`validate`] with the controller's options and the provisioner's
+    /// solve setup.
+    pub fn validate(
+        &self,
+        input: &DisruptionInput<'_>,
+        provisioner: &Provisioner,
+        command: &Command,
+    ) -> Result<(), String> {
+        let prepared = provisioner.prepared(input.nodepools, input.daemonsets);
+        validate_pass(&self.pass_input(input, &prepared), command)
+    }
+}
+
+/// One disruption pass with default options and nothing kept: the first
+/// method (Emptiness, Drift, Multi-node, Single-node) that yields a command
+/// wins.
 pub fn next_command(input: &DisruptionInput<'_>) -> PassOutcome {
-    super::pass::run_pass(input)
+    super::pass::run_pass(&PassInput::one_shot(input, DisruptionOptions::default()))
 }
 
 /// Re-checks a command after the validation delay (core:
@@ -33,7 +164,14 @@ pub fn next_command(input: &DisruptionInput<'_>) -> PassOutcome {
 /// nodes survive fails here, while [`revalidate`] returns the survivors
 /// (which upstream goes on to delete).
 pub fn validate(input: &DisruptionInput<'_>, command: &Command) -> Result<(), String> {
-    let survivor = revalidate(input, command)?;
+    validate_pass(
+        &PassInput::one_shot(input, DisruptionOptions::default()),
+        command,
+    )
+}
+
+pub(crate) fn validate_pass(input: &PassInput<'_>, command: &Command) -> Result<(), String> {
+    let survivor = super::validation::revalidate(input, command).map_err(|e| e.to_string())?;
     if survivor.candidates == command.candidates {
         Ok(())
     } else {
@@ -51,5 +189,9 @@ pub fn validate(input: &DisruptionInput<'_>, command: &Command) -> Result<(), St
 /// Error messages start with upstream's failure class (`churn`, `budget`,
 /// `scheduling`).
 pub fn revalidate(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, String> {
-    super::validation::revalidate(input, command).map_err(|invalid| invalid.to_string())
+    super::validation::revalidate(
+        &PassInput::one_shot(input, DisruptionOptions::default()),
+        command,
+    )
+    .map_err(|invalid| invalid.to_string())
 }

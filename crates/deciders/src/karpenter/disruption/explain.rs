@@ -3,7 +3,7 @@
 //! saves up to $0.41/h`.
 
 use super::types::Candidate;
-use super::types::DisruptionInput;
+use super::types::PassInput;
 use crate::cloud::Price;
 use crate::karpenter::provisioning::NewNodeClaim;
 use crate::scheduler::Cluster;
@@ -58,8 +58,8 @@ pub fn empty(cluster: &Cluster, candidates: &[&Candidate], savings: Price) -> St
 /// `delete 2 × m5.large: underutilized, saves $0.20/h` or
 /// `replace 3 × m5.2xlarge with 1 of [c6a.4xlarge, …]: underutilized,
 /// saves up to $0.41/h`.
-pub fn consolidation(
-    input: &DisruptionInput<'_>,
+pub(crate) fn consolidation(
+    input: &PassInput<'_>,
     candidates: &[&Candidate],
     replacements: &[NewNodeClaim],
     savings: Price,

@@ -50,6 +50,6 @@ pub use crate::pdb::{ControllerScales, PdbLimits};
 pub use budgets::{SIM_EPOCH_UNIX_SECONDS, allowed_disruptions, budget_mapping, is_active};
 pub use candidates::{Candidate, CandidateInputs, DisruptionClass, Rejection, new_candidate};
 pub use controller::{
-    Command, DisruptionInput, DisruptionOptions, MessageDedupe, Method, PassOutcome, next_command,
-    revalidate, validate,
+    Command, Disruption, DisruptionInput, DisruptionOptions, Method, PassOutcome,
+    UNCONSOLIDATABLE_DEDUPE, next_command, revalidate, validate,
 };

@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::context::{Note, PassContext};
 use super::methods::{DisruptionMethod, METHODS, MethodOutcome, should_disrupt};
 use super::reasons::Unconsolidatable;
-use super::types::{Candidate, Command, DisruptionInput, PassOutcome};
+use super::types::{Candidate, Command, PassInput, PassOutcome};
 use crate::scheduler::NodeId;
 
 /// One pass of every method in order.
-pub(crate) fn run_pass(input: &DisruptionInput<'_>) -> PassOutcome {
+pub(crate) fn run_pass(input: &PassInput<'_>) -> PassOutcome {
     let mut ctx = PassContext::new(input);
     let mut notes = Notes::default();
     notes.take(ctx.judge_every_node());

@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 use super::types::Candidate;
-use super::types::DisruptionInput;
+use super::types::PassInput;
 use crate::karpenter::provisioning::{
     Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup,
     StopEarly, solve_with_closure,
@@ -76,7 +76,7 @@ impl Simulation {
 /// Whether the node's NodeClaim is still inside its pool's
 /// `consolidateAfter` window (upstream `IsUnderConsolidateAfter`): a zero
 /// or `Never` window, or an uninitialized NodeClaim, is never "under".
-fn is_under_consolidate_after(input: &DisruptionInput<'_>, id: NodeId) -> bool {
+fn is_under_consolidate_after(input: &PassInput<'_>, id: NodeId) -> bool {
     let Some(node) = input.cluster.node(id) else {
         return false;
     };
@@ -107,7 +107,7 @@ fn is_under_consolidate_after(input: &DisruptionInput<'_>, id: NodeId) -> bool {
 
 /// Nodes being deleted: marked for deletion, instance terminating, or in
 /// the orchestration queue.
-pub fn is_deleting(input: &DisruptionInput<'_>, id: NodeId) -> bool {
+pub(crate) fn is_deleting(input: &PassInput<'_>, id: NodeId) -> bool {
     input.in_flight.contains(&id)
         || input.cluster.node(id).is_some_and(|n| {
             n.marked_for_deletion
@@ -129,7 +129,7 @@ impl SimulationView {
     /// The deleting nodes and their pods, and the nodes inside their
     /// `consolidateAfter` window, of `input`'s cluster: every simulation
     /// must be given the same `input`.
-    pub fn new(input: &DisruptionInput<'_>, pdbs: &PdbLimits) -> SimulationView {
+    pub(crate) fn new(input: &PassInput<'_>, pdbs: &PdbLimits) -> SimulationView {
         let deleting: Vec<NodeId> = input
             .cluster
             .nodes()
@@ -168,9 +168,9 @@ impl SimulationView {
 
     /// Simulates removing `candidates`. `consolidation` closes nodes still
     /// inside their `consolidateAfter` window.
-    pub fn simulate(
+    pub(crate) fn simulate(
         &self,
-        input: &DisruptionInput<'_>,
+        input: &PassInput<'_>,
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
         consolidation: bool,
@@ -182,7 +182,7 @@ impl SimulationView {
     /// Builds what every simulation of `consolidation`'s kind shares (once
     /// per pass, whichever thread asks first): the placement views and the
     /// closure, which it returns.
-    pub fn prepare(&self, input: &DisruptionInput<'_>, consolidation: bool) -> &Closure {
+    pub(crate) fn prepare(&self, input: &PassInput<'_>, consolidation: bool) -> &Closure {
         let prepared = input.prepared.or(self.prepared.as_deref());
         let existing = self.existing.get_or_init(|| match prepared {
             Some(prepared) => ExistingNodes::new(input.cluster, input.daemonsets, prepared),
@@ -231,9 +231,9 @@ impl SimulationView {
     ///
     /// # Panics
     /// If the view was not prepared.
-    pub fn simulate_on(
+    pub(crate) fn simulate_on(
         &self,
-        input: &DisruptionInput<'_>,
+        input: &PassInput<'_>,
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
         closure: &Closure,

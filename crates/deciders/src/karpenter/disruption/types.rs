@@ -84,9 +84,34 @@ pub struct DisruptionOptions {
     pub single_node_candidate_limit: Option<usize>,
 }
 
-/// Everything a disruption pass reads.
+/// What a disruption pass looks at: the cluster and the Karpenter objects
+/// in force at `now`. Whatever the controller keeps between passes lives
+/// in [`super::controller::Disruption`], not here.
 #[derive(Debug, Clone, Copy)]
 pub struct DisruptionInput<'a> {
+    /// The cluster (PDBs are in `cluster.pdbs`).
+    pub cluster: &'a Cluster,
+    /// Every NodePool with its catalog (as provisioning sees them).
+    pub nodepools: &'a [NodePoolContext<'a>],
+    /// DaemonSet pod templates.
+    pub daemonsets: &'a [Arc<PodSpec>],
+    /// Desired replicas of pod owners (for PDB percentages).
+    pub scales: &'a ControllerScales,
+    /// Pods pending right now (they join every consolidation simulation).
+    pub pending: &'a [PodId],
+    /// Nodes already in the orchestration queue (being disrupted).
+    pub in_flight: &'a BTreeSet<NodeId>,
+    /// Spare resource slot that holds `limits.nodes`, if any.
+    pub node_count_resource: Option<ResourceKind>,
+    /// The decision instant.
+    pub now: SimTime,
+}
+
+/// Everything a pass reads inside the controller: the input, the options,
+/// and the controller's caches and event memory (absent for a one-shot
+/// pass; decisions are the same either way).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PassInput<'a> {
     /// The cluster (PDBs are in `cluster.pdbs`).
     pub cluster: &'a Cluster,
     /// Every NodePool with its catalog (as provisioning sees them).
@@ -123,7 +148,7 @@ pub struct DisruptionInput<'a> {
 /// When each node's last message was published, and how long that drops
 /// the next ones (upstream's event recorder cache).
 #[derive(Debug, Clone, Copy)]
-pub struct MessageDedupe<'a> {
+pub(crate) struct MessageDedupe<'a> {
     /// Per node, when its last message was published.
     pub published: &'a BTreeMap<NodeId, SimTime>,
     /// How long a published message drops the next ones.
@@ -146,8 +171,27 @@ impl MessageDedupe<'_> {
     }
 }
 
-impl DisruptionInput<'_> {
-    /// Whether the caller would drop a message about `node` now.
+impl<'a> PassInput<'a> {
+    /// A pass over `input` with `options` and nothing kept.
+    pub(crate) fn one_shot(input: &DisruptionInput<'a>, options: DisruptionOptions) -> Self {
+        PassInput {
+            cluster: input.cluster,
+            nodepools: input.nodepools,
+            daemonsets: input.daemonsets,
+            scales: input.scales,
+            pending: input.pending,
+            in_flight: input.in_flight,
+            node_count_resource: input.node_count_resource,
+            options,
+            now: input.now,
+            prepared: None,
+            candidate_cache: None,
+            message_dedupe: None,
+        }
+    }
+
+    /// Whether the controller's recorder would drop a message about `node`
+    /// now.
     pub fn is_quiet(&self, node: NodeId) -> bool {
         self.message_dedupe
             .is_some_and(|dedupe| dedupe.drops(node, self.now))

@@ -12,13 +12,13 @@ use super::methods::{
     DisruptionMethod, Emptiness, MultiNode, SingleNode, empty_nodes_command, should_disrupt,
 };
 use super::reasons::{CommandInvalid, SchedulingErrors};
-use super::types::{Candidate, Command, DisruptionClass, DisruptionInput, Method};
+use super::types::{Candidate, Command, DisruptionClass, Method, PassInput};
 use crate::karpenter::provisioning::NewNodeClaim;
 use crate::nodepool::DisruptionReason;
 
 /// See [`super::controller::revalidate`].
 pub(super) fn revalidate(
-    input: &DisruptionInput<'_>,
+    input: &PassInput<'_>,
     command: &Command,
 ) -> Result<Command, CommandInvalid> {
     match command.method {
@@ -50,7 +50,7 @@ fn still_candidates<'c, C: Borrow<Candidate>>(
 
 /// Emptiness keeps whichever nodes are still empty candidates within
 /// budget.
-fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, CommandInvalid> {
+fn emptiness(input: &PassInput<'_>, command: &Command) -> Result<Command, CommandInvalid> {
     let ctx = PassContext::new(input);
     let graceful = ctx.candidates_among(DisruptionClass::Graceful, &command.candidates);
     let current = should_disrupt(&ctx, &Emptiness, &graceful, &mut Vec::new());
@@ -73,7 +73,7 @@ fn emptiness(input: &DisruptionInput<'_>, command: &Command) -> Result<Command, 
 }
 
 /// Names of a NodeClaim's options.
-fn option_names<'c>(input: &DisruptionInput<'c>, claim: &NewNodeClaim) -> BTreeSet<&'c str> {
+fn option_names<'c>(input: &PassInput<'c>, claim: &NewNodeClaim) -> BTreeSet<&'c str> {
     let Some(catalog) = input.nodepools.get(claim.nodepool).map(|c| c.catalog) else {
         return BTreeSet::new();
     };
@@ -87,7 +87,7 @@ fn option_names<'c>(input: &DisruptionInput<'c>, claim: &NewNodeClaim) -> BTreeS
 /// Consolidation needs every node still a candidate `method` should
 /// disrupt within budget, and the same decision from a fresh simulation.
 fn consolidation(
-    input: &DisruptionInput<'_>,
+    input: &PassInput<'_>,
     command: &Command,
     method: &dyn DisruptionMethod,
 ) -> Result<Command, CommandInvalid> {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::consolidation::{NO_CHEAPER_NODE, SPOT_TO_SPOT_DISABLED};
 use super::controller::*;
+use super::types::{MessageDedupe, PassInput};
 use crate::cloud::fake::instance_types;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::cloud::{CapacityType, Catalog};
@@ -43,7 +44,7 @@ struct Env {
     options: DisruptionOptions,
     now: SimTime,
     /// Nodes whose message was just published, so the pass finds them
-    /// quiet ([`DisruptionInput::message_dedupe`]).
+    /// quiet ([`PassInput::message_dedupe`]).
     quiet: Option<BTreeMap<NodeId, SimTime>>,
 }
 
@@ -164,13 +165,13 @@ impl Env {
         })
     }
 
-    fn with_input<R>(&self, f: impl FnOnce(&DisruptionInput<'_>) -> R) -> R {
+    fn with_input<R>(&self, f: impl FnOnce(&PassInput<'_>) -> R) -> R {
         let contexts: Vec<NodePoolContext<'_>> = self
             .pools
             .iter()
             .map(|(pool, catalog)| NodePoolContext { pool, catalog })
             .collect();
-        f(&DisruptionInput {
+        f(&PassInput {
             cluster: &self.cluster,
             nodepools: &contexts,
             daemonsets: &[],
@@ -190,7 +191,7 @@ impl Env {
     }
 
     fn pass(&self) -> PassOutcome {
-        self.with_input(next_command)
+        self.with_input(super::pass::run_pass)
     }
 
     /// A pass inside a rayon pool of `threads` threads.
@@ -203,7 +204,7 @@ impl Env {
     }
 
     fn validate(&self, command: &Command) -> Result<(), String> {
-        self.with_input(|input| validate(input, command))
+        self.with_input(|input| validate_pass(input, command))
     }
 
     /// The names of a replacement's options.
@@ -313,6 +314,64 @@ fn consolidates_nodes_whose_pods_fit_elsewhere() {
     );
     assert!(note(&outcome, keep).contains("karpenter.sh/do-not-disrupt"));
     assert_eq!(env.validate(cmd), Ok(()));
+}
+
+/// The `Disruption` object decides as a one-shot pass, pass after pass
+/// with its caches kept, and its recorder publishes a node's message once
+/// per 15 min (core: disruption/events `Unconsolidatable` DedupeTimeout),
+/// never one about a node in the orchestration queue.
+#[test]
+fn the_controller_object_decides_as_a_one_shot_pass() {
+    use crate::karpenter::provisioning::Provisioner;
+    let mut env = Env::fake();
+    let a = env.node("a", "fake-it-7", CapacityType::OnDemand);
+    let b = env.node("b", "fake-it-7", CapacityType::OnDemand);
+    let keep = env.node("keep", "fake-it-15", CapacityType::OnDemand);
+    env.claim_mut(keep).lifecycle.do_not_disrupt = true;
+    for node in [a, b, keep] {
+        env.pod(node, 1000);
+    }
+    let contexts: Vec<NodePoolContext<'_>> = env
+        .pools
+        .iter()
+        .map(|(pool, catalog)| NodePoolContext { pool, catalog })
+        .collect();
+    let mut disruption = Disruption::new(env.options);
+    let provisioner = Provisioner::new();
+    let mut in_flight = BTreeSet::new();
+    for minutes in [0, 5, 16] {
+        let input = DisruptionInput {
+            cluster: &env.cluster,
+            nodepools: &contexts,
+            daemonsets: &[],
+            scales: &env.scales,
+            pending: &env.pending,
+            in_flight: &in_flight,
+            node_count_resource: None,
+            now: env.now + SimDuration::from_mins(minutes),
+        };
+        let one_shot = next_command(&input);
+        let kept = disruption.next_command(&input, &provisioner);
+        assert_eq!(kept.command, one_shot.command, "at {minutes} min");
+        let published: Vec<NodeId> = kept.unconsolidatable.iter().map(|(n, _)| *n).collect();
+        match minutes {
+            0 | 16 => assert_eq!(published, [keep], "at {minutes} min"),
+            _ => assert!(published.is_empty(), "dropped within 15 min"),
+        }
+        assert_eq!(
+            disruption.validate(&input, &provisioner, command(&kept)),
+            validate(&input, command(&kept))
+        );
+    }
+    in_flight.insert(keep);
+    let messages = vec![(keep, super::reasons::Unconsolidatable::WouldCreate(1))];
+    let later = env.now + SimDuration::from_mins(60);
+    assert!(
+        disruption
+            .publish(&env.cluster, &in_flight, later, messages)
+            .is_empty(),
+        "a node being deleted is not news"
+    );
 }
 
 /// core: consolidation_test.go Replace "can replace node" (on-demand

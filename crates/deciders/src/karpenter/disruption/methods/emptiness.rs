@@ -11,9 +11,7 @@ use crate::karpenter::disruption::consolidation::estimated_savings;
 use crate::karpenter::disruption::context::PassContext;
 use crate::karpenter::disruption::emptiness::empty_command;
 use crate::karpenter::disruption::explain;
-use crate::karpenter::disruption::types::{
-    Candidate, Command, DisruptionClass, DisruptionInput, Method,
-};
+use crate::karpenter::disruption::types::{Candidate, Command, DisruptionClass, Method, PassInput};
 use crate::nodepool::{DisruptionReason, NodePool};
 
 /// The Emptiness method.
@@ -56,7 +54,7 @@ impl DisruptionMethod for Emptiness {
 }
 
 /// The Emptiness command for `taken`.
-pub(crate) fn empty_nodes_command(input: &DisruptionInput<'_>, taken: &[Candidate]) -> Command {
+pub(crate) fn empty_nodes_command(input: &PassInput<'_>, taken: &[Candidate]) -> Command {
     let refs: Vec<&Candidate> = taken.iter().collect();
     let savings = estimated_savings(&refs, &[], input);
     Command {
