@@ -41,7 +41,8 @@ pub enum SummaryError {
     },
 }
 
-/// One variant's `summary.json`. Unknown keys are ignored when read.
+/// One variant's `summary.json`, one field per key (the file is as wide as
+/// the numbers a run reports). Unknown keys are ignored when read.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// Scenario name.

@@ -169,7 +169,8 @@ pub struct ReasonCount {
     pub example: String,
 }
 
-/// The headline numbers of a run.
+/// The headline numbers of a run: one field per number `summary.json`
+/// reports.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunSummary {
     /// Variant.
