@@ -420,17 +420,20 @@ impl Cluster {
     }
 
     /// A node by id (`None` once removed).
+    #[inline]
     pub fn node(&self, id: NodeId) -> Option<&Node> {
         self.nodes.get(id.0 as usize).and_then(Option::as_ref)
     }
 
     /// A node by id, mutably.
+    #[inline]
     pub fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
         self.touch(id);
         self.nodes.get_mut(id.0 as usize).and_then(Option::as_mut)
     }
 
     /// A pod by id (`None` once removed).
+    #[inline]
     pub fn pod(&self, id: PodId) -> Option<&Pod> {
         self.pods.get(id.0 as usize).and_then(Option::as_ref)
     }
@@ -438,6 +441,7 @@ impl Cluster {
     /// A pod by id, mutably (do not change `node`, `spec.requests` or
     /// `spec.pod_anti_affinity` directly: use [`Cluster::bind`], or add a
     /// new pod).
+    #[inline]
     pub fn pod_mut(&mut self, id: PodId) -> Option<&mut Pod> {
         if let Some(node) = self.pod(id).and_then(|p| p.node) {
             self.touch(node);

@@ -91,6 +91,7 @@ impl InstanceType {
         self.spec.arch
     }
     /// The value of a label, if the type has it.
+    #[inline]
     pub fn label(&self, key: &str) -> Option<&str> {
         self.labels
             .binary_search_by(|(k, _)| (*k).cmp(key))

@@ -316,6 +316,7 @@ pub const NORMALIZED_LABELS: [(&str, &str); 5] = [
 /// Maps a deprecated beta key to its current key; other keys are returned
 /// unchanged. (Karpenter also has a per-key value translation table, which
 /// is empty upstream, so values are never rewritten here.)
+#[inline]
 pub fn normalize_label_key(key: &str) -> &str {
     for (beta, current) in NORMALIZED_LABELS {
         if key == beta {
@@ -555,6 +556,7 @@ impl Labels {
     }
 
     /// The value of `key`, exactly as stored.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0.get(key).map(String::as_str)
     }

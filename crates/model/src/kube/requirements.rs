@@ -279,6 +279,7 @@ impl Requirements {
         Requirements { sorted: None }
     }
 
+    #[inline]
     fn slice(&self) -> &[Requirement] {
         self.sorted.as_deref().map_or(&[], Vec::as_slice)
     }
@@ -310,11 +311,13 @@ impl Requirements {
         Ok(requirements)
     }
 
+    #[inline]
     fn position(&self, key: &str) -> Result<usize, usize> {
         self.slice().binary_search_by(|probe| probe.key().cmp(key))
     }
 
     /// Adds a requirement, intersecting it with any existing one on its key.
+    #[inline]
     pub fn add(&mut self, requirement: Requirement) {
         match self.position(requirement.key()) {
             Ok(i) => {
@@ -333,6 +336,7 @@ impl Requirements {
     }
 
     /// The requirement on `key` (normalised first), if any.
+    #[inline]
     pub fn get(&self, key: &str) -> Option<&Requirement> {
         let key = normalize_label_key(key);
         self.position(key).ok().map(|i| &self.slice()[i])
@@ -353,6 +357,7 @@ impl Requirements {
     }
 
     /// Whether `key` (normalised) is constrained.
+    #[inline]
     pub fn has(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
@@ -385,6 +390,7 @@ impl Requirements {
     }
 
     /// Whether any requirement carries `minValues`.
+    #[inline]
     pub fn has_min_values(&self) -> bool {
         self.slice().iter().any(|r| r.min_values().is_some())
     }
@@ -409,6 +415,7 @@ impl Requirements {
     }
 
     /// [`Requirements::compatible`] without building an error.
+    #[inline]
     pub fn is_compatible(&self, incoming: &Requirements, allow_undefined: &LabelKeySet) -> bool {
         self.first_undefined_key(incoming, allow_undefined)
             .is_none()
@@ -470,6 +477,7 @@ impl Requirements {
 
     /// [`Requirements::intersects`] as a yes/no, allocation-free and
     /// stopping at the first conflict.
+    #[inline]
     pub fn is_intersecting(&self, incoming: &Requirements) -> bool {
         let mut ok = true;
         self.for_each_common_key(incoming, |existing, incoming| {
@@ -481,6 +489,7 @@ impl Requirements {
 
     /// Calls `visit(existing, incoming)` for each key defined on both sides,
     /// in key order, until it returns `false`.
+    #[inline]
     fn for_each_common_key<'a>(
         &'a self,
         incoming: &'a Requirements,
@@ -565,6 +574,7 @@ impl Requirements {
     }
 }
 
+#[inline]
 fn key_pair_intersects(existing: &Requirement, incoming: &Requirement) -> bool {
     existing.has_intersection(incoming) || (existing.is_negative() && incoming.is_negative())
 }

@@ -63,6 +63,7 @@ impl ResourceKind {
     ];
 
     /// The slot index of this kind.
+    #[inline]
     pub const fn slot(self) -> usize {
         match self {
             ResourceKind::Cpu => 0,
@@ -231,6 +232,7 @@ impl Resources {
     };
 
     /// CPU and memory only, the most common shape.
+    #[inline]
     pub const fn cpu_mem(cpu_millis: i64, memory_bytes: i64) -> Self {
         let mut amounts = [0; SLOTS];
         amounts[0] = cpu_millis;
@@ -239,42 +241,50 @@ impl Resources {
     }
 
     /// Builder-style setter.
+    #[inline]
     pub const fn with(mut self, kind: ResourceKind, amount: i64) -> Self {
         self.amounts[kind.slot()] = amount;
         self
     }
 
     /// The amount of one kind.
+    #[inline]
     pub const fn get(&self, kind: ResourceKind) -> i64 {
         self.amounts[kind.slot()]
     }
 
     /// Sets the amount of one kind.
+    #[inline]
     pub fn set(&mut self, kind: ResourceKind, amount: i64) {
         self.amounts[kind.slot()] = amount;
     }
 
     /// CPU in millicores.
+    #[inline]
     pub const fn cpu_millis(&self) -> i64 {
         self.amounts[0]
     }
 
     /// Memory in bytes.
+    #[inline]
     pub const fn memory_bytes(&self) -> i64 {
         self.amounts[1]
     }
 
     /// Ephemeral storage in bytes.
+    #[inline]
     pub const fn ephemeral_bytes(&self) -> i64 {
         self.amounts[2]
     }
 
     /// Pod slots.
+    #[inline]
     pub const fn pods(&self) -> i64 {
         self.amounts[3]
     }
 
     /// Whether every amount is zero.
+    #[inline]
     pub fn is_zero(&self) -> bool {
         self.amounts.iter().all(|&a| a == 0)
     }
@@ -283,6 +293,7 @@ impl Resources {
     /// semantics (core: `resources.Fits`): it fails if any available amount is
     /// negative, or if any requested amount exceeds what is available (a
     /// resource missing from `available` counts as zero; zero requests fit).
+    #[inline]
     pub fn fits(&self, available: &Resources) -> bool {
         self.amounts
             .iter()
@@ -293,6 +304,7 @@ impl Resources {
     /// This amount as a room searched many times: [`Resources::NOTHING_FITS`]
     /// when any amount is negative, since no request fits such a room;
     /// unchanged otherwise.
+    #[inline]
     pub fn as_room(&self) -> Resources {
         if self.amounts.iter().any(|&a| a < 0) {
             Resources::NOTHING_FITS
@@ -302,6 +314,7 @@ impl Resources {
     }
 
     /// Element-wise maximum.
+    #[inline]
     pub fn max(&self, other: &Resources) -> Resources {
         let mut out = *self;
         for (a, b) in out.amounts.iter_mut().zip(&other.amounts) {
@@ -311,6 +324,7 @@ impl Resources {
     }
 
     /// Element-wise minimum.
+    #[inline]
     pub fn min(&self, other: &Resources) -> Resources {
         let mut out = *self;
         for (a, b) in out.amounts.iter_mut().zip(&other.amounts) {
@@ -320,6 +334,7 @@ impl Resources {
     }
 
     /// Subtraction that stops at zero for every kind.
+    #[inline]
     pub fn saturating_sub(&self, other: &Resources) -> Resources {
         let mut out = *self;
         for (a, b) in out.amounts.iter_mut().zip(&other.amounts) {
@@ -329,6 +344,7 @@ impl Resources {
     }
 
     /// Whether any amount is below zero.
+    #[inline]
     pub fn any_negative(&self) -> bool {
         self.amounts.iter().any(|&a| a < 0)
     }
@@ -349,6 +365,7 @@ impl Resources {
 
 impl Add for Resources {
     type Output = Resources;
+    #[inline]
     fn add(mut self, rhs: Resources) -> Resources {
         self += rhs;
         self
@@ -356,6 +373,7 @@ impl Add for Resources {
 }
 
 impl AddAssign for Resources {
+    #[inline]
     fn add_assign(&mut self, rhs: Resources) {
         for (a, b) in self.amounts.iter_mut().zip(&rhs.amounts) {
             *a += *b;
@@ -365,6 +383,7 @@ impl AddAssign for Resources {
 
 impl Sub for Resources {
     type Output = Resources;
+    #[inline]
     fn sub(mut self, rhs: Resources) -> Resources {
         self -= rhs;
         self
@@ -372,6 +391,7 @@ impl Sub for Resources {
 }
 
 impl SubAssign for Resources {
+    #[inline]
     fn sub_assign(&mut self, rhs: Resources) {
         for (a, b) in self.amounts.iter_mut().zip(&rhs.amounts) {
             *a -= *b;

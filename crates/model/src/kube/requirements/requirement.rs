@@ -144,6 +144,7 @@ impl Requirement {
         Requirement::from_parts(key, false, Vec::new())
     }
 
+    #[inline]
     fn from_parts(key: &str, complement: bool, values: Vec<String>) -> Requirement {
         Requirement {
             key: normalize_label_key(key).into(),
@@ -247,10 +248,12 @@ impl Requirement {
     }
 
     /// Whether `value` is allowed.
+    #[inline]
     pub fn has(&self, value: &str) -> bool {
         self.contains_value(value) != self.complement && within_bounds(value, self.gte, self.lte)
     }
 
+    #[inline]
     fn contains_value(&self, value: &str) -> bool {
         self.values
             .binary_search_by(|probe| probe.as_str().cmp(value))
@@ -309,6 +312,7 @@ impl Requirement {
 
     /// Whether the intersection would allow at least one value, without
     /// building it (upstream `HasIntersection`).
+    #[inline]
     pub fn has_intersection(&self, other: &Requirement) -> bool {
         let gte = max_bound(self.gte, other.gte);
         let lte = min_bound(self.lte, other.lte);
@@ -405,6 +409,7 @@ impl fmt::Display for Requirement {
 
 /// Whether `value` lies inside the bounds; with any bound set, values that
 /// are not integers are outside.
+#[inline]
 fn within_bounds(value: &str, gte: Option<i64>, lte: Option<i64>) -> bool {
     if gte.is_none() && lte.is_none() {
         return true;
