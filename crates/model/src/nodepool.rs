@@ -62,6 +62,18 @@ pub enum DisruptionReason {
     Drifted,
 }
 
+impl DisruptionReason {
+    /// The lower-case spelling reports use (`underutilized`, `empty`,
+    /// `drifted`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DisruptionReason::Underutilized => "underutilized",
+            DisruptionReason::Empty => "empty",
+            DisruptionReason::Drifted => "drifted",
+        }
+    }
+}
+
 /// `budgets[].nodes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum BudgetNodes {

@@ -32,7 +32,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Engine, EngineError, Event, EventType, PoolSetup, restrict_zones};
 use crate::cluster::DriftedCondition;
-use crate::karpenter::disruption::controller::{Command, Disruption, DisruptionInput, Method};
+use crate::karpenter::disruption::controller::{Command, Disruption, DisruptionInput};
 use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
 use crate::karpenter::disruption::reasons::Unconsolidatable;
 use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
@@ -78,24 +78,6 @@ pub(crate) struct DisruptionState {
     /// The disruption controller (its options, candidate facts and event
     /// recorder memory).
     decider: Disruption,
-}
-
-/// Lower-case report spelling of a disruption reason.
-pub(super) fn reason_name(reason: DisruptionReason) -> &'static str {
-    match reason {
-        DisruptionReason::Underutilized => "underutilized",
-        DisruptionReason::Empty => "empty",
-        DisruptionReason::Drifted => "drifted",
-    }
-}
-
-fn method_name(method: Method) -> &'static str {
-    match method {
-        Method::Emptiness => "emptiness",
-        Method::Drift => "drift",
-        Method::MultiNodeConsolidation => "multi-node-consolidation",
-        Method::SingleNodeConsolidation => "single-node-consolidation",
-    }
 }
 
 impl Engine<'_> {
@@ -340,7 +322,7 @@ impl Engine<'_> {
 
     /// Starts a command; `false` if it could not start.
     fn start_command(&mut self, command: Command) -> Result<bool, EngineError> {
-        let reason = reason_name(command.reason);
+        let reason = command.reason.name();
         let candidates: Vec<NodeId> = command
             .candidates
             .iter()
@@ -406,7 +388,7 @@ impl Engine<'_> {
             .record
             .churn
             .commands_by_method
-            .entry(method_name(command.method).to_string())
+            .entry(command.method.name().to_string())
             .or_default() += 1;
         let id = self.autoscaler.kp().disruption.next_id;
         self.autoscaler.kp_mut().disruption.next_id += 1;
@@ -479,7 +461,7 @@ impl Engine<'_> {
             return Ok(());
         };
         let command = running.command;
-        let reason = reason_name(command.reason);
+        let reason = command.reason.name();
         for &node in &command.candidates {
             self.autoscaler.kp_mut().disruption.in_flight.remove(&node);
             self.start_termination(node, reason)?;

@@ -211,6 +211,19 @@ pub enum Method {
     SingleNodeConsolidation,
 }
 
+impl Method {
+    /// The spelling reports use (`emptiness`, `drift`,
+    /// `multi-node-consolidation`, `single-node-consolidation`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Emptiness => "emptiness",
+            Method::Drift => "drift",
+            Method::MultiNodeConsolidation => "multi-node-consolidation",
+            Method::SingleNodeConsolidation => "single-node-consolidation",
+        }
+    }
+}
+
 /// A decided disruption: delete `candidates`, after launching
 /// `replacements` (empty = pure delete).
 #[derive(Debug, Clone, PartialEq, Eq)]
