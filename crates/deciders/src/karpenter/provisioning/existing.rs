@@ -21,8 +21,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use rayon::prelude::*;
 
 use super::fit::{merged_get, no_undefined};
+use super::node_requirements::NodeRequirements;
 use super::pod::{PodWork, any_port_conflict};
-use super::prepared::{KeptView, KeptViews, Prepared};
 use super::topology::{PodTopology, anti_affinity_pods};
 use crate::karpenter::PoolSums;
 use crate::kube::labels::LABEL_HOSTNAME;
@@ -57,7 +57,8 @@ impl ExistingNode {
         id: NodeId,
         node: &Node,
         daemonsets: &[Arc<PodSpec>],
-        prepared: &Prepared,
+        node_requirements: &NodeRequirements,
+        daemon_requirements: &[Requirements],
     ) -> ExistingNode {
         let taints: Vec<Taint> = match &node.claim {
             Some(claim) if !node.initialized => {
@@ -72,8 +73,7 @@ impl ExistingNode {
             .labels
             .get(LABEL_HOSTNAME)
             .unwrap_or(node.name.as_str());
-        let (labels, requirements) =
-            prepared.existing_node_requirements(id, &node.labels, hostname);
+        let (labels, requirements) = node_requirements.of_existing_node(id, &node.labels, hostname);
         let mut bound_daemons = Resources::ZERO;
         let mut host_ports = Vec::new();
         for pod in node.pods.iter().filter_map(|p| cluster.pod(*p)) {
@@ -86,7 +86,7 @@ impl ExistingNode {
             host_ports.extend(pod.spec.host_ports.iter().cloned());
         }
         let mut daemons = Resources::ZERO;
-        for (ds, strict) in daemonsets.iter().zip(prepared.daemon_requirements()) {
+        for (ds, strict) in daemonsets.iter().zip(daemon_requirements) {
             if tolerates_all(&taints, &ds.tolerations).is_ok()
                 && labels.is_compatible(strict, no_undefined())
             {
@@ -157,6 +157,19 @@ impl ExistingNode {
             Arc::make_mut(&mut self.host_ports).extend(pod.host_ports().iter().cloned());
         }
     }
+}
+
+/// A node's placement view and the node revision it was made at.
+pub(super) type KeptView = (NodeId, u64, Arc<ExistingNode>);
+
+/// What a build of node views keeps for the next one.
+#[derive(Default)]
+pub(super) struct KeptViews {
+    /// Every node's view, sorted by node id.
+    pub views: Vec<KeptView>,
+    /// The node ids in the build's try order (a head start for the next
+    /// build's sort).
+    pub order: Vec<NodeId>,
 }
 
 /// The placement views of every node of one cluster, in the order a solve
@@ -342,11 +355,18 @@ pub(super) struct PoolUsage {
 }
 
 impl ExistingNodes {
-    /// The view of every node of `cluster`, marked for deletion or not.
-    pub fn new(cluster: &Cluster, daemonsets: &[Arc<PodSpec>], prepared: &Prepared) -> Self {
+    /// The view of every node of `cluster`, marked for deletion or not,
+    /// reusing the views `kept` by the last build for nodes unchanged since
+    /// (see `ExistingNodes::new`); also what to keep for the next one.
+    pub(super) fn build(
+        cluster: &Cluster,
+        daemonsets: &[Arc<PodSpec>],
+        node_requirements: &NodeRequirements,
+        daemon_requirements: &[Requirements],
+        kept: KeptViews,
+    ) -> (Self, KeptViews) {
         // A node's view is remade only when the node (or a pod on it)
         // changed since the last build with this setup.
-        let kept = prepared.take_existing_views();
         let mut kept_iter = kept.views.into_iter().peekable();
         let mut matched: Vec<(NodeId, &Node, u64, Option<Arc<ExistingNode>>)> =
             Vec::with_capacity(cluster.node_count());
@@ -365,7 +385,12 @@ impl ExistingNodes {
         let make_missing = |(id, node, _, view): &mut (NodeId, &Node, u64, Option<_>)| {
             if view.is_none() {
                 *view = Some(Arc::new(ExistingNode::new(
-                    cluster, *id, node, daemonsets, prepared,
+                    cluster,
+                    *id,
+                    node,
+                    daemonsets,
+                    node_requirements,
+                    daemon_requirements,
                 )));
             }
         };
@@ -399,10 +424,10 @@ impl ExistingNodes {
             }
         }
         nodes.sort_by(|a, b| (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id)));
-        prepared.keep_existing_views(KeptViews {
+        let keep = KeptViews {
             views,
             order: nodes.iter().map(|n| n.id).collect(),
-        });
+        };
         // Marks and pool usage in one walk (usage sums are order-free).
         let mut pool_usage: PoolSums<'_, PoolUsage> = PoolSums::new();
         let marked: Vec<bool> = nodes
@@ -429,7 +454,7 @@ impl ExistingNodes {
                 Resources::NOTHING_FITS
             }
         }));
-        ExistingNodes {
+        let existing = ExistingNodes {
             cluster_nodes: nodes.len(),
             anti_affinity_pods: anti_affinity_pods(cluster),
             marked,
@@ -442,7 +467,8 @@ impl ExistingNodes {
                 fits: FitLists::default(),
             },
             nodes,
-        }
+        };
+        (existing, keep)
     }
 
     /// Closes `ids` for every solve given the result

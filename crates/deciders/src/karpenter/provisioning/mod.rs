@@ -24,6 +24,7 @@ mod columns;
 mod existing;
 mod fit;
 mod launch;
+mod node_requirements;
 mod pod;
 mod prepared;
 mod provisioner;

@@ -4,24 +4,25 @@
 //! domains NodePools could launch into, the price tables new NodeClaims are
 //! ranked by, and node labels as requirements. A simulation solves many
 //! times over the same NodePools (every provisioning batch, every
-//! consolidation probe), so building these once and passing them in
-//! [`super::ProvisioningInput::prepared`] saves most of each solve's setup
-//! without changing any of its answers.
+//! consolidation probe), so building these once and keeping them (in a
+//! [`super::Provisioner`]) saves most of each solve's setup without
+//! changing any of its answers. It also keeps the views of the last
+//! [`ExistingNodes`] built with it and, through `node_requirements`, node
+//! labels as requirements.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::NodePoolContext;
-use super::existing::ExistingNode;
+use super::existing::{ExistingNodes, KeptViews};
+use super::node_requirements::NodeRequirements;
 use super::template::TemplateCore;
 use super::topology::{DomainSource, DomainSources, strict_or_empty};
 use crate::cloud::Price;
-use crate::kube::labels::{LABEL_HOSTNAME, Labels};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::taints::TaintEffect;
 use crate::nodepool::NodePool;
-use crate::scheduler::NodeId;
+use crate::scheduler::Cluster;
 
 /// What [`super::solve`] would otherwise build from its NodePools,
 /// catalogs and DaemonSets on every call. Build it with [`Prepared::new`]
@@ -52,38 +53,12 @@ pub struct Prepared {
     /// requirements offerings read, built by the caller (see
     /// [`Prepared::worst_launch_prices`]).
     worst_launch_prices: Mutex<Vec<ByOfferingKeys<Vec<Option<Price>>>>>,
-    /// Node labels as requirements, by node, with the labels they were
-    /// made from (a node whose labels differ is made again).
-    node_requirements: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
-    /// Existing nodes' label requirements with and without their hostname
-    /// requirement, by node, with the labels and hostname they were made
-    /// from.
-    existing_node_requirements: Mutex<HashMap<NodeId, ExistingNodeRequirements>>,
+    /// Node labels as requirements, by node.
+    node_requirements: NodeRequirements,
     /// The placement views of the last [`super::ExistingNodes`] built with
     /// this setup, by node id, with the node revisions they were made at
     /// (see [`crate::scheduler::Cluster::node_revision`]).
     existing_views: Mutex<KeptViews>,
-}
-
-/// A node's placement view and the node revision it was made at.
-pub(super) type KeptView = (NodeId, u64, Arc<ExistingNode>);
-
-/// What a build of node views keeps for the next one.
-#[derive(Default)]
-pub(super) struct KeptViews {
-    /// Every node's view, sorted by node id.
-    pub views: Vec<KeptView>,
-    /// The node ids in the build's try order (a head start for the next
-    /// build's sort).
-    pub order: Vec<NodeId>,
-}
-
-/// A node's labels and hostname, and the requirements made from them.
-struct ExistingNodeRequirements {
-    labels: Labels,
-    hostname: String,
-    from_labels: Arc<Requirements>,
-    with_hostname: Arc<Requirements>,
 }
 
 /// A NodeClaim's zone, zone-id and capacity-type requirements.
@@ -183,8 +158,7 @@ impl Prepared {
             daemon_requirements: daemonsets.iter().map(|ds| strict_or_empty(ds)).collect(),
             price_tables: Mutex::new(Vec::new()),
             worst_launch_prices: Mutex::new(Vec::new()),
-            node_requirements: Mutex::new(HashMap::new()),
-            existing_node_requirements: Mutex::new(HashMap::new()),
+            node_requirements: NodeRequirements::default(),
             existing_views: Mutex::new(KeptViews::default()),
         }
     }
@@ -256,63 +230,6 @@ impl Prepared {
         table_by_keys(&self.worst_launch_prices, pool, keys, build)
     }
 
-    /// Each DaemonSet's strict node requirements, in input order.
-    pub(super) fn daemon_requirements(&self) -> &[Requirements] {
-        &self.daemon_requirements
-    }
-
-    /// `Requirements::from_labels(labels)` of node `id`, made once while
-    /// its labels stay the same.
-    pub(super) fn node_requirements(&self, id: NodeId, labels: &Labels) -> Arc<Requirements> {
-        let mut cache = self
-            .node_requirements
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some((seen, requirements)) = cache.get(&id)
-            && seen == labels
-        {
-            return requirements.clone();
-        }
-        let requirements = Arc::new(Requirements::from_labels(labels));
-        cache.insert(id, (labels.clone(), requirements.clone()));
-        requirements
-    }
-
-    /// `Requirements::from_labels(labels)` of node `id`, and the same plus
-    /// `hostname In [hostname]`, made once while its labels and hostname
-    /// stay the same.
-    pub(super) fn existing_node_requirements(
-        &self,
-        id: NodeId,
-        labels: &Labels,
-        hostname: &str,
-    ) -> (Arc<Requirements>, Arc<Requirements>) {
-        let mut cache = self
-            .existing_node_requirements
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(seen) = cache.get(&id)
-            && seen.hostname == hostname
-            && seen.labels == *labels
-        {
-            return (seen.from_labels.clone(), seen.with_hostname.clone());
-        }
-        let from_labels = Arc::new(Requirements::from_labels(labels));
-        let mut with_hostname = Requirements::clone(&from_labels);
-        with_hostname.add(Requirement::in_values(LABEL_HOSTNAME, [hostname]));
-        let with_hostname = Arc::new(with_hostname);
-        cache.insert(
-            id,
-            ExistingNodeRequirements {
-                labels: labels.clone(),
-                hostname: hostname.to_string(),
-                from_labels: from_labels.clone(),
-                with_hostname: with_hostname.clone(),
-            },
-        );
-        (from_labels, with_hostname)
-    }
-
     /// Takes what the last build of node views kept; hand the new one
     /// back with [`Prepared::keep_existing_views`].
     pub(super) fn take_existing_views(&self) -> KeptViews {
@@ -335,6 +252,12 @@ impl Prepared {
     /// Topology domains from what the NodePools could launch.
     pub(super) fn domains(&self) -> &DomainSources {
         &self.domains
+    }
+
+    /// Node labels as requirements, made once per node while its labels
+    /// stay the same.
+    pub(super) fn node_requirements(&self) -> &NodeRequirements {
+        &self.node_requirements
     }
 }
 
@@ -403,6 +326,24 @@ impl PreparedCache {
     /// Drops the kept setup: the next [`PreparedCache::get`] rebuilds.
     pub fn clear(&self) {
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+}
+
+impl ExistingNodes {
+    /// The view of every node of `cluster`, marked for deletion or not. A
+    /// node's view is remade only when the node (or a pod on it) changed
+    /// since the last build with this setup.
+    pub fn new(cluster: &Cluster, daemonsets: &[Arc<PodSpec>], prepared: &Prepared) -> Self {
+        let kept = prepared.take_existing_views();
+        let (existing, keep) = ExistingNodes::build(
+            cluster,
+            daemonsets,
+            &prepared.node_requirements,
+            &prepared.daemon_requirements,
+            kept,
+        );
+        prepared.keep_existing_views(keep);
+        existing
     }
 }
 

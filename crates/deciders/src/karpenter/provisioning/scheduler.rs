@@ -170,7 +170,13 @@ fn solve_prepared<'a>(
         }
     }
 
-    let mut topology = Topology::new(cluster, prepared, &batch, base.anti_affinity_pods());
+    let mut topology = Topology::new(
+        cluster,
+        prepared.domains(),
+        prepared.node_requirements(),
+        &batch,
+        base.anti_affinity_pods(),
+    );
     if topology.tracks_hostnames() {
         for hostname in existing.hostnames() {
             topology.register_host(hostname);

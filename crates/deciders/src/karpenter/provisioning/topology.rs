@@ -14,8 +14,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use super::node_requirements::NodeRequirements;
 use super::pod::{PodWork, strict_requirements};
-use super::prepared::Prepared;
 use crate::kube::labels::{LABEL_HOSTNAME, LabelKeySet, Labels};
 use crate::kube::pod::{InclusionPolicy, PodAffinityTerm, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
@@ -381,7 +381,9 @@ pub(super) use view::PodTopology;
 /// The topology state of one solve.
 pub(super) struct Topology<'a> {
     cluster: &'a Cluster,
-    prepared: &'a Prepared,
+    /// Topology domains from what the NodePools could launch.
+    domains: &'a DomainSources,
+    node_requirements: &'a NodeRequirements,
     /// Pods of the batch, sorted: not counted from the cluster.
     excluded: Vec<PodId>,
     groups: Vec<Group>,
@@ -419,13 +421,15 @@ impl<'a> Topology<'a> {
     /// the groups of every batch pod.
     pub fn new(
         cluster: &'a Cluster,
-        prepared: &'a Prepared,
+        domains: &'a DomainSources,
+        node_requirements: &'a NodeRequirements,
         batch: &[PodWork<'_>],
         anti_affinity_pods: &[PodId],
     ) -> Self {
         let mut topology = Topology {
             cluster,
-            prepared,
+            domains,
+            node_requirements,
             excluded: {
                 let mut ids: Vec<PodId> = batch.iter().map(|p| p.id).collect();
                 ids.sort_unstable();
@@ -462,7 +466,7 @@ impl<'a> Topology<'a> {
             claim_counts: Vec::new(),
             spec,
         };
-        for (domain, taint_sets) in self.prepared.domains().group(&group.spec.key).iter() {
+        for (domain, taint_sets) in self.domains.group(&group.spec.key).iter() {
             let reachable = !honor_taints
                 || taint_sets
                     .iter()
@@ -484,7 +488,7 @@ impl<'a> Topology<'a> {
         let mut counts_node = |id: NodeId, node: &Node| {
             *counted.entry(id).or_insert_with(|| {
                 if filter.reads_node() {
-                    let labels = self.prepared.node_requirements(id, &node.labels);
+                    let labels = self.node_requirements.of_node(id, &node.labels);
                     filter.matches(&node.taints, &labels, &no_allow)
                 } else {
                     filter.matches(&node.taints, &Requirements::new(), &no_allow)
