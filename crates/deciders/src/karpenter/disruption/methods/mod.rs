@@ -5,7 +5,7 @@
 //! pass (`super::pass`) builds its candidates and budgets and walks the
 //! list. Adding a method is a file here, its `mod` line and its place in
 //! [`METHODS`] (and, if its commands need a [`Method`] of their own, a
-//! variant there, which the engine's report spelling names too).
+//! variant there, with its report spelling in `Method::name`).
 //!
 //! [`Method`]: super::types::Method
 
@@ -20,6 +20,23 @@ pub(crate) use emptiness::{Emptiness, empty_nodes_command};
 pub(crate) use method::{DisruptionMethod, MethodOutcome, should_disrupt};
 pub(crate) use multi_node::MultiNode;
 pub(crate) use single_node::SingleNode;
+
+use super::candidates::{Candidate, FilterVerdict, consolidation_filter};
+use super::context::PassContext;
+use crate::nodepool::NodePool;
+
+/// Consolidation's `ShouldDisrupt`, which multi- and single-node share as
+/// upstream's two methods share their embedded `consolidation`.
+fn consolidation_should_disrupt(
+    ctx: &PassContext<'_, '_>,
+    candidate: &Candidate,
+    pool: &NodePool,
+) -> FilterVerdict {
+    match ctx.input.cluster.node(candidate.node) {
+        Some(node) => consolidation_filter(candidate, node, pool),
+        None => Err(None),
+    }
+}
 
 /// The methods of a pass, in the order it tries them: the first that makes
 /// a command ends the pass (upstream also has static drift, for static

@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
 
+use super::consolidation_should_disrupt;
 use super::method::{DisruptionMethod, MethodOutcome};
 use crate::karpenter::disruption::balanced;
-use crate::karpenter::disruption::candidates::{FilterVerdict, consolidation_filter};
+use crate::karpenter::disruption::candidates::FilterVerdict;
 use crate::karpenter::disruption::consolidation::{
     Decision, consolidate, consolidation_command, filter_out_same_instance_type,
 };
@@ -40,10 +41,7 @@ impl DisruptionMethod for MultiNode {
         candidate: &Candidate,
         pool: &NodePool,
     ) -> FilterVerdict {
-        match ctx.input.cluster.node(candidate.node) {
-            Some(node) => consolidation_filter(candidate, node, pool),
-            None => Err(None),
-        }
+        consolidation_should_disrupt(ctx, candidate, pool)
     }
 
     fn compute_command(

@@ -10,9 +10,10 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use super::consolidation_should_disrupt;
 use super::method::{DisruptionMethod, MethodOutcome};
 use crate::karpenter::disruption::balanced::{self, PoolTotals};
-use crate::karpenter::disruption::candidates::{FilterVerdict, consolidation_filter};
+use crate::karpenter::disruption::candidates::FilterVerdict;
 use crate::karpenter::disruption::consolidation::{Decision, consolidate, consolidation_command};
 use crate::karpenter::disruption::context::PassContext;
 use crate::karpenter::disruption::ordering::{deal_by_nodepool, sort_for_consolidation};
@@ -39,10 +40,7 @@ impl DisruptionMethod for SingleNode {
         candidate: &Candidate,
         pool: &NodePool,
     ) -> FilterVerdict {
-        match ctx.input.cluster.node(candidate.node) {
-            Some(node) => consolidation_filter(candidate, node, pool),
-            None => Err(None),
-        }
+        consolidation_should_disrupt(ctx, candidate, pool)
     }
 
     /// Candidates without budget, or that Balanced's gate could not pass
