@@ -36,7 +36,7 @@ use crate::karpenter::disruption::controller::{Command, Disruption, DisruptionIn
 use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
 use crate::karpenter::disruption::reasons::Unconsolidatable;
 use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
-use crate::karpenter::provisioning::{NodePoolContext, Provisioner};
+use crate::karpenter::provisioning::Provisioner;
 use crate::kube::resources::ResourceKind;
 use crate::nodepool::DisruptionReason;
 use crate::pdb::ControllerScales;
@@ -127,17 +127,7 @@ impl Engine<'_> {
         &self,
         f: impl FnOnce(&DisruptionInput<'_>, &Disruption, &Provisioner) -> T,
     ) -> T {
-        let contexts: Vec<NodePoolContext<'_>> = self
-            .autoscaler
-            .kp()
-            .pools
-            .iter()
-            .zip(&self.autoscaler.kp().catalogs)
-            .map(|(setup, catalog)| NodePoolContext {
-                pool: &setup.pool,
-                catalog,
-            })
-            .collect();
+        let contexts = self.autoscaler.kp().contexts();
         let daemonsets = self.daemonset_templates();
         let scales = self.controller_scales();
         let pending: Vec<crate::scheduler::PodId> = self

@@ -12,9 +12,7 @@ use super::{
 };
 use crate::karpenter::disruption::NOMINATION_WINDOW;
 use crate::karpenter::disruption::drift::{expiration_time, launch_lifecycle};
-use crate::karpenter::provisioning::{
-    LaunchDecision, NewNodeClaim, NodePoolContext, ProvisioningInput,
-};
+use crate::karpenter::provisioning::{LaunchDecision, NewNodeClaim, ProvisioningInput};
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_EC2_NODECLASS, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
     LABEL_TOPOLOGY_ZONE_ID, Labels,
@@ -165,17 +163,7 @@ impl Engine<'_> {
         if pods.is_empty() {
             return Ok(());
         }
-        let contexts: Vec<NodePoolContext<'_>> = self
-            .autoscaler
-            .kp()
-            .pools
-            .iter()
-            .zip(&self.autoscaler.kp().catalogs)
-            .map(|(setup, catalog)| NodePoolContext {
-                pool: &setup.pool,
-                catalog,
-            })
-            .collect();
+        let contexts = self.autoscaler.kp().contexts();
         let daemonsets = self.daemonset_templates();
         let karpenter = self.autoscaler.kp();
         let result = (self.deciders.solve)(

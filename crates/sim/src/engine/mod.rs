@@ -81,8 +81,8 @@ use std::sync::Arc;
 use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::controller::{Command, Disruption, DisruptionInput, PassOutcome};
 use crate::karpenter::provisioning::{
-    self, LaunchDecision, LaunchError, NewNodeClaim, Provisioner, ProvisioningInput,
-    SchedulingResult,
+    self, LaunchDecision, LaunchError, NewNodeClaim, NodePoolContext, Provisioner,
+    ProvisioningInput, SchedulingResult,
 };
 use crate::kube::resources::ResourceKind;
 use crate::kube::workload::{PodDisruptionBudget, Workload};
@@ -619,6 +619,20 @@ struct KarpenterState {
     requeue: Requeue,
     /// The disruption controller and its orchestration queue.
     disruption: disruption::DisruptionState,
+}
+
+impl KarpenterState {
+    /// Each NodePool in force with its catalog, as the deciders take them.
+    fn contexts(&self) -> Vec<NodePoolContext<'_>> {
+        self.pools
+            .iter()
+            .zip(&self.catalogs)
+            .map(|(setup, catalog)| NodePoolContext {
+                pool: &setup.pool,
+                catalog,
+            })
+            .collect()
+    }
 }
 
 /// The provisioner's requeue: solve again while pods stay pending.
