@@ -17,8 +17,10 @@ pub mod duration;
 use self::duration::{DurationSyntaxError, DurationUnits, Overflow, SubTick, parse_ticks};
 
 /// An instant of simulated time, in milliseconds since the start of the run.
+/// Instants before the start are negative: a run that begins from a cluster
+/// snapshot keeps the ages of the nodes and pods it starts with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct SimTime(u64);
+pub struct SimTime(i64);
 
 /// A span of simulated time, in milliseconds. Never negative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
@@ -33,44 +35,67 @@ impl SimTime {
     /// The start of every run.
     pub const ZERO: SimTime = SimTime(0);
     /// The latest representable instant; a natural "never" sentinel.
-    pub const MAX: SimTime = SimTime(u64::MAX);
+    pub const MAX: SimTime = SimTime(i64::MAX);
+    /// The earliest representable instant.
+    pub const MIN: SimTime = SimTime(i64::MIN);
 
-    /// The instant `ms` milliseconds after the start.
+    /// The instant `ms` milliseconds after the start (saturating).
     pub const fn from_millis(ms: u64) -> SimTime {
+        if ms > i64::MAX as u64 {
+            SimTime::MAX
+        } else {
+            SimTime(ms as i64)
+        }
+    }
+
+    /// The instant `ms` milliseconds after (or, negative, before) the start.
+    pub const fn from_signed_millis(ms: i64) -> SimTime {
         SimTime(ms)
     }
 
     /// The instant `secs` seconds after the start (saturating).
     pub const fn from_secs(secs: u64) -> SimTime {
-        SimTime(secs.saturating_mul(MS_PER_SECOND))
+        SimTime::from_millis(secs.saturating_mul(MS_PER_SECOND))
     }
 
-    /// Milliseconds since the start.
+    /// Milliseconds since the start; zero for instants before it.
     pub const fn as_millis(self) -> u64 {
+        if self.0 < 0 { 0 } else { self.0 as u64 }
+    }
+
+    /// Milliseconds since the start, negative before it.
+    pub const fn signed_millis(self) -> i64 {
         self.0
     }
 
-    /// Time elapsed since the start, as a duration.
+    /// Time elapsed since the start, as a duration (zero before it).
     pub const fn since_start(self) -> SimDuration {
-        SimDuration(self.0)
+        SimDuration(self.as_millis())
     }
 
     /// `self - earlier`, or `None` if `earlier` is later than `self`.
     pub const fn checked_duration_since(self, earlier: SimTime) -> Option<SimDuration> {
-        match self.0.checked_sub(earlier.0) {
-            Some(ms) => Some(SimDuration(ms)),
-            None => None,
+        if self.0 < earlier.0 {
+            None
+        } else {
+            Some(SimDuration(self.0.abs_diff(earlier.0)))
         }
     }
 
     /// `self - earlier`, or zero if `earlier` is later than `self`.
     pub const fn saturating_duration_since(self, earlier: SimTime) -> SimDuration {
-        SimDuration(self.0.saturating_sub(earlier.0))
+        match self.checked_duration_since(earlier) {
+            Some(d) => d,
+            None => SimDuration::ZERO,
+        }
     }
 
     /// `self + d`, or `None` on overflow.
     pub const fn checked_add(self, d: SimDuration) -> Option<SimTime> {
-        match self.0.checked_add(d.0) {
+        if d.0 > i64::MAX as u64 {
+            return None;
+        }
+        match self.0.checked_add(d.0 as i64) {
             Some(ms) => Some(SimTime(ms)),
             None => None,
         }
@@ -144,7 +169,7 @@ impl Add<SimDuration> for SimTime {
     type Output = SimTime;
     /// Saturates at [`SimTime::MAX`].
     fn add(self, d: SimDuration) -> SimTime {
-        SimTime(self.0.saturating_add(d.0))
+        self.checked_add(d).unwrap_or(SimTime::MAX)
     }
 }
 
@@ -156,9 +181,12 @@ impl AddAssign<SimDuration> for SimTime {
 
 impl Sub<SimDuration> for SimTime {
     type Output = SimTime;
-    /// Saturates at [`SimTime::ZERO`].
+    /// Goes before the start (negative); saturates at [`SimTime::MIN`].
     fn sub(self, d: SimDuration) -> SimTime {
-        SimTime(self.0.saturating_sub(d.0))
+        SimTime(
+            self.0
+                .saturating_sub(i64::try_from(d.0).unwrap_or(i64::MAX)),
+        )
     }
 }
 
@@ -246,10 +274,15 @@ impl fmt::Display for SimDuration {
     }
 }
 
-/// Formats the time since the start of the run, like [`SimDuration`].
+/// Formats the time since the start of the run, like [`SimDuration`]
+/// (`-1h0m0s` for an hour before it).
 impl fmt::Display for SimTime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.since_start().fmt(f)
+        if self.0 < 0 {
+            write!(f, "-{}", SimDuration(self.0.unsigned_abs()))
+        } else {
+            self.since_start().fmt(f)
+        }
     }
 }
 
@@ -444,7 +477,16 @@ mod tests {
         let t = SimTime::from_secs(10);
         assert_eq!(t + SimDuration::from_secs(5), SimTime::from_millis(15_000));
         assert_eq!(t - SimDuration::from_secs(4), SimTime::from_millis(6_000));
-        assert_eq!(t - SimDuration::from_secs(11), SimTime::ZERO);
+        assert_eq!(
+            t - SimDuration::from_secs(11),
+            SimTime::from_signed_millis(-1_000)
+        );
+        assert_eq!((t - SimDuration::from_secs(11)).to_string(), "-1s");
+        assert_eq!(
+            t.checked_duration_since(SimTime::from_signed_millis(-5_000)),
+            Some(SimDuration::from_secs(15))
+        );
+        assert_eq!(SimTime::from_signed_millis(-5).as_millis(), 0);
         assert_eq!(SimTime::from_secs(3) - t, SimDuration::ZERO);
         assert_eq!(t - SimTime::from_secs(3), SimDuration::from_secs(7));
         assert_eq!(SimTime::from_secs(3).checked_duration_since(t), None);

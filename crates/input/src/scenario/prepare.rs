@@ -309,6 +309,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             sources: sources.clone(),
             nodepools,
             capacity_shortages: BTreeSet::new(),
+            initial: None,
             scheduler: SchedulerConfig::default(),
             node_count_resource,
             interruptions: spot.interruptions.clone(),

@@ -442,7 +442,7 @@ impl Engine<'_> {
 }
 
 /// The shared copy of NodePool name `name`.
-fn shared_name(names: &mut BTreeMap<String, Arc<str>>, name: &str) -> Arc<str> {
+pub(super) fn shared_name(names: &mut BTreeMap<String, Arc<str>>, name: &str) -> Arc<str> {
     if let Some(shared) = names.get(name) {
         return shared.clone();
     }

@@ -54,6 +54,7 @@ mod ca_spot;
 mod checks;
 mod disruption;
 mod event_log;
+mod initial;
 mod karpenter;
 mod owners;
 mod profile;
@@ -101,6 +102,9 @@ use super::time::{SimDuration, SimTime};
 pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use event_log::EventSink;
+pub use initial::{
+    InitialNode, InitialPod, InitialState, InitialWorkload, NodeOwner, UNMANAGED_POOL,
+};
 pub use profile::{Component, Profile};
 pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, MissingTarget, NodeClaimRecord, ReasonCount,
@@ -162,6 +166,8 @@ pub struct RunInput {
     /// Cluster Autoscaler in place of Karpenter (then `nodepools` is
     /// empty).
     pub cluster_autoscaler: Option<CaSetup>,
+    /// The cluster the run begins from (a snapshot); `None` = empty.
+    pub initial: Option<Arc<InitialState>>,
 }
 
 /// A NodePool and the catalog of its EC2NodeClass.
@@ -406,6 +412,9 @@ struct PodMeta {
     nominated: Option<NodeId>,
     /// Evicted (or deleted) with no owner to re-create it.
     lost: bool,
+    /// Bound in the snapshot the run began from: its pending time is not
+    /// the run's.
+    bound_before_run: bool,
 }
 
 /// Engine-side facts about a node (indexed like the cluster's node arena).

@@ -337,7 +337,7 @@ impl Engine<'_> {
         ranked
     }
 
-    fn owner_ref(&self, w: usize) -> Option<OwnerRef> {
+    pub(super) fn owner_ref(&self, w: usize) -> Option<OwnerRef> {
         let state = &self.owners.workloads[w];
         let kind = match state.target.kind {
             TargetKind::Deployment => OwnerKind::Deployment,
@@ -355,7 +355,7 @@ impl Engine<'_> {
 
     /// Fails when `count` more pods would pass [`MAX_PODS_CREATED`],
     /// before any is made.
-    fn room_for_pods(&self, count: usize) -> Result<(), EngineError> {
+    pub(super) fn room_for_pods(&self, count: usize) -> Result<(), EngineError> {
         if self.pod_meta.len().saturating_add(count) > MAX_PODS_CREATED {
             return Err(EngineError::TooManyPods {
                 variant: self.input.variant.clone(),
@@ -414,6 +414,7 @@ impl Engine<'_> {
             last_reason: None,
             nominated: None,
             lost: false,
+            bound_before_run: false,
         });
         self.owners.pod_names.insert((namespace, name.clone()), id);
         self.owners.workloads[w].pods.push(id);
@@ -561,7 +562,11 @@ impl Engine<'_> {
     /// The DaemonSet controller's placement: a pod bound straight to `node`
     /// when the node matches the template (tolerations, node selector,
     /// required node affinity) and has room.
-    fn place_daemon_pod(&mut self, w: usize, node_id: NodeId) -> Result<(), EngineError> {
+    pub(super) fn place_daemon_pod(
+        &mut self,
+        w: usize,
+        node_id: NodeId,
+    ) -> Result<(), EngineError> {
         let spec = self.owners.workloads[w].workload.template.clone();
         let Some(node) = self.cluster.node(node_id) else {
             return Ok(());

@@ -329,6 +329,7 @@ impl Engine<'_> {
                 .filter(|(_, m)| !m.daemonset)
         };
         let pending_samples: Vec<SimDuration> = workload_pods()
+            .filter(|(_, m)| !m.bound_before_run)
             .filter_map(|(_, m)| {
                 m.first_bound
                     .map(|b| b.saturating_duration_since(m.created_at))

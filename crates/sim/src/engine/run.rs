@@ -73,6 +73,9 @@ fn run_engine(
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<(RunOutput, Vec<String>, Option<Profile>), EngineError> {
     let input = engine.input;
+    if let Some(initial) = &input.initial {
+        engine.load_initial(initial)?;
+    }
     engine.schedule_spot_inputs()?;
     for (index, step) in input.steps.iter().enumerate() {
         engine.schedule(step.at, Event::Step(index))?;

@@ -205,6 +205,7 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
             catalog: catalog().clone(),
         }],
         capacity_shortages: BTreeSet::new(),
+        initial: None,
         scheduler: SchedulerConfig::default(),
         node_count_resource: None,
         interruptions: Default::default(),

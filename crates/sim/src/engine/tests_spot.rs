@@ -66,6 +66,7 @@ fn spot_input(pool_yaml: &str, manifests: &str, duration: SimDuration) -> RunInp
             catalog: catalog().clone(),
         }],
         capacity_shortages: BTreeSet::new(),
+        initial: None,
         scheduler: SchedulerConfig::default(),
         node_count_resource: None,
         interruptions: InterruptionSettings::default(),

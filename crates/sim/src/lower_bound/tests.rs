@@ -310,6 +310,7 @@ fn one_type_input(instance_type: &str, manifests: &str, duration: SimDuration) -
             catalog: catalog(),
         }],
         capacity_shortages: BTreeSet::new(),
+        initial: None,
         scheduler: SchedulerConfig::default(),
         node_count_resource: None,
         interruptions: Default::default(),
