@@ -62,6 +62,9 @@ pub(crate) struct Ctx<'a> {
     pub warnings: &'a mut Warnings,
     pub runtime_classes: &'a BTreeMap<String, RuntimeClassInfo>,
     pub priority_classes: &'a PriorityClasses,
+    /// Pods come from a cluster snapshot, bound by the scheduler: their
+    /// `nodeName` is where they run, not a preset placement.
+    pub pods_bound: bool,
 }
 
 impl Ctx<'_> {
@@ -819,7 +822,7 @@ fn unmodelled(ctx: &mut Ctx<'_>, spec: &core::PodSpec, spec_path: &str) {
             ),
         );
     }
-    if spec.node_name.is_some() {
+    if spec.node_name.is_some() && !ctx.pods_bound {
         ctx.warn_once(
             "nodeName",
             &format!("{spec_path}.nodeName"),

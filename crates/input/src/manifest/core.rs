@@ -213,12 +213,22 @@ pub struct CoreReader {
     priority_classes: Option<PriorityClasses>,
     pending: Vec<Document>,
     identities: Identities,
+    pods_bound: bool,
 }
 
 impl CoreReader {
     /// An empty reader.
     pub fn new() -> CoreReader {
         CoreReader::default()
+    }
+
+    /// An empty reader of a cluster snapshot's objects: pods carry the
+    /// `nodeName` the scheduler gave them.
+    pub fn for_snapshot() -> CoreReader {
+        CoreReader {
+            pods_bound: true,
+            ..CoreReader::default()
+        }
     }
 
     /// Adds a core document (see [`is_core_kind`]). Class objects are read
@@ -296,12 +306,14 @@ impl CoreReader {
             priority_classes,
             pending,
             mut identities,
+            pods_bound,
         } = self;
         let priority = priority_classes.unwrap_or_else(PriorityClasses::with_builtins);
         let mut out = CoreManifests::default();
         let mut job_without_duration = None;
         for doc in &pending {
             let mut ctx = ctx(doc, names, warnings, &runtime_classes, &priority);
+            ctx.pods_bound = pods_bound;
             match doc.kind.as_str() {
                 "PodDisruptionBudget" => out.pdbs.push(pdb(&mut ctx, doc, &mut identities)?),
                 _ => {
@@ -350,6 +362,7 @@ fn ctx<'a>(
         warnings,
         runtime_classes,
         priority_classes,
+        pods_bound: false,
     }
 }
 
