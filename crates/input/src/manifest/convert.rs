@@ -214,7 +214,7 @@ impl Ctx<'_> {
 
 /// core helper `IsOvercommitAllowed`: native resources (no domain, or a
 /// `kubernetes.io` one) except hugepages.
-fn overcommit_allowed(name: &str) -> bool {
+pub(crate) fn overcommit_allowed(name: &str) -> bool {
     let native = match name.split_once('/') {
         None => true,
         Some((domain, _)) => domain == "kubernetes.io" || domain.ends_with(".kubernetes.io"),

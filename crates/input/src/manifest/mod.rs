@@ -1,6 +1,7 @@
 //! Reading real Kubernetes manifests (multi-document YAML, `kubectl -o yaml`
-//! Lists) into karpsim's compact internal forms. This is the only place that
-//! touches k8s-openapi types and YAML for core objects.
+//! Lists) into karpsim's compact internal forms, and writing pods back as
+//! manifests ([`export`]). This is the only place that touches k8s-openapi
+//! types and YAML for core objects.
 //!
 //! Reading happens in two steps. [`split_documents`] parses a YAML stream
 //! into located trees and reads each document's `apiVersion` and `kind`
@@ -11,6 +12,7 @@
 pub mod convert;
 mod core;
 pub mod error;
+pub mod export;
 pub mod tree;
 
 pub use self::core::{CORE_KINDS, CoreManifests, CoreReader, is_cluster_scoped, is_core_kind};
