@@ -176,6 +176,8 @@ pub struct Scenario {
     pub spot: SpotConfig,
     /// The pinned pricing snapshot file, if any (else the bundled one).
     pub pricing_snapshot: Option<PinnedSnapshot>,
+    /// The cluster snapshot the run begins from (absolute path), if any.
+    pub initial_state: Option<PathBuf>,
 }
 
 /// A snapshot file a scenario pins with `pricingSnapshot`.
@@ -303,7 +305,8 @@ pub enum Provisioner {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KarpenterConfig {
     /// Files holding `karpenter.sh/v1` NodePools and `karpenter.k8s.aws/v1`
-    /// EC2NodeClasses (absolute paths, in the order given; at least one).
+    /// EC2NodeClasses (absolute paths, in the order given; at least one,
+    /// or none to use the NodePools of the scenario's `initialState`).
     pub node_pools: Vec<PathBuf>,
 }
 

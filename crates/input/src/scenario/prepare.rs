@@ -24,6 +24,7 @@ use super::{Problem, ScenarioError};
 use crate::autoscaler::CaConfigError;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::cloud::{Catalog, CatalogError};
+use crate::cluster_snapshot::{self, Snapshot, SnapshotError};
 use crate::karpenter::instance_types::{
     filter_instance_types, template_requirements, unknown_in_values,
 };
@@ -123,6 +124,21 @@ pub enum PrepareError {
     /// The pinned pricing snapshot is unreadable or malformed.
     #[error(transparent)]
     PricingSnapshot(#[from] SnapshotFileError),
+    /// The cluster snapshot could not be read.
+    #[error(transparent)]
+    Snapshot(#[from] SnapshotError),
+    /// The cluster snapshot's nodes are in another region.
+    #[error(
+        "{file}: the snapshot's nodes are in {snapshot_region}, but the scenario's region is {region} (set region: {snapshot_region})"
+    )]
+    SnapshotRegionMismatch {
+        /// The snapshot.
+        file: String,
+        /// Its nodes' region.
+        snapshot_region: String,
+        /// The scenario's region.
+        region: String,
+    },
     /// The pinned pricing snapshot is for another region.
     #[error(
         "pricingSnapshot {file} holds prices for {snapshot_region}, but the scenario's region is {region}"
@@ -279,12 +295,45 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         .map_err(PrepareError::MissingTarget)?;
     let spot = load_spot(scenario, &pricing)?;
     warnings.extend(spot.warnings.iter().cloned());
+    let snapshot = match &scenario.initial_state {
+        Some(path) => Some(load_snapshot(scenario, &pricing, path)?),
+        None => None,
+    };
+    if let Some(snapshot) = &snapshot {
+        warnings.extend(snapshot.warnings.iter().cloned());
+    }
+    let initial = snapshot.as_ref().map(|s| Arc::new(s.state.clone()));
     let mut runs = Vec::new();
     for variant in &scenario.variants {
         if only.is_some_and(|name| name != variant.name) {
             continue;
         }
         let (nodepools, node_count_resource, cluster_autoscaler) = match &variant.provisioner {
+            Provisioner::Karpenter(config) if config.node_pools.is_empty() => {
+                // The NodePools the snapshot's cluster runs.
+                let Some(snapshot) = &snapshot else {
+                    return Err(PrepareError::NoNodePool {
+                        variant: format!("variant {}", variant.name),
+                        files: "(no nodePools)".to_string(),
+                    });
+                };
+                let loaded = Manifests {
+                    nodepools: snapshot.nodepools.clone(),
+                    nodepool_sources: snapshot.nodepool_sources.clone(),
+                    nodeclasses: snapshot.nodeclasses.clone(),
+                    resource_names: snapshot.resource_names.clone(),
+                    ..Manifests::default()
+                };
+                let (pools, slot) = pools_from(
+                    scenario,
+                    &pricing,
+                    &format!("variant {}", variant.name),
+                    &loaded,
+                    &snapshot.state.source,
+                    &mut warnings,
+                )?;
+                (pools, slot, None)
+            }
             Provisioner::Karpenter(config) => {
                 let (pools, slot) = load_pools(
                     scenario,
@@ -309,7 +358,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             sources: sources.clone(),
             nodepools,
             capacity_shortages: BTreeSet::new(),
-            initial: None,
+            initial: initial.clone(),
             scheduler: SchedulerConfig::default(),
             node_count_resource,
             interruptions: spot.interruptions.clone(),
@@ -322,6 +371,27 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         warnings: warnings.into_iter().collect(),
         pricing: pricing.identity,
     })
+}
+
+/// Reads the cluster snapshot a scenario begins from, priced from the
+/// scenario's catalog; its nodes must be in the scenario's region.
+fn load_snapshot(
+    scenario: &Scenario,
+    pricing: &Pricing,
+    path: &Path,
+) -> Result<Snapshot, PrepareError> {
+    let raw = cluster_snapshot::read(path)?;
+    if let Some(region) = raw.region()
+        && region != scenario.region
+    {
+        return Err(PrepareError::SnapshotRegionMismatch {
+            file: shown(path),
+            snapshot_region: region.to_string(),
+            region: scenario.region.clone(),
+        });
+    }
+    let catalog = pricing.catalog(&scenario.region, &Default::default())?;
+    Ok(raw.resolve(&catalog)?)
 }
 
 /// Checks a Cluster Autoscaler variant against the region's catalog
@@ -399,11 +469,24 @@ fn load_pools(
     warnings: &mut BTreeSet<String>,
 ) -> Result<(Vec<PoolSetup>, Option<crate::kube::resources::ResourceKind>), PrepareError> {
     let loaded = load_files(files)?;
+    pools_from(scenario, pricing, owner, &loaded, &names(files), warnings)
+}
+
+/// Each NodePool of `loaded` (read from `files`) with its EC2NodeClass's
+/// catalog; see [`load_pools`].
+fn pools_from(
+    scenario: &Scenario,
+    pricing: &Pricing,
+    owner: &str,
+    loaded: &Manifests,
+    files: &str,
+    warnings: &mut BTreeSet<String>,
+) -> Result<(Vec<PoolSetup>, Option<crate::kube::resources::ResourceKind>), PrepareError> {
     warnings.extend(loaded.warnings.iter().map(|w| w.to_string()));
     if loaded.nodepools.is_empty() {
         return Err(PrepareError::NoNodePool {
             variant: owner.to_string(),
-            files: names(files),
+            files: files.to_string(),
         });
     }
     let mut catalogs: BTreeMap<String, Catalog> = BTreeMap::new();

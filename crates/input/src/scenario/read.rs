@@ -53,6 +53,7 @@ const TOP_KEYS: Keys = Keys {
         "interruptions",
         "spotPriceHistory",
         "pricingSnapshot",
+        "initialState",
     ],
     reserved: &[],
 };
@@ -163,6 +164,7 @@ pub(super) fn read_scenario<C: RegionCatalog + ?Sized>(
         text,
         base_dir,
         variants_required,
+        initial_state_given: std::cell::Cell::new(false),
     };
     match root {
         Some(root) => reader.scenario(&root, &source, catalog),
@@ -178,6 +180,10 @@ struct Reader<'t> {
     base_dir: PathBuf,
     /// False when the caller supplies the variants (`compare --nodepools`).
     variants_required: bool,
+    /// The scenario begins from a snapshot: a Karpenter variant may leave
+    /// out `nodePools` (the snapshot's are used) and `workloads` may be
+    /// empty.
+    initial_state_given: std::cell::Cell<bool>,
 }
 
 /// A mapping whose keys have been checked against its [`Keys`].
@@ -545,8 +551,18 @@ impl Reader<'_> {
             None => LaunchLatency::lognormal(DEFAULT_LAUNCH_MEDIAN, DEFAULT_LAUNCH_P90)
                 .map_err(|err| self.invalid(Position::START, "nodeLaunchLatency", err.into()))?,
         };
-        let workloads_node = self.required(&top, "workloads")?;
-        let workloads = self.workloads(workloads_node, (duration, &self.written(duration_node)))?;
+        let initial_state = match top.get("initialState") {
+            Some(node) => Some(self.file(node, "initialState")?),
+            None => None,
+        };
+        self.initial_state_given.set(initial_state.is_some());
+        let workloads = match top.get("workloads") {
+            None if initial_state.is_some() => Vec::new(),
+            _ => {
+                let workloads_node = self.required(&top, "workloads")?;
+                self.workloads(workloads_node, (duration, &self.written(duration_node)))?
+            }
+        };
         let region_zones: Vec<String> = catalog
             .zones(&region)
             .unwrap_or_default()
@@ -577,6 +593,7 @@ impl Reader<'_> {
             variants,
             spot,
             pricing_snapshot,
+            initial_state,
         })
     }
 
@@ -849,6 +866,11 @@ impl Reader<'_> {
 
     fn karpenter(&self, node: &Node, field: &str) -> Result<KarpenterConfig, ScenarioError> {
         let map = self.mapping(node, field, &KARPENTER_KEYS)?;
+        if map.get("nodePools").is_none() && self.initial_state_given.get() {
+            return Ok(KarpenterConfig {
+                node_pools: Vec::new(),
+            });
+        }
         let pools = self.required(&map, "nodePools")?;
         Ok(KarpenterConfig {
             node_pools: self.files(pools, &map.field("nodePools"))?,

@@ -184,6 +184,7 @@ fn realistic_scenario_parses_into_expected_struct() {
             },
         ],
         pricing_snapshot: None,
+        initial_state: None,
         spot: SpotConfig::default(),
     };
     assert_eq!(scenario, expected);
