@@ -40,6 +40,8 @@ enum Command {
     Report(ReportArgs),
     /// Show one NodeClaim's or pod's decision history from a report folder.
     Explain(ExplainArgs),
+    /// What Karpenter would do next on a cluster snapshot (kubectl get … -o yaml).
+    Plan(cli::plan::PlanArgs),
     /// Refresh, import and inspect pricing snapshots.
     Pricing(PricingArgs),
     /// List the instance types of a region, or those a NodePool allows.
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cli::run::run_command(&args),
         Command::Report(args) => cli::report::report_command(&args),
         Command::Explain(args) => cli::explain::explain_command(&args),
+        Command::Plan(args) => cli::plan::plan_command(&args),
         Command::Pricing(args) => cli::pricing::pricing_command(&args),
     };
     match result {

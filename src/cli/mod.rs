@@ -6,6 +6,7 @@ pub mod chart;
 pub mod compare;
 pub mod explain;
 pub mod instance_types;
+pub mod plan;
 pub mod pricing;
 pub mod report;
 pub mod run;

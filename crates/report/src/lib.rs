@@ -8,6 +8,7 @@ pub mod compare;
 pub mod explain;
 pub mod html;
 pub mod instance_types;
+pub mod plan;
 pub mod read;
 pub mod run;
 pub mod schema;

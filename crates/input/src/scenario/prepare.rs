@@ -816,3 +816,147 @@ mod tests {
         }
     }
 }
+
+/// What `karpsim plan` runs: the snapshot's cluster as a run's start, and
+/// the proposed NodePools, if any, that replace the snapshot's.
+#[derive(Debug, Clone)]
+pub struct PlanInput {
+    /// The run whose first instant is planned (its variant runs the
+    /// snapshot's NodePools, or the proposed ones when the snapshot has
+    /// none).
+    pub run: RunInput,
+    /// Proposed NodePools replacing the snapshot's (nodes drift).
+    pub proposed: Option<(Vec<PoolSetup>, Option<crate::kube::resources::ResourceKind>)>,
+    /// The region planned in.
+    pub region: String,
+    /// Nodes whose reported allocatable differs from Karpenter's estimate.
+    pub allocatable_differences: Vec<crate::cluster_snapshot::AllocatableDifference>,
+    /// Objects skipped, by kind.
+    pub skipped: BTreeMap<String, usize>,
+    /// Warnings, one line each.
+    pub warnings: Vec<String>,
+}
+
+/// Reads a snapshot and the NodePool files proposed for it, for `plan`.
+/// The region is `region`, else the nodes' `topology.kubernetes.io/region`,
+/// else the default.
+pub fn prepare_plan(
+    snapshot_path: &Path,
+    nodepools: &[std::path::PathBuf],
+    region: Option<&str>,
+) -> Result<PlanInput, PrepareError> {
+    let raw = cluster_snapshot::read(snapshot_path)?;
+    let region = region
+        .map(str::to_string)
+        .or_else(|| raw.region().map(str::to_string))
+        .unwrap_or_else(|| super::DEFAULT_REGION.to_string());
+    let zones: Vec<String> = zones_of(&region)
+        .map_err(|_| CatalogError::UnknownRegion {
+            region: region.clone(),
+            valid: Catalog::regions(),
+        })?
+        .into_iter()
+        .map(|z| z.name.to_string())
+        .collect();
+    let scenario = Scenario {
+        name: "plan".to_string(),
+        source: std::path::absolute(snapshot_path).unwrap_or_else(|_| snapshot_path.to_path_buf()),
+        seed: 0,
+        duration: crate::time::SimDuration::from_hours(1),
+        region: region.clone(),
+        zones,
+        node_launch_latency: crate::sim::LaunchLatency::lognormal(
+            super::DEFAULT_LAUNCH_MEDIAN,
+            super::DEFAULT_LAUNCH_P90,
+        )
+        .map_err(|e| PrepareError::Read {
+            file: shown(snapshot_path),
+            reason: e.to_string(),
+        })?,
+        workloads: Vec::new(),
+        variants: Vec::new(),
+        spot: Default::default(),
+        pricing_snapshot: None,
+        initial_state: None,
+    };
+    let pricing = Pricing::of(&scenario)?;
+    if let Some(found) = raw.region()
+        && found != region
+    {
+        return Err(PrepareError::SnapshotRegionMismatch {
+            file: shown(snapshot_path),
+            snapshot_region: found.to_string(),
+            region,
+        });
+    }
+    let catalog = pricing.catalog(&region, &Default::default())?;
+    let snapshot = raw.resolve(&catalog)?;
+    let mut warnings: BTreeSet<String> = snapshot.warnings.iter().cloned().collect();
+    let proposed = if nodepools.is_empty() {
+        None
+    } else {
+        Some(load_pools(
+            &scenario,
+            &pricing,
+            "--nodepools",
+            nodepools,
+            &mut warnings,
+        )?)
+    };
+    let (pools, slot, proposed) = if snapshot.nodepools.is_empty() {
+        match proposed {
+            Some((pools, slot)) => (pools, slot, None),
+            None => {
+                return Err(PrepareError::NoNodePool {
+                    variant: "plan".to_string(),
+                    files: format!(
+                        "{} (add nodepools to the kubectl get, or pass --nodepools)",
+                        shown(snapshot_path)
+                    ),
+                });
+            }
+        }
+    } else {
+        let loaded = Manifests {
+            nodepools: snapshot.nodepools.clone(),
+            nodepool_sources: snapshot.nodepool_sources.clone(),
+            nodeclasses: snapshot.nodeclasses.clone(),
+            resource_names: snapshot.resource_names.clone(),
+            ..Manifests::default()
+        };
+        let (pools, slot) = pools_from(
+            &scenario,
+            &pricing,
+            "snapshot",
+            &loaded,
+            &shown(snapshot_path),
+            &mut warnings,
+        )?;
+        (pools, slot, proposed)
+    };
+    let run = RunInput {
+        variant: "plan".to_string(),
+        seed: 0,
+        duration: scenario.duration,
+        zones: scenario.zones.clone(),
+        launch_latency: scenario.node_launch_latency,
+        steps: Vec::new(),
+        sources: Vec::new(),
+        nodepools: pools,
+        capacity_shortages: BTreeSet::new(),
+        initial: Some(Arc::new(snapshot.state.clone())),
+        scheduler: SchedulerConfig::default(),
+        node_count_resource: slot,
+        interruptions: Default::default(),
+        spot_price_changes: Vec::new(),
+        cluster_autoscaler: None,
+    };
+    Ok(PlanInput {
+        run,
+        proposed,
+        region,
+        allocatable_differences: snapshot.allocatable_differences,
+        skipped: snapshot.skipped,
+        warnings: warnings.into_iter().collect(),
+    })
+}

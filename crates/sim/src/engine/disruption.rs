@@ -123,7 +123,7 @@ impl Engine<'_> {
 
     /// Calls `f` with the decision input of this instant, the disruption
     /// controller and the provisioner.
-    fn with_input<T>(
+    pub(super) fn with_input<T>(
         &self,
         f: impl FnOnce(&DisruptionInput<'_>, &Disruption, &Provisioner) -> T,
     ) -> T {
@@ -311,7 +311,7 @@ impl Engine<'_> {
     }
 
     /// Starts a command; `false` if it could not start.
-    fn start_command(&mut self, command: Command) -> Result<bool, EngineError> {
+    pub(super) fn start_command(&mut self, command: Command) -> Result<bool, EngineError> {
         let reason = command.reason.name();
         let candidates: Vec<NodeId> = command
             .candidates

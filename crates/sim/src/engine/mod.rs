@@ -57,6 +57,7 @@ mod event_log;
 mod initial;
 mod karpenter;
 mod owners;
+mod plan;
 mod profile;
 mod record;
 mod run;
@@ -104,6 +105,10 @@ pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use event_log::EventSink;
 pub use initial::{
     InitialNode, InitialPod, InitialState, InitialWorkload, NodeOwner, UNMANAGED_POOL,
+};
+pub use plan::{
+    MAX_PLANNED_COMMANDS, NodeVerdict, Plan, PlannedCommand, PlannedNodeClaim, PlannedReplacement,
+    plan,
 };
 pub use profile::{Component, Profile};
 pub use record::{
