@@ -7,6 +7,7 @@ mod golden;
 mod instance_types;
 mod manifests;
 mod parallel;
+mod plan;
 mod pricing;
 mod report;
 mod run;
