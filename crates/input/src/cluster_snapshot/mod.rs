@@ -29,7 +29,8 @@ use crate::cloud::Catalog;
 use crate::kube::resources::ResourceNames;
 use crate::kube::workload::{Workload, WorkloadKind};
 use crate::manifest::{
-    CoreReader, Document, ManifestError, Position, Value, Warnings, is_core_kind, split_documents,
+    CoreReader, Document, ManifestError, Position, Value, Warnings, is_core_kind,
+    split_documents_with,
 };
 use crate::nodepool::NodePool;
 use crate::nodepools::ec2nodeclass::{Ec2NodeClass, read_ec2nodeclass};
@@ -221,7 +222,7 @@ pub fn read_texts(source: &str, sources: &[(&str, &str)]) -> Result<RawSnapshot,
     let mut warnings = Warnings::default();
     let mut core = CoreReader::for_snapshot();
     for (file, text) in sources {
-        for doc in split_documents(file, text)? {
+        for doc in split_documents_with(file, text, crate::manifest::tree::SNAPSHOT_YAML)? {
             raw.note_times(&doc.node);
             match (doc.api_version.as_str(), doc.kind.as_str()) {
                 ("v1", "Node") => raw

@@ -97,8 +97,18 @@ impl Document {
 /// a `v1 List` become objects of their own. A document without `apiVersion`
 /// or `kind` is an error.
 pub fn split_documents(file: &str, text: &str) -> Result<Vec<Document>, ManifestError> {
+    split_documents_with(file, text, tree::KUBERNETES_YAML)
+}
+
+/// [`split_documents`] under other YAML rules (a cluster snapshot's
+/// budgets: [`tree::SNAPSHOT_YAML`]).
+pub fn split_documents_with(
+    file: &str,
+    text: &str,
+    rules: crate::yaml::ParseOptions,
+) -> Result<Vec<Document>, ManifestError> {
     let mut out = Vec::new();
-    for node in tree::parse_stream(file, text)? {
+    for node in tree::parse_stream_with(file, text, rules)? {
         let doc = header(file, node, String::new())?;
         if doc.kind == "List" || doc.kind.ends_with("List") && doc.node.get("items").is_some() {
             let items = match doc.node.get("items").map(|n| &n.value) {

@@ -22,10 +22,26 @@ pub const KUBERNETES_YAML: ParseOptions = ParseOptions {
     max_nodes: None,
 };
 
+/// A cluster snapshot: Kubernetes YAML whose size is the cluster's
+/// (millions of values for tens of thousands of pods).
+pub const SNAPSHOT_YAML: ParseOptions = ParseOptions {
+    max_nodes: Some(500_000_000),
+    ..KUBERNETES_YAML
+};
+
 /// Parses every document of a YAML stream. Empty documents (a trailing
 /// `---`, comment-only documents, `null`) are skipped.
 pub fn parse_stream(file: &str, text: &str) -> Result<Vec<Node>, ManifestError> {
-    yaml::parse_stream(text, KUBERNETES_YAML).map_err(|e| ManifestError::Yaml {
+    parse_stream_with(file, text, KUBERNETES_YAML)
+}
+
+/// [`parse_stream`] under other YAML rules (budgets).
+pub fn parse_stream_with(
+    file: &str,
+    text: &str,
+    rules: ParseOptions,
+) -> Result<Vec<Node>, ManifestError> {
+    yaml::parse_stream(text, rules).map_err(|e| ManifestError::Yaml {
         at: Position::at(file, e.position),
         message: e.message,
     })

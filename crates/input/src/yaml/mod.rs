@@ -212,6 +212,16 @@ pub fn parse_stream(text: &str, rules: ParseOptions) -> Result<Vec<Node>, Syntax
     }
     let mut budget = Budget::default();
     if let Some(max_nodes) = rules.max_nodes {
+        // A larger node budget (a cluster snapshot) raises the budgets
+        // that grow with it.
+        if max_nodes > budget.max_nodes {
+            budget.max_events = budget.max_events.max(max_nodes.saturating_mul(4));
+            budget.max_total_scalar_bytes = budget
+                .max_total_scalar_bytes
+                .max(max_nodes.saturating_mul(64));
+            budget.max_documents = budget.max_documents.max(max_nodes);
+            budget.max_reader_input_bytes = None;
+        }
         budget.max_nodes = max_nodes;
     }
     let limits = (budget.clone(), options.alias_limits);
