@@ -91,6 +91,7 @@ fn run_input(snapshot: &Snapshot) -> RunInput {
             .collect(),
         capacity_shortages: Default::default(),
         initial: Some(Arc::new(snapshot.state.clone())),
+        snapshot_at: None,
         scheduler: Default::default(),
         node_count_resource: None,
         interruptions: Default::default(),

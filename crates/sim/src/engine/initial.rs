@@ -23,7 +23,7 @@ use crate::scheduler::{Node, NodeId, Pod, PodPhase};
 use crate::time::SimTime;
 
 /// The cluster a run begins from.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct InitialState {
     /// Where it was read from (for messages).
     pub source: String,
@@ -61,7 +61,7 @@ impl NodeOwner {
 }
 
 /// One node of the starting cluster.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct InitialNode {
     /// The node as the deciders see it: registered, with `claim` set for a
     /// Karpenter node; `requested` and `pods` empty (pods are bound when
@@ -92,7 +92,7 @@ impl InitialNode {
 }
 
 /// One pod of the starting cluster.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct InitialPod {
     /// Pod name.
     pub name: String,
@@ -113,7 +113,7 @@ pub struct InitialPod {
 }
 
 /// A workload of the starting cluster and the pods it owns.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct InitialWorkload {
     /// The object.
     pub workload: Workload,

@@ -54,6 +54,7 @@ mod ca_spot;
 mod checks;
 mod disruption;
 mod event_log;
+mod export;
 mod initial;
 mod karpenter;
 mod owners;
@@ -103,6 +104,7 @@ use super::time::{SimDuration, SimTime};
 pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use event_log::EventSink;
+pub use export::ClusterExport;
 pub use initial::{
     InitialNode, InitialPod, InitialState, InitialWorkload, NodeOwner, UNMANAGED_POOL,
 };
@@ -173,6 +175,8 @@ pub struct RunInput {
     pub cluster_autoscaler: Option<CaSetup>,
     /// The cluster the run begins from (a snapshot); `None` = empty.
     pub initial: Option<Arc<InitialState>>,
+    /// Export the cluster at this instant (`run --snapshot-at`).
+    pub snapshot_at: Option<SimTime>,
 }
 
 /// A NodePool and the catalog of its EC2NodeClass.
@@ -398,6 +402,8 @@ enum Event {
     SpotReclaim(NodeId),
     /// A Cluster Autoscaler loop.
     CaLoop,
+    /// Export the cluster (`run --snapshot-at`).
+    Export,
 }
 
 /// Engine-side facts about a pod (indexed like the cluster's pod arena).
@@ -703,6 +709,8 @@ struct Recorder<'a> {
     violations: Option<Vec<String>>,
     /// Wall time per component, when profiling.
     profile: Option<Profile>,
+    /// The cluster at `snapshot_at`, once taken.
+    export: Option<ClusterExport>,
 }
 
 /// ∫ requested / allocatable over time, in (milli-cores | bytes) × ms.
@@ -780,6 +788,7 @@ impl<'a> Engine<'a> {
                 bound,
                 violations: None,
                 profile: None,
+                export: None,
             },
         }
     }
@@ -836,6 +845,10 @@ impl<'a> Engine<'a> {
             Event::Spot(signal) => self.spot_signal(signal),
             Event::SpotReclaim(node) => self.spot_reclaim(node),
             Event::CaLoop => self.ca_loop(),
+            Event::Export => {
+                self.record.export = Some(self.export());
+                Ok(())
+            }
         }
     }
 

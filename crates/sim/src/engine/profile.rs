@@ -75,6 +75,7 @@ impl Component {
             | Event::Spot(_)
             | Event::SpotReclaim(_) => Component::Spot,
             Event::CaLoop => Component::ClusterAutoscaler,
+            Event::Export => Component::Sampling,
         }
     }
 }

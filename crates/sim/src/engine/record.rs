@@ -281,6 +281,8 @@ pub struct RunOutput {
     /// `Some` for a Cluster Autoscaler run: CA's unremovable reasons per
     /// node, a row each time a node's reason changes.
     pub scale_down: Option<Vec<super::UnremovableRecord>>,
+    /// The cluster at the run's `snapshot_at`, if asked for and reached.
+    pub export: Option<super::ClusterExport>,
 }
 
 impl Engine<'_> {
@@ -440,6 +442,7 @@ impl Engine<'_> {
         RunOutput {
             summary,
             nodeclaims,
+            export: self.record.export,
             events: self.record.events.into_kept(),
             timeseries: self.record.samples,
             disruption,

@@ -76,6 +76,11 @@ fn run_engine(
     if let Some(initial) = &input.initial {
         engine.load_initial(initial)?;
     }
+    if let Some(at) = input.snapshot_at {
+        // Scheduled first: the cluster is taken before anything else
+        // happens at that instant.
+        engine.schedule(at, Event::Export)?;
+    }
     engine.schedule_spot_inputs()?;
     for (index, step) in input.steps.iter().enumerate() {
         engine.schedule(step.at, Event::Step(index))?;

@@ -206,6 +206,7 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
         }],
         capacity_shortages: BTreeSet::new(),
         initial: None,
+        snapshot_at: None,
         scheduler: SchedulerConfig::default(),
         node_count_resource: None,
         interruptions: Default::default(),

@@ -67,6 +67,7 @@ fn spot_input(pool_yaml: &str, manifests: &str, duration: SimDuration) -> RunInp
         }],
         capacity_shortages: BTreeSet::new(),
         initial: None,
+        snapshot_at: None,
         scheduler: SchedulerConfig::default(),
         node_count_resource: None,
         interruptions: InterruptionSettings::default(),

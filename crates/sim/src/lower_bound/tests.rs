@@ -311,6 +311,7 @@ fn one_type_input(instance_type: &str, manifests: &str, duration: SimDuration) -
         }],
         capacity_shortages: BTreeSet::new(),
         initial: None,
+        snapshot_at: None,
         scheduler: SchedulerConfig::default(),
         node_count_resource: None,
         interruptions: Default::default(),
