@@ -57,6 +57,15 @@ pub struct SimulationArgs {
     /// over the threads. The report is the same whatever the number.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub jobs: Option<u32>,
+    /// Also write each variant's cluster at this simulated time (`6h`) as
+    /// a kubectl-shaped List, `snapshot.yaml` in its folder, which `karpsim
+    /// plan` (or a scenario's `initialState`) reads.
+    #[arg(long, value_name = "DURATION", value_parser = parse_sim_duration)]
+    pub snapshot_at: Option<karpsim_sim::time::SimDuration>,
+}
+
+fn parse_sim_duration(text: &str) -> Result<karpsim_sim::time::SimDuration, String> {
+    karpsim_sim::time::parse_duration(text).map_err(|e| e.to_string())
 }
 
 pub fn run_command(args: &RunArgs) -> Result<()> {
@@ -160,7 +169,18 @@ pub fn simulate(
     out_dir: &Path,
     warnings: &mut Warnings,
 ) -> Result<Simulated> {
-    let prepared = prepare(scenario, variant)?;
+    let mut prepared = prepare(scenario, variant)?;
+    if let Some(at) = options.snapshot_at {
+        if at > scenario.duration {
+            anyhow::bail!(
+                "--snapshot-at {at} is after the end of the run ({})",
+                scenario.duration
+            );
+        }
+        for run in &mut prepared.runs {
+            run.snapshot_at = Some(karpsim_sim::time::SimTime::ZERO + at);
+        }
+    }
     let variant_names: Vec<&str> = prepared.runs.iter().map(|r| r.variant.as_str()).collect();
     for warning in &prepared.warnings {
         warnings.add(warning, &variant_names);
@@ -273,6 +293,10 @@ pub fn write_report(
         let summary = Summary::of_run(&scenario.name, pricing, &output.summary);
         run_report::write_variant_files_but_events(&summary, output, dir)
             .with_context(cannot_write)?;
+        if let Some(export) = &output.export {
+            write_cluster_snapshot(scenario, export, &dir.join("snapshot.yaml"))
+                .with_context(cannot_write)?;
+        }
         let drawn = chart::VariantSeries::of_run(&summary, output, evictions);
         chart::write_variant_charts(&drawn, dir)
             .map_err(io::Error::other)
@@ -375,4 +399,35 @@ pub fn print_profile(profile: &engine::Profile, reporting: std::time::Duration) 
         );
     }
     eprintln!("{:<20} {total:>10.3}", "total");
+}
+
+/// The wall-clock instant t = 0 stands for in a written snapshot: the
+/// snapshot's own for a run that began from one, else a fixed instant, so
+/// that the same run writes the same bytes.
+const DEFAULT_EPOCH_UNIX_MILLIS: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
+
+/// Writes the cluster a run exported as a kubectl List.
+fn write_cluster_snapshot(
+    scenario: &Scenario,
+    export: &karpsim_sim::engine::ClusterExport,
+    path: &Path,
+) -> Result<()> {
+    let epoch = scenario
+        .initial_state
+        .as_ref()
+        .and_then(|_| export.state.time.as_deref())
+        .and_then(|t| karpsim_sim::spot::timestamp::Timestamp::parse(t).ok())
+        .map_or(DEFAULT_EPOCH_UNIX_MILLIS, |t| t.unix_millis());
+    let text = karpsim_input::snapshot_write::write_snapshot(
+        &karpsim_input::snapshot_write::SnapshotParts {
+            state: &export.state,
+            nodepools: &export.nodepools,
+            nodeclasses: &[],
+            names: &Default::default(),
+            epoch_unix_millis: epoch,
+            now: export.at,
+        },
+    )?;
+    std::fs::write(path, text)?;
+    Ok(())
 }

@@ -84,7 +84,9 @@ impl Engine<'_> {
             at: self.now(),
             state: InitialState {
                 source: format!("{} at {}", self.input.variant, self.now()),
-                time: None,
+                // The instant t = 0 stands for, when the run began from a
+                // snapshot.
+                time: self.input.initial.as_ref().and_then(|s| s.time.clone()),
                 nodes,
                 workloads,
                 pdbs: self.cluster.pdbs.clone(),
