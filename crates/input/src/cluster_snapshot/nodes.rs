@@ -545,7 +545,7 @@ pub(super) fn resolve_nodes(
             not_launched += 1;
             continue;
         };
-        if !claim.launched || claim.labels.get(LABEL_INSTANCE_TYPE).is_none() {
+        if !claim.launched || !claim.labels.contains_key(LABEL_INSTANCE_TYPE) {
             not_launched += 1;
             continue;
         }

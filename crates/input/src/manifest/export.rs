@@ -198,7 +198,7 @@ fn resources(requests: &Resources, names: &ResourceNames) -> Option<core::Resour
 /// A quantity that parses back to exactly `amount` of `kind`'s unit: CPU in
 /// cores or millicores, byte sizes with the largest exact binary suffix,
 /// counts as integers.
-fn quantity_text(kind: ResourceKind, name: &str, amount: i64) -> String {
+pub(crate) fn quantity_text(kind: ResourceKind, name: &str, amount: i64) -> String {
     match kind {
         ResourceKind::Cpu if amount % 1000 == 0 => (amount / 1000).to_string(),
         ResourceKind::Cpu => format!("{amount}m"),
@@ -345,7 +345,7 @@ fn affinity_term(t: &PodAffinityTerm) -> core::PodAffinityTerm {
 
 /// A label selector; an empty one stays present (`{}` matches everything,
 /// absence matches nothing).
-fn selector(s: &LabelSelector) -> meta::LabelSelector {
+pub(crate) fn selector(s: &LabelSelector) -> meta::LabelSelector {
     meta::LabelSelector {
         match_labels: non_empty_map(s.match_labels.clone()),
         match_expressions: non_empty(

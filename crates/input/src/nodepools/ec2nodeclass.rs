@@ -179,7 +179,7 @@ fn threshold(at: &At<'_>, value: &Located<String>, path: &str) -> Result<Thresho
 }
 
 /// The root device name Karpenter's AMI families use.
-fn root_device(family: AmiFamily) -> &'static str {
+pub(crate) fn root_device(family: AmiFamily) -> &'static str {
     match family {
         AmiFamily::Bottlerocket => "/dev/xvdb",
         f if f.is_windows() => "/dev/sda1",
