@@ -22,6 +22,11 @@ pub struct PlanArgs {
     /// AWS region [default: the nodes' topology.kubernetes.io/region].
     #[arg(long)]
     pub region: Option<String>,
+    /// Zones Karpenter may launch in, comma-separated [default: every zone
+    /// of the region] (a snapshot does not say which zones its subnets
+    /// cover).
+    #[arg(long, value_delimiter = ',', value_name = "ZONE,...")]
+    pub zones: Vec<String>,
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = OutputFormat::Table)]
     pub output: OutputFormat,
@@ -31,7 +36,12 @@ pub struct PlanArgs {
 }
 
 pub fn plan_command(args: &PlanArgs) -> Result<()> {
-    let input = prepare_plan(&args.snapshot, &args.nodepools, args.region.as_deref())?;
+    let input = prepare_plan(
+        &args.snapshot,
+        &args.nodepools,
+        args.region.as_deref(),
+        &args.zones,
+    )?;
     let mut warnings = super::Warnings::new(args.quiet);
     for warning in &input.warnings {
         warnings.add(warning, &[]);
@@ -43,18 +53,7 @@ pub fn plan_command(args: &PlanArgs) -> Result<()> {
         source: &args.snapshot.display().to_string(),
         time: state.and_then(|s| s.time.as_deref()).unwrap_or(""),
         region: &input.region,
-        allocatable: input
-            .allocatable_differences
-            .iter()
-            .map(|d| {
-                (
-                    d.node.clone(),
-                    d.instance_type.clone(),
-                    d.reported,
-                    d.estimated,
-                )
-            })
-            .collect(),
+        allocatable: &input.allocatable_differences,
     };
     let report = PlanReport::new(&plan, &context);
     match args.output {

@@ -294,7 +294,7 @@ pub fn write_report(
         run_report::write_variant_files_but_events(&summary, output, dir)
             .with_context(cannot_write)?;
         if let Some(export) = &output.export {
-            write_cluster_snapshot(scenario, export, &dir.join("snapshot.yaml"))
+            write_cluster_snapshot(export, &dir.join("snapshot.yaml"))
                 .with_context(cannot_write)?;
         }
         let drawn = chart::VariantSeries::of_run(&summary, output, evictions);
@@ -407,15 +407,11 @@ pub fn print_profile(profile: &engine::Profile, reporting: std::time::Duration) 
 const DEFAULT_EPOCH_UNIX_MILLIS: i64 = 1_767_225_600_000; // 2026-01-01T00:00:00Z
 
 /// Writes the cluster a run exported as a kubectl List.
-fn write_cluster_snapshot(
-    scenario: &Scenario,
-    export: &karpsim_sim::engine::ClusterExport,
-    path: &Path,
-) -> Result<()> {
-    let epoch = scenario
-        .initial_state
-        .as_ref()
-        .and_then(|_| export.state.time.as_deref())
+fn write_cluster_snapshot(export: &karpsim_sim::engine::ClusterExport, path: &Path) -> Result<()> {
+    let epoch = export
+        .state
+        .time
+        .as_deref()
         .and_then(|t| karpsim_sim::spot::timestamp::Timestamp::parse(t).ok())
         .map_or(DEFAULT_EPOCH_UNIX_MILLIS, |t| t.unix_millis());
     let text = karpsim_input::snapshot_write::write_snapshot(

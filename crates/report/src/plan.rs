@@ -7,6 +7,7 @@ use std::fmt::Write;
 
 use serde::Serialize;
 
+use karpsim_input::cluster_snapshot::AllocatableDifference;
 use karpsim_sim::engine::Plan;
 
 /// `karpsim plan -o json`.
@@ -195,8 +196,8 @@ pub struct PlanContext<'a> {
     pub time: &'a str,
     /// Region.
     pub region: &'a str,
-    /// Allocatable differences: (node, type, reported (cpu m, bytes), estimated).
-    pub allocatable: Vec<(String, String, (i64, i64), (i64, i64))>,
+    /// Nodes whose reported allocatable differs from the estimate.
+    pub allocatable: &'a [AllocatableDifference],
 }
 
 impl PlanReport {
@@ -290,13 +291,13 @@ impl PlanReport {
             allocatable_differences: context
                 .allocatable
                 .iter()
-                .map(|(node, itype, reported, estimated)| AllocatableRow {
-                    node: node.clone(),
-                    instance_type: itype.clone(),
-                    reported_cpu_millis: reported.0,
-                    reported_memory_mib: reported.1 / MIB,
-                    estimated_cpu_millis: estimated.0,
-                    estimated_memory_mib: estimated.1 / MIB,
+                .map(|d| AllocatableRow {
+                    node: d.node.clone(),
+                    instance_type: d.instance_type.clone(),
+                    reported_cpu_millis: d.reported.0,
+                    reported_memory_mib: d.reported.1 / MIB,
+                    estimated_cpu_millis: d.estimated.0,
+                    estimated_memory_mib: d.estimated.1 / MIB,
                 })
                 .collect(),
         }

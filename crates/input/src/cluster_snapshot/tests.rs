@@ -235,3 +235,98 @@ fn a_node_without_a_nodeclaim_is_unmanaged() {
         snapshot.warnings
     );
 }
+
+/// Export → plan round trip: the cluster a bundled scenario's engine holds
+/// at an instant, written as a kubectl List and read back, gets the same
+/// plan as the engine's own controllers make at that instant (its
+/// in-memory state included). Instants where commands are under way are
+/// skipped when a snapshot cannot carry them: nominations and commands
+/// under way (controller memory) and terminating pods (the writer leaves
+/// them out).
+#[test]
+fn export_then_plan_equals_the_engines_decision() {
+    use crate::scenario::{BundledRegions, Scenario, prepare};
+    use crate::sim::engine::{plan, plan_during};
+    use crate::snapshot_write::{SnapshotParts, write_snapshot};
+
+    let scenarios = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let mut compared = 0;
+    let mut skipped = 0;
+    let mut with_commands = 0;
+    for (file, hours) in [
+        ("consolidation-day.yaml", [2u64, 6, 12, 18]),
+        ("quickstart.yaml", [1, 3, 6, 9]),
+    ] {
+        let scenario = Scenario::load(&Path::new(scenarios).join(file), &BundledRegions).unwrap();
+        let prepared = prepare(&scenario, None).unwrap();
+        for run in &prepared.runs {
+            for h in hours {
+                let mut at = run.clone();
+                // Half a second past the hour: after the pass of that
+                // second, before the next.
+                at.snapshot_at = Some(SimTime::from_millis(h * 3_600_000 + 500));
+                let (export, engine_plan) = plan_during(&at).unwrap();
+                // Karpenter keeps nominations and its commands under way in
+                // memory (a node being disrupted shows only its taint), so
+                // a snapshot taken while one is in flight cannot carry them.
+                let nominated = export.terminating_pods > 0
+                    || export.state.nodes.iter().any(|n| {
+                        n.node.marked_for_deletion
+                            || !n.node.registered
+                            || n.node
+                                .claim
+                                .as_ref()
+                                .and_then(|c| c.lifecycle.nominated_until)
+                                .is_some_and(|until| until > export.at)
+                    });
+                if nominated {
+                    // Karpenter keeps nominations in memory: no snapshot
+                    // has them.
+                    skipped += 1;
+                    continue;
+                }
+                let text = write_snapshot(&SnapshotParts {
+                    state: &export.state,
+                    nodepools: &export.nodepools,
+                    nodeclasses: &[],
+                    names: &Default::default(),
+                    epoch_unix_millis: 1_767_225_600_000,
+                    now: export.at,
+                })
+                .unwrap();
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("snapshot.yaml");
+                std::fs::write(&path, &text).unwrap();
+                let input = crate::scenario::prepare::prepare_plan(
+                    &path,
+                    &[],
+                    Some(&scenario.region),
+                    &scenario.zones,
+                )
+                .unwrap();
+                let mut from_snapshot = plan(&input.run, None).unwrap();
+                from_snapshot.time = engine_plan.time;
+                let label = format!("{file} variant {} at {h}h", run.variant);
+                assert_eq!(from_snapshot.commands, engine_plan.commands, "{label}");
+                assert_eq!(from_snapshot.nodeclaims, engine_plan.nodeclaims, "{label}");
+                assert_eq!(from_snapshot.pending, engine_plan.pending, "{label}");
+                // Which nodes each verdict names and whether a command takes
+                // them; the reasons of nodes no command takes can differ
+                // (see the issue note: an open gap).
+                let verdict = |p: &crate::sim::engine::Plan| -> Vec<(String, Option<usize>)> {
+                    p.node_verdicts
+                        .iter()
+                        .map(|v| (v.name.clone(), v.command))
+                        .collect()
+                };
+                assert_eq!(verdict(&from_snapshot), verdict(&engine_plan), "{label}");
+                assert_eq!(from_snapshot.cost_now, engine_plan.cost_now, "{label}");
+                compared += 1;
+                with_commands += usize::from(!engine_plan.commands.is_empty());
+            }
+        }
+    }
+    assert_eq!(compared + skipped, 16);
+    assert!(compared >= 12, "compared {compared}, skipped {skipped}");
+    assert!(with_commands > 0, "no instant had a command to compare");
+}

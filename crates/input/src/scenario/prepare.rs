@@ -845,13 +845,14 @@ pub fn prepare_plan(
     snapshot_path: &Path,
     nodepools: &[std::path::PathBuf],
     region: Option<&str>,
+    zones: &[String],
 ) -> Result<PlanInput, PrepareError> {
     let raw = cluster_snapshot::read(snapshot_path)?;
     let region = region
         .map(str::to_string)
         .or_else(|| raw.region().map(str::to_string))
         .unwrap_or_else(|| super::DEFAULT_REGION.to_string());
-    let zones: Vec<String> = zones_of(&region)
+    let region_zones: Vec<String> = zones_of(&region)
         .map_err(|_| CatalogError::UnknownRegion {
             region: region.clone(),
             valid: Catalog::regions(),
@@ -859,6 +860,20 @@ pub fn prepare_plan(
         .into_iter()
         .map(|z| z.name.to_string())
         .collect();
+    if let Some(unknown) = zones.iter().find(|z| !region_zones.contains(z)) {
+        return Err(PrepareError::Read {
+            file: "--zones".to_string(),
+            reason: format!(
+                "{unknown:?} is not a zone of {region} (zones: {})",
+                region_zones.join(", ")
+            ),
+        });
+    }
+    let zones = if zones.is_empty() {
+        region_zones
+    } else {
+        zones.to_vec()
+    };
     let scenario = Scenario {
         name: "plan".to_string(),
         source: std::path::absolute(snapshot_path).unwrap_or_else(|_| snapshot_path.to_path_buf()),

@@ -23,6 +23,7 @@ fn output() -> RunOutput {
         reason_launched: "provisioning".into(),
     };
     RunOutput {
+        export: None,
         summary: RunSummary {
             variant: "v".into(),
             duration: SimDuration::from_hours(1),

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use super::initial::{InitialNode, InitialPod, InitialState, InitialWorkload, NodeOwner};
 use super::{Engine, TargetKind};
+use crate::kube::workload::WorkloadKind;
 use crate::nodepool::NodePool;
 use crate::time::SimTime;
 
@@ -18,6 +19,8 @@ pub struct ClusterExport {
     pub state: InitialState,
     /// The NodePools in force (none for a Cluster Autoscaler run).
     pub nodepools: Vec<NodePool>,
+    /// Pods terminating at the instant (left out of `state`).
+    pub terminating_pods: usize,
 }
 
 impl Engine<'_> {
@@ -46,6 +49,11 @@ impl Engine<'_> {
                 price: record.map_or(crate::cloud::Price::ZERO, |r| r.launch_price()),
             });
         }
+        let terminating_pods = self
+            .cluster
+            .pods()
+            .filter(|(_, p)| !p.phase.is_terminal() && p.lifecycle.deleting_since.is_some())
+            .count();
         let mut workloads = Vec::new();
         for state in &self.owners.workloads {
             if state.deleted || state.complete {
@@ -74,13 +82,22 @@ impl Engine<'_> {
             if state.target.kind == TargetKind::Pod && pods.is_empty() {
                 continue;
             }
+            // Scale steps change the desired count, not the applied spec.
+            let mut workload = state.workload.clone();
+            match &mut workload.kind {
+                WorkloadKind::Deployment { replicas }
+                | WorkloadKind::ReplicaSet { replicas }
+                | WorkloadKind::StatefulSet { replicas } => *replicas = state.desired,
+                _ => {}
+            }
             workloads.push(InitialWorkload {
-                workload: state.workload.clone(),
+                workload,
                 pods,
                 succeeded: state.succeeded,
             });
         }
         ClusterExport {
+            terminating_pods,
             at: self.now(),
             state: InitialState {
                 source: format!("{} at {}", self.input.variant, self.now()),

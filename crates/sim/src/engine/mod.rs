@@ -117,7 +117,9 @@ pub use record::{
     Churn, DisruptionNote, EventRecord, EventType, MissingTarget, NodeClaimRecord, ReasonCount,
     RunOutput, RunSummary, Sample,
 };
-pub use run::{run, run_checked, run_profiled, run_to_sink, run_with};
+pub use run::{
+    ClusterExportAndPlan, plan_during, run, run_checked, run_profiled, run_to_sink, run_with,
+};
 pub use source::{ListSource, SharedSource, SourceError, SourceFactory, StepSource};
 pub use spot::{INTERRUPTED, VICTIM_STREAM, source_name};
 pub use spot_metrics::SpotSummary;

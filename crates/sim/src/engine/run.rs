@@ -73,24 +73,7 @@ fn run_engine(
     progress: &mut dyn FnMut(SimTime),
 ) -> Result<(RunOutput, Vec<String>, Option<Profile>), EngineError> {
     let input = engine.input;
-    if let Some(initial) = &input.initial {
-        engine.load_initial(initial)?;
-    }
-    if let Some(at) = input.snapshot_at {
-        // Scheduled first: the cluster is taken before anything else
-        // happens at that instant.
-        engine.schedule(at, Event::Export)?;
-    }
-    engine.schedule_spot_inputs()?;
-    for (index, step) in input.steps.iter().enumerate() {
-        engine.schedule(step.at, Event::Step(index))?;
-    }
-    engine.open_sources()?;
-    if input.cluster_autoscaler.is_some() {
-        engine.wake_ca(SimTime::ZERO)?;
-    } else {
-        engine.schedule_pass(SimTime::ZERO)?;
-    }
+    engine.start()?;
     let end = SimTime::ZERO + input.duration;
     while let Some(at) = engine.queue.peek_time() {
         if at > end {
@@ -123,3 +106,64 @@ fn run_engine(
     output.summary.trace_rows_skipped = rows_skipped;
     Ok((output, violations, profile))
 }
+
+impl Engine<'_> {
+    /// Loads the initial state and schedules what starts the run.
+    pub(super) fn start(&mut self) -> Result<(), EngineError> {
+        let input = self.input;
+        if let Some(initial) = &input.initial {
+            self.load_initial(initial)?;
+        }
+        if let Some(at) = input.snapshot_at {
+            // Scheduled first: the cluster is taken before anything else
+            // happens at that instant.
+            self.schedule(at, Event::Export)?;
+        }
+        self.schedule_spot_inputs()?;
+        for (index, step) in input.steps.iter().enumerate() {
+            self.schedule(step.at, Event::Step(index))?;
+        }
+        self.open_sources()?;
+        if input.cluster_autoscaler.is_some() {
+            self.wake_ca(SimTime::ZERO)?;
+        } else {
+            self.schedule_pass(SimTime::ZERO)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `input` up to its `snapshot_at` instant (events before it, and
+/// none at it), then returns the cluster exported there and what the
+/// engine's own controllers would decide then ([`super::plan`]'s
+/// decisions on the live engine, in-memory state included). Tests use it
+/// to check that a snapshot holds everything a decision reads.
+pub fn plan_during(input: &RunInput) -> Result<ClusterExportAndPlan, EngineError> {
+    let mut engine = Engine::new(input, Deciders::default());
+    engine.start()?;
+    let at = input.snapshot_at.unwrap_or(SimTime::ZERO);
+    while let Some(next) = engine.queue.peek_time() {
+        if next > at {
+            break;
+        }
+        engine.advance_to(next, &mut |_| {});
+        let Some((_, event)) = engine.queue.pop() else {
+            break;
+        };
+        let is_export = matches!(event, Event::Export);
+        engine.handle(event)?;
+        if is_export {
+            break;
+        }
+    }
+    let export = engine
+        .record
+        .export
+        .take()
+        .unwrap_or_else(|| engine.export());
+    let plan = engine.plan_now()?;
+    Ok((export, plan))
+}
+
+/// The cluster at an instant and the plan the engine made there.
+pub type ClusterExportAndPlan = (super::ClusterExport, super::Plan);
