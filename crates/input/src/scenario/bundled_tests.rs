@@ -6,13 +6,14 @@ use crate::sim::MicroUsd;
 
 /// Bundled scenarios checked by [`bound_holds_for`], one test each so
 /// they run in parallel.
-const BUNDLED: [&str; 7] = [
+const BUNDLED: [&str; 8] = [
     "alibaba-replay",
     "consolidation-day",
     "karpenter-vs-ca",
     "large-week",
     "quickstart",
     "realistic-day",
+    "snapshot-day",
     "spot-storm",
 ];
 
@@ -116,6 +117,11 @@ fn bound_holds_for_realistic_day() {
 }
 
 #[test]
-fn bound_holds_for_spot_storm() {
+fn bound_holds_for_snapshot_day() {
     bound_holds_for(BUNDLED[6]);
+}
+
+#[test]
+fn bound_holds_for_spot_storm() {
+    bound_holds_for(BUNDLED[7]);
 }

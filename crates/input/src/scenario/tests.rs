@@ -339,7 +339,7 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nregoin: us-east-1\n",
             "2:1: unknown key \"regoin\" (valid keys: name, seed, duration, region, zones, \
-             nodeLaunchLatency, workloads, variants, interruptions, spotPriceHistory, pricingSnapshot)",
+             nodeLaunchLatency, workloads, variants, interruptions, spotPriceHistory, pricingSnapshot, initialState)",
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 1m\n    scael: {}\n",
@@ -861,7 +861,7 @@ fn bundled_scenarios_prepare() {
         }
     }
     names.sort();
-    assert_eq!(names.len(), 7, "{names:?}");
+    assert_eq!(names.len(), 8, "{names:?}");
 }
 
 /// `variants:` is required unless the caller brings the variants
