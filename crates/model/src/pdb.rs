@@ -113,12 +113,17 @@ pub fn pdb_status(
         .map(|(_, p)| p)
         .filter(|p| selects(pdb.selector.as_ref(), &p.spec.namespace, &pdb.namespace, p))
         .collect();
+    status_of(pdb, &pods, scales)
+}
+
+/// The status of `pdb` given the pods it selects, in cluster order.
+fn status_of(pdb: &PodDisruptionBudget, pods: &[&Pod], scales: &ControllerScales) -> PdbStatus {
     let current_healthy = pods
         .iter()
         .filter(|p| !is_terminating(p) && is_ready(p))
         .count() as u32;
     let expected_and_desired = if let Some(max_unavailable) = pdb.max_unavailable {
-        expected_scale(&pods, scales).map(|expected| {
+        expected_scale(pods, scales).map(|expected| {
             let unavailable = max_unavailable.resolve(expected);
             (expected, expected.saturating_sub(unavailable))
         })
@@ -126,7 +131,7 @@ pub fn pdb_status(
         match pdb.min_available {
             Some(IntOrPercent::Int(n)) => Ok((pods.len() as u32, n)),
             Some(percent) => {
-                expected_scale(&pods, scales).map(|expected| (expected, percent.resolve(expected)))
+                expected_scale(pods, scales).map(|expected| (expected, percent.resolve(expected)))
             }
             None => Ok((0, 0)),
         }
@@ -172,6 +177,44 @@ pub struct PdbLimit {
     pub always_allow_unhealthy: bool,
 }
 
+impl PdbLimit {
+    /// `pdb`'s limit with no disruption allowed (its status not computed).
+    fn unsynced(pdb: &PodDisruptionBudget) -> PdbLimit {
+        PdbLimit {
+            key: format!("{}/{}", pdb.namespace, pdb.name),
+            namespace: pdb.namespace.clone(),
+            selector: pdb.selector.clone(),
+            disruptions_allowed: 0,
+            fully_blocking: matches!(
+                pdb.max_unavailable,
+                Some(IntOrPercent::Int(0) | IntOrPercent::Percent(0))
+            ) || pdb.min_available == Some(IntOrPercent::Percent(100)),
+            always_allow_unhealthy: pdb.unhealthy_pod_eviction_policy
+                == UnhealthyPodEvictionPolicy::AlwaysAllow,
+        }
+    }
+}
+
+/// The PDBs that hold pods in place for good (fully blocking, or several
+/// selecting one pod), which need no status: cheaper than [`PdbLimits`]
+/// when only [`PdbBlockers::is_fully_blocked`] is asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PdbBlockers(PdbLimits);
+
+impl PdbBlockers {
+    /// The cluster's PDBs.
+    pub fn from_cluster(cluster: &Cluster) -> PdbBlockers {
+        PdbBlockers(PdbLimits::new(
+            cluster.pdbs.iter().map(PdbLimit::unsynced).collect(),
+        ))
+    }
+
+    /// As [`PdbLimits::is_fully_blocked`].
+    pub fn is_fully_blocked(&self, pod: &Pod, now: SimTime) -> bool {
+        self.0.is_fully_blocked(pod, now)
+    }
+}
+
 /// Why evicting a pod is not possible now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EvictionBlock {
@@ -185,36 +228,139 @@ pub enum EvictionBlock {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PdbLimits {
     /// The PDBs, in cluster order.
-    pub limits: Vec<PdbLimit>,
+    limits: Vec<PdbLimit>,
+    index: SelectorIndex,
+}
+
+/// Which PDBs may select a pod, so that a pod is matched against the few
+/// PDBs that could select it rather than all of them: per namespace, PDBs
+/// filed under one of their `matchLabels` pairs (a pod lacking that pair
+/// cannot be selected), and the rest (no `matchLabels`) checked always.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct SelectorIndex(BTreeMap<String, NamespaceIndex>);
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct NamespaceIndex {
+    /// label key → label value → PDB indices.
+    by_label: BTreeMap<String, BTreeMap<String, Vec<usize>>>,
+    /// PDBs without `matchLabels` (an empty selector, expressions only).
+    unindexed: Vec<usize>,
+}
+
+impl SelectorIndex {
+    fn new<'a>(selectors: impl Iterator<Item = (&'a str, Option<&'a LabelSelector>)>) -> Self {
+        let mut index = SelectorIndex::default();
+        for (i, (namespace, selector)) in selectors.enumerate() {
+            // An absent selector selects nothing: not filed at all.
+            let Some(selector) = selector else { continue };
+            let ns = index.0.entry(namespace.to_string()).or_default();
+            match selector.match_labels.iter().next() {
+                Some((key, value)) => ns
+                    .by_label
+                    .entry(key.clone())
+                    .or_default()
+                    .entry(value.clone())
+                    .or_default()
+                    .push(i),
+                None => ns.unindexed.push(i),
+            }
+        }
+        index
+    }
+
+    /// Indices (ascending) of the PDBs that may select `pod`; each must
+    /// still be checked with [`selects`].
+    fn candidates(&self, pod: &Pod) -> Vec<usize> {
+        let Some(ns) = self.0.get(&pod.spec.namespace) else {
+            return Vec::new();
+        };
+        let mut out = ns.unindexed.clone();
+        for (key, values) in &ns.by_label {
+            if let Some(found) = pod.spec.labels.get(key).and_then(|v| values.get(v)) {
+                out.extend_from_slice(found);
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+}
+
+/// The statuses of all the cluster's PDBs (in cluster order), each as
+/// [`pdb_status`] computes it, in one walk over the pods.
+pub fn pdb_statuses(cluster: &Cluster, scales: &ControllerScales) -> Vec<PdbStatus> {
+    let pdbs = &cluster.pdbs;
+    let index = SelectorIndex::new(
+        pdbs.iter()
+            .map(|pdb| (pdb.namespace.as_str(), pdb.selector.as_ref())),
+    );
+    let mut selected: Vec<Vec<&Pod>> = vec![Vec::new(); pdbs.len()];
+    for (_, pod) in cluster.pods() {
+        for i in index.candidates(pod) {
+            let pdb = &pdbs[i];
+            if selects(
+                pdb.selector.as_ref(),
+                &pod.spec.namespace,
+                &pdb.namespace,
+                pod,
+            ) {
+                selected[i].push(pod);
+            }
+        }
+    }
+    pdbs.iter()
+        .zip(&selected)
+        .map(|(pdb, pods)| status_of(pdb, pods, scales))
+        .collect()
 }
 
 impl PdbLimits {
-    /// Limits from the cluster's PDBs, with statuses computed by
-    /// [`pdb_status`].
+    /// Limits from the cluster's PDBs, with statuses computed as
+    /// [`pdb_status`] does.
     pub fn from_cluster(cluster: &Cluster, scales: &ControllerScales) -> PdbLimits {
-        let limits = cluster
-            .pdbs
-            .iter()
-            .map(|pdb| PdbLimit {
-                key: format!("{}/{}", pdb.namespace, pdb.name),
-                namespace: pdb.namespace.clone(),
-                selector: pdb.selector.clone(),
-                disruptions_allowed: pdb_status(pdb, cluster, scales).disruptions_allowed,
-                fully_blocking: matches!(
-                    pdb.max_unavailable,
-                    Some(IntOrPercent::Int(0) | IntOrPercent::Percent(0))
-                ) || pdb.min_available == Some(IntOrPercent::Percent(100)),
-                always_allow_unhealthy: pdb.unhealthy_pod_eviction_policy
-                    == UnhealthyPodEvictionPolicy::AlwaysAllow,
-            })
-            .collect();
-        PdbLimits { limits }
+        let statuses = pdb_statuses(cluster, scales);
+        PdbLimits::new(
+            cluster
+                .pdbs
+                .iter()
+                .zip(statuses)
+                .map(|(pdb, status)| PdbLimit {
+                    disruptions_allowed: status.disruptions_allowed,
+                    ..PdbLimit::unsynced(pdb)
+                })
+                .collect(),
+        )
+    }
+
+    /// Limits as given.
+    pub fn new(limits: Vec<PdbLimit>) -> PdbLimits {
+        let index = SelectorIndex::new(
+            limits
+                .iter()
+                .map(|l| (l.namespace.as_str(), l.selector.as_ref())),
+        );
+        PdbLimits { limits, index }
+    }
+
+    /// The PDBs, in cluster order.
+    pub fn limits(&self) -> &[PdbLimit] {
+        &self.limits
+    }
+
+    /// Indices into [`PdbLimits::limits`] of the PDBs that select `pod`,
+    /// ascending.
+    pub fn matching_indices(&self, pod: &Pod) -> Vec<usize> {
+        let mut found = self.index.candidates(pod);
+        found.retain(|&i| {
+            let l = &self.limits[i];
+            selects(l.selector.as_ref(), &pod.spec.namespace, &l.namespace, pod)
+        });
+        found
     }
 
     fn matching(&self, pod: &Pod) -> Vec<&PdbLimit> {
-        self.limits
-            .iter()
-            .filter(|l| selects(l.selector.as_ref(), &pod.spec.namespace, &l.namespace, pod))
+        self.matching_indices(pod)
+            .into_iter()
+            .map(|i| &self.limits[i])
             .collect()
     }
 
@@ -403,8 +549,8 @@ mod tests {
             .pdbs
             .push(pdb("web", "web", Some(IntOrPercent::Percent(100)), None));
         let limits = PdbLimits::from_cluster(&cluster, &scales);
-        assert_eq!(limits.limits[0].disruptions_allowed, 0);
-        assert!(limits.limits[0].fully_blocking);
+        assert_eq!(limits.limits()[0].disruptions_allowed, 0);
+        assert!(limits.limits()[0].fully_blocking);
         let (_, web0) = cluster.pods().next().unwrap();
         let now = SimTime::ZERO;
         assert_eq!(
@@ -417,8 +563,9 @@ mod tests {
         elsewhere.spec = elsewhere.spec.with(|s| s.namespace = "prod".into());
         assert_eq!(limits.can_evict(&elsewhere, now), Ok(()));
         // Not ready + AlwaysAllow: evictable despite the budget.
-        let mut limits2 = limits.clone();
-        limits2.limits[0].always_allow_unhealthy = true;
+        let mut unhealthy_allowed = limits.limits().to_vec();
+        unhealthy_allowed[0].always_allow_unhealthy = true;
+        let limits2 = PdbLimits::new(unhealthy_allowed);
         let mut not_ready = web0.clone();
         not_ready.phase = PodPhase::Pending;
         assert_eq!(limits2.can_evict(&not_ready, now), Ok(()));
@@ -427,12 +574,13 @@ mod tests {
             Err(EvictionBlock::Pdb("default/web".into()))
         );
         // Two PDBs select the pod: blocked whatever they allow.
-        let mut two = limits.clone();
-        two.limits[0].disruptions_allowed = 5;
-        two.limits.push(PdbLimit {
+        let mut both = limits.limits().to_vec();
+        both[0].disruptions_allowed = 5;
+        both.push(PdbLimit {
             key: "default/all".into(),
-            ..two.limits[0].clone()
+            ..both[0].clone()
         });
+        let two = PdbLimits::new(both);
         assert_eq!(
             two.can_evict(web0, now),
             Err(EvictionBlock::MultiplePdbs(vec![
@@ -444,5 +592,94 @@ mod tests {
         let mut done = web0.clone();
         done.phase = PodPhase::Succeeded;
         assert_eq!(two.can_evict(&done, now), Ok(()));
+    }
+
+    /// The selector index only narrows the search: on PDBs of every
+    /// selector shape (matchLabels on different keys, several pairs,
+    /// expressions only, empty, absent, another namespace), the statuses
+    /// and each pod's matches are those of checking every PDB.
+    #[test]
+    fn indexed_matching_equals_checking_every_pdb() {
+        use crate::kube::selector::{SelectorExpression, SelectorOperator};
+        let (mut cluster, scales) = web_cluster(6, 0);
+        let labelled = |name: &str, labels: &[(&str, &str)], ns: &str| {
+            let mut p = pod_of(name, "x", OwnerKind::Deployment, "web");
+            p.spec = p.spec.with(|s| {
+                s.namespace = ns.into();
+                s.labels = labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+            });
+            p
+        };
+        for (i, labels) in [
+            &[("app", "web")][..],
+            &[("app", "web"), ("tier", "front")],
+            &[("tier", "front")],
+            &[("app", "db"), ("tier", "back")],
+            &[],
+        ]
+        .iter()
+        .enumerate()
+        {
+            cluster.add_pod(labelled(&format!("p{i}"), labels, "default"));
+            cluster.add_pod(labelled(&format!("q{i}"), labels, "prod"));
+        }
+        let selector = |labels: &[(&str, &str)], exprs: Vec<SelectorExpression>| {
+            Some(LabelSelector {
+                match_labels: labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                match_expressions: exprs,
+            })
+        };
+        let exists = |key: &str| SelectorExpression {
+            key: key.into(),
+            operator: SelectorOperator::Exists,
+            values: Vec::new(),
+        };
+        let budgets = [
+            selector(&[("app", "web")], Vec::new()),
+            selector(&[("tier", "front")], Vec::new()),
+            selector(&[("app", "web"), ("tier", "front")], Vec::new()),
+            selector(&[], vec![exists("tier")]),
+            selector(&[], Vec::new()),
+            None,
+        ];
+        for (i, sel) in budgets.iter().enumerate() {
+            for ns in ["default", "prod"] {
+                let mut budget = pdb(
+                    &format!("b{i}-{ns}"),
+                    "web",
+                    None,
+                    Some(IntOrPercent::Int(1)),
+                );
+                budget.namespace = ns.into();
+                budget.selector = sel.clone();
+                cluster.pdbs.push(budget);
+            }
+        }
+        let one_by_one: Vec<PdbStatus> = cluster
+            .pdbs
+            .iter()
+            .map(|b| pdb_status(b, &cluster, &scales))
+            .collect();
+        assert_eq!(pdb_statuses(&cluster, &scales), one_by_one);
+        assert!(one_by_one.iter().any(|s| s.current_healthy > 1));
+        let limits = PdbLimits::from_cluster(&cluster, &scales);
+        for (_, pod) in cluster.pods() {
+            let every: Vec<usize> = cluster
+                .pdbs
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| {
+                    selects(b.selector.as_ref(), &pod.spec.namespace, &b.namespace, pod)
+                })
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(limits.matching_indices(pod), every, "pod {}", pod.name);
+        }
     }
 }

@@ -103,25 +103,15 @@ impl<'a> PdbTracker<'a> {
     /// Starts from the published `disruptionsAllowed`.
     pub fn new(limits: &'a PdbLimits) -> Self {
         let remaining = limits
-            .limits
+            .limits()
             .iter()
             .map(|l| i64::from(l.disruptions_allowed))
             .collect();
         PdbTracker { limits, remaining }
     }
 
-    fn matching<'p>(&'p self, pod: &'p Pod) -> impl Iterator<Item = usize> + 'p {
-        self.limits
-            .limits
-            .iter()
-            .enumerate()
-            .filter_map(move |(i, l)| {
-                (l.namespace == pod.spec.namespace
-                    && l.selector
-                        .as_ref()
-                        .is_some_and(|s| s.matches(&pod.spec.labels)))
-                .then_some(i)
-            })
+    fn matching(&self, pod: &Pod) -> impl Iterator<Item = usize> {
+        self.limits.matching_indices(pod).into_iter()
     }
 
     /// Whether any PDB selects the pod.

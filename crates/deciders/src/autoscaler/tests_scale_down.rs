@@ -177,19 +177,17 @@ fn bare_of(mut p: Pod) -> Pod {
 }
 
 fn pdb_allowing(app: &str, allowed: u32) -> PdbLimits {
-    PdbLimits {
-        limits: vec![PdbLimit {
-            key: format!("default/{app}"),
-            namespace: "default".into(),
-            selector: Some(LabelSelector {
-                match_labels: [("app".to_string(), app.to_string())].into(),
-                match_expressions: Vec::new(),
-            }),
-            disruptions_allowed: allowed,
-            fully_blocking: false,
-            always_allow_unhealthy: false,
-        }],
-    }
+    PdbLimits::new(vec![PdbLimit {
+        key: format!("default/{app}"),
+        namespace: "default".into(),
+        selector: Some(LabelSelector {
+            match_labels: [("app".to_string(), app.to_string())].into(),
+            match_expressions: Vec::new(),
+        }),
+        disruptions_allowed: allowed,
+        fully_blocking: false,
+        always_allow_unhealthy: false,
+    }])
 }
 
 /// drainability/rules/pdb + RemainingPdbTracker: a PDB with one disruption

@@ -29,7 +29,7 @@
 
 use super::{Engine, EngineError, Event, EventType};
 use crate::kube::taints::disrupted_no_schedule_taint;
-use crate::pdb::{EvictionBlock, PdbLimits, pdb_status};
+use crate::pdb::{EvictionBlock, PdbBlockers, PdbLimits, pdb_status};
 use crate::pods::{
     is_do_not_disrupt_active, is_evictable, is_terminal, is_terminating, tolerates_disrupted_taint,
 };
@@ -115,7 +115,7 @@ impl Engine<'_> {
         if deleting.is_empty() {
             return Vec::new();
         }
-        let limits = PdbLimits::from_cluster(&self.cluster, &self.controller_scales());
+        let blockers = PdbBlockers::from_cluster(&self.cluster);
         let mut pods = Vec::new();
         for node in deleting {
             for &id in &node.pods {
@@ -124,7 +124,7 @@ impl Engine<'_> {
                 };
                 if crate::pods::is_reschedulable(pod)
                     && !is_do_not_disrupt_active(pod, now)
-                    && !limits.is_fully_blocked(pod, now)
+                    && !blockers.is_fully_blocked(pod, now)
                 {
                     pods.push(id);
                 }
