@@ -109,10 +109,13 @@ pub fn split_documents_with(
 ) -> Result<Vec<Document>, ManifestError> {
     let mut out = Vec::new();
     for node in tree::parse_stream_with(file, text, rules)? {
-        let doc = header(file, node, String::new())?;
+        let mut doc = header(file, node, String::new())?;
         if doc.kind == "List" || doc.kind.ends_with("List") && doc.node.get("items").is_some() {
             let items = match doc.node.get("items").map(|n| &n.value) {
-                Some(Value::Seq(items)) => items.clone(),
+                Some(Value::Seq(_)) => match doc.node.get_mut("items").map(|n| &mut n.value) {
+                    Some(Value::Seq(items)) => std::mem::take(items),
+                    _ => Vec::new(),
+                },
                 Some(Value::Null) | None => Vec::new(),
                 Some(_) => {
                     let items = doc.node.get("items").unwrap_or(&doc.node);

@@ -12,6 +12,7 @@
 //! field path of the offending value.
 
 mod de;
+mod fast;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -101,6 +102,17 @@ impl Node {
         match &self.value {
             Value::Map(entries) => entries
                 .iter()
+                .find(|(k, _)| k.key_text().is_some_and(|text| text == key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The value under `key`, to change (see [`Node::get`]).
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node> {
+        match &mut self.value {
+            Value::Map(entries) => entries
+                .iter_mut()
                 .find(|(k, _)| k.key_text().is_some_and(|text| text == key))
                 .map(|(_, v)| v),
             _ => None,
@@ -200,33 +212,41 @@ pub struct SyntaxError {
 /// Parses every document of the YAML stream in `text`. Empty and null
 /// documents (a trailing `---`, comment-only documents) are skipped.
 pub fn parse_stream(text: &str, rules: ParseOptions) -> Result<Vec<Node>, SyntaxError> {
-    let mut options = serde_saphyr::options! {
-        strict_booleans: rules.strict_booleans,
-        with_snippet: false,
+    parse_stream_by(text, rules, Route::Quick)
+}
+
+/// Whether [`fast`] may read the text first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Quick,
+    #[cfg(test)]
+    SerdeOnly,
+    /// The quick route alone: an error where it gives up.
+    #[cfg(test)]
+    QuickOnly,
+}
+
+fn parse_stream_by(
+    text: &str,
+    rules: ParseOptions,
+    route: Route,
+) -> Result<Vec<Node>, SyntaxError> {
+    let (options, budget) = serde_options(rules);
+    let limits = (budget, options.alias_limits);
+    let quick = match route {
+        Route::Quick => fast::parse_split(text, rules, &limits.0)
+            .or_else(|| fast::parse(text, rules, &limits.0)),
+        #[cfg(test)]
+        Route::SerdeOnly => None,
+        #[cfg(test)]
+        Route::QuickOnly => Some(fast::parse(text, rules, &limits.0).ok_or(SyntaxError {
+            position: Position::default(),
+            message: "left to serde-saphyr".to_string(),
+        })?),
     };
-    // Repeated keys always reach the tree: when they are not kept, the
-    // check below names both places, which serde-saphyr's error cannot.
-    options.duplicate_keys = DuplicateKeyPolicy::PassThrough;
-    if rules.keep_non_finite_floats {
-        options.non_finite_float_policy = NonFiniteFloatPolicy::PassThrough;
-    }
-    let mut budget = Budget::default();
-    if let Some(max_nodes) = rules.max_nodes {
-        // A larger node budget (a cluster snapshot) raises the budgets
-        // that grow with it.
-        if max_nodes > budget.max_nodes {
-            budget.max_events = budget.max_events.max(max_nodes.saturating_mul(4));
-            budget.max_total_scalar_bytes = budget
-                .max_total_scalar_bytes
-                .max(max_nodes.saturating_mul(64));
-            budget.max_documents = budget.max_documents.max(max_nodes);
-            budget.max_reader_input_bytes = None;
-        }
-        budget.max_nodes = max_nodes;
-    }
-    let limits = (budget.clone(), options.alias_limits);
-    options.budget = Some(budget);
-    let parsed: Result<Vec<Node>, _> = if rules.scalar_keys_only {
+    let parsed: Result<Vec<Node>, _> = if let Some(documents) = quick {
+        Ok(documents)
+    } else if rules.scalar_keys_only {
         serde_saphyr::from_str_multiple_with_options::<Read<true>, Vec<_>>(text, options)
             .map(|documents| documents.into_iter().map(|read| read.0).collect())
     } else {
@@ -257,26 +277,64 @@ pub fn parse_stream(text: &str, rules: ParseOptions) -> Result<Vec<Node>, Syntax
         .collect())
 }
 
+/// serde-saphyr's options and budget for `rules`.
+fn serde_options(rules: ParseOptions) -> (serde_saphyr::Options, Budget) {
+    let mut options = serde_saphyr::options! {
+        strict_booleans: rules.strict_booleans,
+        with_snippet: false,
+    };
+    // Repeated keys always reach the tree: when they are not kept, the
+    // check below names both places, which serde-saphyr's error cannot.
+    options.duplicate_keys = DuplicateKeyPolicy::PassThrough;
+    if rules.keep_non_finite_floats {
+        options.non_finite_float_policy = NonFiniteFloatPolicy::PassThrough;
+    }
+    let mut budget = Budget::default();
+    if let Some(max_nodes) = rules.max_nodes {
+        // A larger node budget (a cluster snapshot) raises the budgets
+        // that grow with it.
+        if max_nodes > budget.max_nodes {
+            budget.max_events = budget.max_events.max(max_nodes.saturating_mul(4));
+            budget.max_total_scalar_bytes = budget
+                .max_total_scalar_bytes
+                .max(max_nodes.saturating_mul(64));
+            budget.max_documents = budget.max_documents.max(max_nodes);
+            budget.max_reader_input_bytes = None;
+        }
+        budget.max_nodes = max_nodes;
+    }
+    options.budget = Some(budget.clone());
+    (options, budget)
+}
+
 /// The first mapping key (in document order) given twice in one mapping.
 /// Keys are compared by value, so `1` and `"1"` are different keys, as in
 /// YAML; only scalar keys are compared.
 fn no_repeated_keys(node: &Node) -> Result<(), SyntaxError> {
     match &node.value {
         Value::Seq(items) => items.iter().try_for_each(no_repeated_keys),
+        Value::Map(entries) if entries.len() <= SMALL_MAPPING => {
+            for (i, (key, value)) in entries.iter().enumerate() {
+                if let Some(scalar) = ScalarKey::of(key) {
+                    let earlier = entries[..i]
+                        .iter()
+                        .find(|(k, _)| ScalarKey::of(k).as_ref() == Some(&scalar));
+                    if let Some((first, _)) = earlier {
+                        return Err(repeated(key, first.position));
+                    }
+                }
+                no_repeated_keys(key)?;
+                no_repeated_keys(value)?;
+            }
+            Ok(())
+        }
         Value::Map(entries) => {
             let mut seen: std::collections::HashMap<ScalarKey<'_>, Position> =
                 std::collections::HashMap::with_capacity(entries.len());
             for (key, value) in entries {
                 if let Some(scalar) = ScalarKey::of(key) {
                     if let Some(first) = seen.get(&scalar) {
-                        let shown = key.key_text().unwrap_or_default();
-                        return Err(SyntaxError {
-                            position: key.position,
-                            message: format!(
-                                "duplicate key {shown:?} (first at line {})",
-                                first.line
-                            ),
-                        });
+                        return Err(repeated(key, *first));
                     }
                     seen.insert(scalar, key.position);
                 }
@@ -286,6 +344,18 @@ fn no_repeated_keys(node: &Node) -> Result<(), SyntaxError> {
             Ok(())
         }
         _ => Ok(()),
+    }
+}
+
+/// Mappings up to this size are checked by comparing keys pairwise.
+const SMALL_MAPPING: usize = 16;
+
+/// `key` given again, first at `first`.
+fn repeated(key: &Node, first: Position) -> SyntaxError {
+    let shown = key.key_text().unwrap_or_default();
+    SyntaxError {
+        position: key.position,
+        message: format!("duplicate key {shown:?} (first at line {})", first.line),
     }
 }
 
