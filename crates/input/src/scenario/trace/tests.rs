@@ -27,6 +27,7 @@ fn alibaba_spec() -> TraceSpec {
         at: SimTime::ZERO,
         stream: "trace/0".into(),
         skip_bad_rows: false,
+        exclude_namespaces: Vec::new(),
     }
 }
 
