@@ -151,7 +151,14 @@ impl KubeReplayReader {
                     TargetKind::Deployment => ("deployment", event.deployment),
                     _ => ("job", event.job),
                 };
-                let object = object.ok_or_else(|| format!("{field}: missing for a create"))?;
+                let mut object =
+                    object.ok_or_else(|| format!("{field}: missing for a create"))?;
+                // Go leaves out an empty TypeMeta: the event's kind says it.
+                if let Some(map) = object.as_object_mut() {
+                    let api = if kind == TargetKind::Job { "batch/v1" } else { "apps/v1" };
+                    map.entry("apiVersion").or_insert_with(|| api.into());
+                    map.entry("kind").or_insert_with(|| event.kind.clone().into());
+                }
                 let node = objects::from_json(&object, 1);
                 let selector = node.at_path("spec.selector").cloned();
                 let read = self

@@ -859,3 +859,7 @@ pub(crate) fn read_all(
     }
     Ok((events, rows.skipped()))
 }
+
+#[cfg(test)]
+#[path = "recording_tests.rs"]
+mod recording_tests;

@@ -253,7 +253,7 @@ fn malformed_rows_fail_or_are_skipped() {
     assert_eq!(skipped, 4);
     let names: Vec<&str> = events
         .iter()
-        .map(|e| e.action.target().name.as_str())
+        .map(|e| e.action.sample_key().1)
         .collect();
     assert_eq!(names, vec!["a", "d"]);
     let unknown = read_all(
@@ -363,7 +363,7 @@ fn traces_stream_in_constant_memory() {
     )
     .unwrap();
     let mut source = TraceSource::new(
-        rows,
+        Box::new(rows),
         TraceSpec {
             format: TraceFormat::Generic,
             ..alibaba_spec()
@@ -398,7 +398,7 @@ fn reading_stops_at_the_end_of_the_window() {
         end: Some(200.0),
         ..alibaba_spec()
     };
-    let mut source = TraceSource::new(rows, spec, 1);
+    let mut source = TraceSource::new(Box::new(rows), spec, 1);
     let mut n = 0;
     while source.next_step().unwrap().is_some() {
         n += 1;
