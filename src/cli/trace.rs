@@ -124,7 +124,11 @@ fn table(r: &Inspection) -> String {
             return;
         }
         let _ = writeln!(out, "\n{title}");
-        let width = rows.iter().map(|(k, _)| k.chars().count()).max().unwrap_or(0);
+        let width = rows
+            .iter()
+            .map(|(k, _)| k.chars().count())
+            .max()
+            .unwrap_or(0);
         for (key, count) in rows {
             let _ = writeln!(out, "  {key:<width$}  {count:>8}");
         }

@@ -56,14 +56,16 @@ fn inspect_an_audit_log_and_a_kubereplay_capture() {
 fn inspect_errors_are_one_line() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("audit.jsonl");
-    let good = std::fs::read_to_string(
-        crate::util::repo().join("tests/fixtures/traces/audit.jsonl"),
-    )
-    .unwrap();
+    let good =
+        std::fs::read_to_string(crate::util::repo().join("tests/fixtures/traces/audit.jsonl"))
+            .unwrap();
     let mut lines: Vec<&str> = good.lines().collect();
     lines[2] = "{\"kind\":\"Event\",";
     std::fs::write(&bad, lines.join("\n")).unwrap();
-    let output = karpsim_in(dir.path(), &["trace", "inspect", "audit.jsonl", "--format", "audit-log"]);
+    let output = karpsim_in(
+        dir.path(),
+        &["trace", "inspect", "audit.jsonl", "--format", "audit-log"],
+    );
     let error = single_error_line(&output);
     assert!(
         error.starts_with("error: audit.jsonl:3: not an audit event: EOF while parsing"),
@@ -71,17 +73,38 @@ fn inspect_errors_are_one_line() {
     );
     let output = karpsim_in(
         dir.path(),
-        &["trace", "inspect", "audit.jsonl", "--format", "audit-log", "--skip-bad-rows", "-o", "json"],
+        &[
+            "trace",
+            "inspect",
+            "audit.jsonl",
+            "--format",
+            "audit-log",
+            "--skip-bad-rows",
+            "-o",
+            "json",
+        ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
     let report: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(report["rows_skipped"], 1);
     let output = karpsim(&["trace", "inspect", "scenarios/quickstart.yaml"]);
     let error = single_error_line(&output);
-    assert!(error.contains("cannot tell the format of this file; give --format"), "{error}");
-    let output = karpsim(&["trace", "inspect", "scenarios/quickstart.yaml", "--format", "csv"]);
+    assert!(
+        error.contains("cannot tell the format of this file; give --format"),
+        "{error}"
+    );
+    let output = karpsim(&[
+        "trace",
+        "inspect",
+        "scenarios/quickstart.yaml",
+        "--format",
+        "csv",
+    ]);
     let error = single_error_line(&output);
-    assert!(error.starts_with("error: --format \"csv\": expected one of generic"), "{error}");
+    assert!(
+        error.starts_with("error: --format \"csv\": expected one of generic"),
+        "{error}"
+    );
 }
 
 /// A scenario replaying the audit log runs it: one Deployment at 3 then 5
@@ -107,7 +130,10 @@ fn a_scenario_replays_an_audit_log() {
         "name: audit-replay\nseed: 1\nduration: 1h\nregion: us-east-1\nworkloads:\n  - trace: audit.jsonl\n    format: audit-log\nvariants:\n  - name: on-demand\n    karpenter:\n      nodePools: nodepools/on-demand.yaml\n",
     )
     .unwrap();
-    let output = karpsim_in(dir.path(), &["run", "replay.yaml", "--out", "out", "-o", "json", "-q"]);
+    let output = karpsim_in(
+        dir.path(),
+        &["run", "replay.yaml", "--out", "out", "-o", "json", "-q"],
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     let summaries: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     let summary = &summaries.as_array().map_or(&summaries, |a| &a[0]);

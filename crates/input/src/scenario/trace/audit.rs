@@ -287,14 +287,13 @@ impl<R: BufRead> AuditReader<R> {
             .request_received_timestamp
             .as_deref()
             .ok_or("requestReceivedTimestamp: missing")?;
-        let millis = timestamp_millis(stamp)
-            .ok_or_else(|| format!("requestReceivedTimestamp: {stamp:?} is not an RFC 3339 time"))?;
+        let millis = timestamp_millis(stamp).ok_or_else(|| {
+            format!("requestReceivedTimestamp: {stamp:?} is not an RFC 3339 time")
+        })?;
         if let Some(stage) = event.stage_timestamp.as_deref()
             && timestamp_millis(stage).is_none()
         {
-            return Err(format!(
-                "stageTimestamp: {stage:?} is not an RFC 3339 time"
-            ));
+            return Err(format!("stageTimestamp: {stage:?} is not an RFC 3339 time"));
         }
         let origin = *self.origin.get_or_insert(millis);
         // A request received before the first line's was still running
@@ -302,7 +301,10 @@ impl<R: BufRead> AuditReader<R> {
         let at = (millis - origin).max(0);
         self.newest = self.newest.max(at);
         if event.stage != "ResponseComplete" {
-            self.ignore(format!("stage {} (only ResponseComplete counts)", event.stage));
+            self.ignore(format!(
+                "stage {} (only ResponseComplete counts)",
+                event.stage
+            ));
             return Ok(());
         }
         if let Some(code) = event.response_status.as_ref().and_then(|s| s.code)
@@ -365,7 +367,9 @@ impl<R: BufRead> AuditReader<R> {
                 if matches!(kind, TargetKind::Pod | TargetKind::ReplicaSet)
                     && objects::has_owner(&node)
                 {
-                    self.ignore(format!("{resource} with ownerReferences (their controller's)"));
+                    self.ignore(format!(
+                        "{resource} with ownerReferences (their controller's)"
+                    ));
                     return Ok(());
                 }
                 self.workload_event(node, base, kind, at)
@@ -554,12 +558,13 @@ fn with_namespace(node: &mut Node, namespace: &str) {
 /// `spec.replicas` of an `autoscaling/v1` Scale.
 fn scale_replicas(node: &Node, base: &str) -> Result<u32, String> {
     let scale: k8s_openapi::api::autoscaling::v1::Scale =
-        crate::manifest::tree::deserialize_strict(node, "", base, || "Scale".to_string())
-            .map_err(|e| {
+        crate::manifest::tree::deserialize_strict(node, "", base, || "Scale".to_string()).map_err(
+            |e| {
                 let text = e.to_string();
                 let prefix = format!("{}: ", e.position());
                 text.strip_prefix(&prefix).unwrap_or(&text).to_string()
-            })?;
+            },
+        )?;
     let replicas = scale.spec.and_then(|s| s.replicas).unwrap_or(0);
     u32::try_from(replicas)
         .ok()

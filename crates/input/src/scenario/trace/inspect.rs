@@ -153,7 +153,8 @@ impl Desired {
         self.remove(&target);
         self.total += pods;
         if let Some(end) = end {
-            self.ends.insert(((end * 1000.0) as u64, target.clone()), ());
+            self.ends
+                .insert(((end * 1000.0) as u64, target.clone()), ());
         }
         self.pods.insert(target, pods);
     }

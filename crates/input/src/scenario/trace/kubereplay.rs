@@ -76,10 +76,12 @@ impl KubeReplayReader {
         exclude: &[String],
     ) -> Result<KubeReplayReader, TraceError> {
         let mut text = String::new();
-        input.read_to_string(&mut text).map_err(|e| TraceError::Io {
-            file: file.to_string(),
-            reason: e.to_string(),
-        })?;
+        input
+            .read_to_string(&mut text)
+            .map_err(|e| TraceError::Io {
+                file: file.to_string(),
+                reason: e.to_string(),
+            })?;
         let capture: Capture = serde_json::from_str(&text).map_err(|e| TraceError::Format {
             file: file.to_string(),
             message: format!("not a kubereplay capture: {e}"),
@@ -125,7 +127,12 @@ impl KubeReplayReader {
     fn action(&mut self, event: RawEvent) -> Result<Option<TraceAction>, String> {
         let (namespace, name) = match event.key.split_once('/') {
             Some((ns, name)) if !ns.is_empty() && !name.is_empty() => (ns, name),
-            _ => return Err(format!("key: expected namespace/name, found {:?}", event.key)),
+            _ => {
+                return Err(format!(
+                    "key: expected namespace/name, found {:?}",
+                    event.key
+                ));
+            }
         };
         if self.exclude.iter().any(|e| e == namespace) {
             self.ignore(format!("namespace {namespace} (excluded)"));
@@ -151,13 +158,17 @@ impl KubeReplayReader {
                     TargetKind::Deployment => ("deployment", event.deployment),
                     _ => ("job", event.job),
                 };
-                let mut object =
-                    object.ok_or_else(|| format!("{field}: missing for a create"))?;
+                let mut object = object.ok_or_else(|| format!("{field}: missing for a create"))?;
                 // Go leaves out an empty TypeMeta: the event's kind says it.
                 if let Some(map) = object.as_object_mut() {
-                    let api = if kind == TargetKind::Job { "batch/v1" } else { "apps/v1" };
+                    let api = if kind == TargetKind::Job {
+                        "batch/v1"
+                    } else {
+                        "apps/v1"
+                    };
                     map.entry("apiVersion").or_insert_with(|| api.into());
-                    map.entry("kind").or_insert_with(|| event.kind.clone().into());
+                    map.entry("kind")
+                        .or_insert_with(|| event.kind.clone().into());
                 }
                 let node = objects::from_json(&object, 1);
                 let selector = node.at_path("spec.selector").cloned();
@@ -184,7 +195,9 @@ impl KubeReplayReader {
                     match self.reader.read(&self.file, field, pdb) {
                         Ok(Some(Object::Pdb(pdb))) => pdbs.push(pdb),
                         Ok(_) => {}
-                        Err(e) => return Err(format!("the PodDisruptionBudget kubereplay adds: {e}")),
+                        Err(e) => {
+                            return Err(format!("the PodDisruptionBudget kubereplay adds: {e}"));
+                        }
                     }
                 }
                 Ok(match self.tracker.applied(&workload) {

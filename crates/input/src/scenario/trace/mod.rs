@@ -95,7 +95,8 @@ impl TraceFormat {
 /// Namespaces a recording's objects are dropped from unless the scenario
 /// lists its own (`excludeNamespaces`): kubereplay's default
 /// (`DefaultExcludedNamespaces` in tools/kubereplay/pkg/parser/types.go).
-pub const DEFAULT_EXCLUDED_NAMESPACES: [&str; 3] = ["kube-system", "kube-public", "kube-node-lease"];
+pub const DEFAULT_EXCLUDED_NAMESPACES: [&str; 3] =
+    ["kube-system", "kube-public", "kube-node-lease"];
 
 /// A trace workload item, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -278,7 +279,10 @@ impl TraceAction {
             } => workloads
                 .first()
                 .map(|w| (w.namespace.as_str(), w.name.as_str()))
-                .or_else(|| pdbs.first().map(|p| (p.namespace.as_str(), p.name.as_str())))
+                .or_else(|| {
+                    pdbs.first()
+                        .map(|p| (p.namespace.as_str(), p.name.as_str()))
+                })
                 .unwrap_or(("", "")),
         }
     }
@@ -667,8 +671,9 @@ impl TraceSource {
         if self.spec.time_scale == 1.0 {
             return;
         }
-        let scale =
-            |d: std::time::Duration| std::time::Duration::from_millis(self.scaled(d.as_secs_f64()).as_millis());
+        let scale = |d: std::time::Duration| {
+            std::time::Duration::from_millis(self.scaled(d.as_secs_f64()).as_millis())
+        };
         if let WorkloadKind::Job(job) = &mut workload.kind {
             job.duration = job.duration.map(scale);
         }
@@ -795,11 +800,18 @@ pub fn guess_format(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
         .and_then(|e| e.to_str())
         .unwrap_or_default()
         .to_ascii_lowercase();
-    if extension == "sktrace" || head.first().is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde) {
+    if extension == "sktrace"
+        || head
+            .first()
+            .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde)
+    {
         return Ok(Some(TraceFormat::SimKube));
     }
     let text = String::from_utf8_lossy(&head);
-    let first_line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let first_line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
     if text.trim_start().starts_with('{') {
         if first_line.contains("audit.k8s.io") {
             return Ok(Some(TraceFormat::AuditLog));

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use crate::kube::resources::ResourceNames;
 use crate::kube::workload::{PodDisruptionBudget, Workload, WorkloadKind};
-use crate::sim::engine::{Target, TargetKind};
 use crate::manifest::{CoreReader, Document, ManifestError, Warnings, is_core_kind};
+use crate::sim::engine::{Target, TargetKind};
 use crate::yaml::{Node, Position, Value};
 
 /// What one recorded object is, once read.

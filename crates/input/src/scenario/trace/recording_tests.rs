@@ -50,7 +50,10 @@ fn summary(step: &Step) -> (u64, String) {
                     format!("apply {kind} {}/{} {count}", w.namespace, w.name)
                 })
                 .collect();
-            parts.extend(pdbs.iter().map(|p| format!("pdb {}/{}", p.namespace, p.name)));
+            parts.extend(
+                pdbs.iter()
+                    .map(|p| format!("pdb {}/{}", p.namespace, p.name)),
+            );
             parts.join(" + ")
         }
         StepAction::Scale { target, replicas } => {
@@ -183,7 +186,10 @@ fn audit_log_inspection_counts_what_is_passed_over() {
         (report.peak_desired_pods, report.peak_at_s),
         (7, Some(1_230.5))
     );
-    assert_eq!((report.first_event_s, report.last_event_s), (Some(5.123), Some(2_400.0)));
+    assert_eq!(
+        (report.first_event_s, report.last_event_s),
+        (Some(5.123), Some(2_400.0))
+    );
 }
 
 /// kube-system and the other default namespaces are excluded; a list
@@ -197,7 +203,10 @@ fn exclude_namespaces_replaces_the_default() {
     let report =
         inspect::inspect(&path, TraceFormat::AuditLog, false, &["shop".to_string()]).unwrap();
     assert_eq!(report.ignored.get("namespace shop (excluded)"), Some(&18));
-    assert_eq!(report.ignored.get("namespace kube-node-lease (excluded)"), None);
+    assert_eq!(
+        report.ignored.get("namespace kube-node-lease (excluded)"),
+        None
+    );
 }
 
 fn audit_text(lines: &[&str], skip: bool) -> Result<(Vec<TraceEvent>, u64), TraceError> {
@@ -221,7 +230,10 @@ fn malformed_audit_lines_are_errors_naming_file_and_line() {
     let unknown_verb = GOOD.replace("\"verb\":\"create\"", "\"verb\":\"frobnicate\"");
     let bad_object = GOOD.replace("\"replicas\":2", "\"replica\":2");
     let cases = [
-        ("{not json", "audit.jsonl:2: not an audit event: key must be a string at line 1 column 2"),
+        (
+            "{not json",
+            "audit.jsonl:2: not an audit event: key must be a string at line 1 column 2",
+        ),
         (
             unknown_field.as_str(),
             "audit.jsonl:2: not an audit event: unknown field `levle`",
@@ -236,7 +248,9 @@ fn malformed_audit_lines_are_errors_naming_file_and_line() {
         ),
     ];
     for (line, want) in cases {
-        let err = audit_text(&[GOOD, line, GOOD], false).unwrap_err().to_string();
+        let err = audit_text(&[GOOD, line, GOOD], false)
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with(want), "{err}\n  wanted {want}");
         assert!(!err.contains('\n'), "{err}");
         let (events, skipped) = audit_text(&[GOOD, line, GOOD], true).unwrap();
@@ -251,12 +265,25 @@ fn malformed_audit_lines_are_errors_naming_file_and_line() {
 /// them at `ts − first ts`).
 #[test]
 fn simkube_dsb_trace_creates_then_scales_at_event_times() {
-    let spec = spec("scenarios/traces/simkube/dsb-scaling.sktrace", TraceFormat::SimKube);
+    let spec = spec(
+        "scenarios/traces/simkube/dsb-scaling.sktrace",
+        TraceFormat::SimKube,
+    );
     let got: Vec<(u64, String)> = steps(&spec).iter().map(summary).collect();
     assert_eq!(got.len(), 27 + 19);
-    assert!(got[..27].iter().all(|(t, s)| *t == 0 && s.starts_with("apply deployment dsb/")));
-    assert_eq!(got[27], (423_000, "scale dsb/social-graph-service 3".to_string()));
-    assert_eq!(got[28], (548_000, "scale dsb/url-shorten-service 2".to_string()));
+    assert!(
+        got[..27]
+            .iter()
+            .all(|(t, s)| *t == 0 && s.starts_with("apply deployment dsb/"))
+    );
+    assert_eq!(
+        got[27],
+        (423_000, "scale dsb/social-graph-service 3".to_string())
+    );
+    assert_eq!(
+        got[28],
+        (548_000, "scale dsb/url-shorten-service 2".to_string())
+    );
     assert_eq!(
         got.last().cloned(),
         Some((1_134_000, "scale dsb/compose-post-service 2".to_string()))
@@ -269,7 +296,10 @@ fn simkube_dsb_trace_creates_then_scales_at_event_times() {
 /// with `timeScale`.
 #[test]
 fn simkube_bare_pods_run_for_their_lifecycles() {
-    let mut spec = spec("scenarios/traces/simkube/bare-pods.sktrace", TraceFormat::SimKube);
+    let mut spec = spec(
+        "scenarios/traces/simkube/bare-pods.sktrace",
+        TraceFormat::SimKube,
+    );
     spec.time_scale = 0.5;
     let steps = steps(&spec);
     let got: Vec<(u64, String, Option<u64>)> = steps
@@ -282,10 +312,26 @@ fn simkube_bare_pods_run_for_their_lifecycles() {
     assert_eq!(
         got,
         [
-            (0, "apply pod testing/bare-pod-1781282449 1".to_string(), Some(6_000)),
-            (21_000, "apply pod testing/bare-pod-1781282509 1".to_string(), Some(15_000)),
-            (51_000, "apply pod testing/bare-pod-1781282570 1".to_string(), Some(15_000)),
-            (81_000, "apply pod testing/bare-pod-1781282630 1".to_string(), None),
+            (
+                0,
+                "apply pod testing/bare-pod-1781282449 1".to_string(),
+                Some(6_000)
+            ),
+            (
+                21_000,
+                "apply pod testing/bare-pod-1781282509 1".to_string(),
+                Some(15_000)
+            ),
+            (
+                51_000,
+                "apply pod testing/bare-pod-1781282570 1".to_string(),
+                Some(15_000)
+            ),
+            (
+                81_000,
+                "apply pod testing/bare-pod-1781282630 1".to_string(),
+                None
+            ),
         ]
     );
 }
@@ -295,7 +341,10 @@ fn simkube_bare_pods_run_for_their_lifecycles() {
 /// pkg/controller/cronjob `getJobName`), each running from start to end.
 #[test]
 fn simkube_cronjob_replays_its_recorded_jobs() {
-    let spec = spec("scenarios/traces/simkube/cronjob.sktrace", TraceFormat::SimKube);
+    let spec = spec(
+        "scenarios/traces/simkube/cronjob.sktrace",
+        TraceFormat::SimKube,
+    );
     let steps = steps(&spec);
     let got: Vec<(u64, String, Option<u64>)> = steps
         .iter()
@@ -312,7 +361,10 @@ fn simkube_cronjob_replays_its_recorded_jobs() {
             Some(30),
         )
     };
-    assert_eq!(got, [job(1_743_286_861), job(1_743_286_921), job(1_743_286_981)]);
+    assert_eq!(
+        got,
+        [job(1_743_286_861), job(1_743_286_921), job(1_743_286_981)]
+    );
 }
 
 /// Another SimKube version is a one-line error naming the file and the
@@ -330,7 +382,10 @@ fn simkube_other_versions_are_refused() {
         .err()
         .unwrap()
         .to_string();
-    assert_eq!(err, "old.sktrace: SimKube trace version 3: karpsim reads version 2");
+    assert_eq!(
+        err,
+        "old.sktrace: SimKube trace version 3: karpsim reads version 2"
+    );
     let err = simkube::SimKubeReader::new("x.sktrace", &b"\xc1"[..], false, &[])
         .err()
         .unwrap()
@@ -353,7 +408,8 @@ fn simkube_bad_objects_name_the_event() {
         .expect("a restartPolicy");
     let mut bad = bytes.clone();
     bad[at + 12] = b'x';
-    let mut reader = simkube::SimKubeReader::new("bad.sktrace", bad.as_slice(), false, &[]).unwrap();
+    let mut reader =
+        simkube::SimKubeReader::new("bad.sktrace", bad.as_slice(), false, &[]).unwrap();
     let err = reader.next_event().unwrap_err().to_string();
     assert!(
         err.starts_with(
@@ -388,14 +444,20 @@ fn kubereplay_capture_replays_in_timestamp_order() {
             ),
             (300_000, "scale kubereplay/deployment-0 6".to_string()),
             (600_000, "apply job kubereplay/job-0 3".to_string()),
-            (3_000_000, "delete deployment kubereplay/deployment-0".to_string()),
+            (
+                3_000_000,
+                "delete deployment kubereplay/deployment-0".to_string()
+            ),
         ]
     );
     let StepAction::Apply { pdbs, .. } = &steps[0].action else {
         panic!("an apply")
     };
     assert_eq!(pdbs[0].max_unavailable, Some(IntOrPercent::Percent(50)));
-    assert_eq!(run_time(&steps[2]), Some(std::time::Duration::from_secs(600)));
+    assert_eq!(
+        run_time(&steps[2]),
+        Some(std::time::Duration::from_secs(600))
+    );
 }
 
 #[test]
@@ -425,9 +487,18 @@ fn kubereplay_bad_events_name_the_event_index() {
 #[test]
 fn formats_are_guessed_from_name_and_content() {
     let cases = [
-        ("tests/fixtures/traces/audit.jsonl", Some(TraceFormat::AuditLog)),
-        ("tests/fixtures/traces/replay.json", Some(TraceFormat::KubeReplay)),
-        ("scenarios/traces/simkube/cronjob.sktrace", Some(TraceFormat::SimKube)),
+        (
+            "tests/fixtures/traces/audit.jsonl",
+            Some(TraceFormat::AuditLog),
+        ),
+        (
+            "tests/fixtures/traces/replay.json",
+            Some(TraceFormat::KubeReplay),
+        ),
+        (
+            "scenarios/traces/simkube/cronjob.sktrace",
+            Some(TraceFormat::SimKube),
+        ),
         (
             "scenarios/traces/alibaba_openb_pod_list_default.csv",
             Some(TraceFormat::Alibaba),

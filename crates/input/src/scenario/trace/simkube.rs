@@ -78,12 +78,10 @@ impl SimKubeReader {
             message,
         };
         let mut bytes = Vec::new();
-        input
-            .read_to_end(&mut bytes)
-            .map_err(|e| TraceError::Io {
-                file: file.to_string(),
-                reason: e.to_string(),
-            })?;
+        input.read_to_end(&mut bytes).map_err(|e| TraceError::Io {
+            file: file.to_string(),
+            reason: e.to_string(),
+        })?;
         let root = super::msgpack::decode(&bytes)
             .map_err(|e| format(format!("not a SimKube trace: {e}")))?;
         let Value::Map(entries) = root.value else {
@@ -120,7 +118,9 @@ impl SimKubeReader {
                 };
                 return Err(format(format!(
                     "SimKube trace version {}: karpsim reads version {VERSION}",
-                    shown.scalar_text().unwrap_or_else(|| shown.type_name().to_string())
+                    shown
+                        .scalar_text()
+                        .unwrap_or_else(|| shown.type_name().to_string())
                 )));
             }
             None => {
@@ -195,7 +195,12 @@ impl SimKubeReader {
             match name.as_str() {
                 "ts" => match value.value {
                     Value::Int(t) => ts = i64::try_from(t).ok(),
-                    _ => return Err(format!("ts: expected Unix seconds, found {}", value.type_name())),
+                    _ => {
+                        return Err(format!(
+                            "ts: expected Unix seconds, found {}",
+                            value.type_name()
+                        ));
+                    }
                 },
                 "applied_objs" | "deleted_objs" => match value.value {
                     Value::Seq(items) => {
@@ -369,10 +374,7 @@ impl SimKubeReader {
                     }));
                 }
                 Ok(_) => self.ignore("CronJob templates karpsim cannot read"),
-                Err(message) => self.problem(
-                    format!("CronJob {owner} jobTemplate"),
-                    message,
-                )?,
+                Err(message) => self.problem(format!("CronJob {owner} jobTemplate"), message)?,
             }
         }
         Ok(None)
@@ -398,7 +400,10 @@ fn job_from_template(template: &Node, namespace: &str, name: &str) -> Node {
     if let Some(Value::Map(labels)) = template.at_path("metadata.labels").map(|n| &n.value) {
         metadata.push((text("labels"), map(labels.clone())));
     }
-    let spec = template.get("spec").cloned().unwrap_or_else(|| map(Vec::new()));
+    let spec = template
+        .get("spec")
+        .cloned()
+        .unwrap_or_else(|| map(Vec::new()));
     map(vec![
         (text("apiVersion"), text("batch/v1")),
         (text("kind"), text("Job")),
@@ -482,13 +487,14 @@ impl EventReader for SimKubeReader {
             }
             // The current event is done: a CronJob's Job that starts no later
             // than the next event comes first.
-            let next_ts = self.events.as_slice().first().and_then(|e| match e
-                .get("ts")
-                .map(|t| &t.value)
-            {
-                Some(Value::Int(t)) => i64::try_from(*t).ok(),
-                _ => None,
-            });
+            let next_ts =
+                self.events
+                    .as_slice()
+                    .first()
+                    .and_then(|e| match e.get("ts").map(|t| &t.value) {
+                        Some(Value::Int(t)) => i64::try_from(*t).ok(),
+                        _ => None,
+                    });
             if let Some(job) = self.next_cron_job(next_ts)? {
                 return Ok(Some(job));
             }

@@ -251,10 +251,7 @@ fn malformed_rows_fail_or_are_skipped() {
     let (events, skipped) = read_all(&text, TraceFormat::Generic, true).unwrap();
     // b (negative run time), c (unknown kind), e (out of order), f (event).
     assert_eq!(skipped, 4);
-    let names: Vec<&str> = events
-        .iter()
-        .map(|e| e.action.sample_key().1)
-        .collect();
+    let names: Vec<&str> = events.iter().map(|e| e.action.sample_key().1).collect();
     assert_eq!(names, vec!["a", "d"]);
     let unknown = read_all(
         &generic_with("6,create,Widget,c,\n"),
