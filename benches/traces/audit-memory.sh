@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# Peak memory of replaying an audit log of N and of 10 N events: the log is
-# read line by line, so the two peaks should match.
+# Peak memory of replaying audit logs of 2 N and of 20 N lines.
 #
 #   benches/traces/audit-memory.sh [N] [KARPSIM]
 #
-# Generates two audit logs in a temporary folder: 20 Deployments created at
-# 10:00 UTC, then N (and 10 N) `scale` subresource patches spread evenly
-# over six hours, each followed by a node lease renewal (passed over, as
-# most of a real log is). Both logs cover the same six hours, so the
-# simulated cluster is the same size; only the number of events differs.
+# Generates audit logs in a temporary folder, each with 20 Deployments
+# created at 10:00 UTC and then scale subresource patches spread evenly
+# over six hours (so every simulated cluster has the same size and span):
+#
+#   events      N patches that change replicas, each followed by 1 line
+#               the replay passes over (2 N lines)
+#   10x events  the same N patches, each followed by 19 such lines (20 N
+#               lines: node lease renewals, reads, patches to the count a
+#               Deployment already has)
+#   10x changes 10 N patches that change replicas, each followed by 1 line
+#               (20 N lines, ten times the pods created and deleted)
+#
 # Each is replayed by `karpsim run` under /usr/bin/time -v; the script
-# prints the file sizes and the peak resident set sizes.
+# prints the log sizes and the peak resident set sizes.
 set -euo pipefail
 n=${1:-5000}
 karpsim=${2:-target/release/karpsim}
@@ -18,8 +24,8 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-generate() { # events file
-  awk -v events="$1" '
+generate() { # changes noise-lines-per-change file
+  awk -v events="$1" -v noise="$2" '
     function stamp(ms,   s) {
       s = int(ms / 1000)
       return sprintf("2026-03-02T%02d:%02d:%02d.%03d000Z", 10 + int(s / 3600), int(s % 3600 / 60), s % 60, ms % 1000)
@@ -41,14 +47,20 @@ generate() { # events file
         ref = sprintf("{\"resource\":\"deployments\",\"namespace\":\"bench\",\"name\":\"web-%d\",\"apiGroup\":\"apps\",\"apiVersion\":\"v1\",\"subresource\":\"scale\"}", d)
         body = sprintf(",\"responseObject\":{\"kind\":\"Scale\",\"apiVersion\":\"autoscaling/v1\",\"metadata\":{\"name\":\"web-%d\",\"namespace\":\"bench\"},\"spec\":{\"replicas\":%d},\"status\":{\"replicas\":2}}", d, replicas)
         line("patch", ref, ms, body)
-        line("update", "{\"resource\":\"leases\",\"namespace\":\"kube-node-lease\",\"name\":\"ip-10-0-1-20\",\"apiGroup\":\"coordination.k8s.io\",\"apiVersion\":\"v1\"}", ms, "")
+        for (k = 0; k < noise; k++) {
+          if (k % 3 == 0) line("update", "{\"resource\":\"leases\",\"namespace\":\"kube-node-lease\",\"name\":\"ip-10-0-1-20\",\"apiGroup\":\"coordination.k8s.io\",\"apiVersion\":\"v1\"}", ms, "")
+          else if (k % 3 == 1) line("get", sprintf("{\"resource\":\"deployments\",\"namespace\":\"bench\",\"name\":\"web-%d\",\"apiGroup\":\"apps\",\"apiVersion\":\"v1\"}", d), ms, "")
+          else line("patch", ref, ms, body)
+        }
       }
-    }' > "$2"
+    }' > "$3"
 }
 
-for events in "$n" "$((10 * n))"; do
+for run in "events $n 1" "10x-events $n 19" "10x-changes $((10 * n)) 1"; do
+  read -r label changes noise <<< "$run"
+  events=$label
   log="$work/audit-$events.jsonl"
-  generate "$events" "$log"
+  generate "$changes" "$noise" "$log"
   cat > "$work/replay-$events.yaml" <<YAML
 name: audit-memory-$events
 seed: 1
@@ -69,5 +81,6 @@ YAML
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$work/time-$events.txt")
   wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$work/time-$events.txt")
   size=$(du -h "$log" | cut -f1)
-  echo "$events scale events ($size log): peak RSS ${rss} KiB, wall ${wall}"
+  lines=$(wc -l < "$log")
+  echo "$label: $lines lines ($size), $changes replica changes: peak RSS ${rss} KiB, wall ${wall}"
 done
