@@ -46,6 +46,8 @@ enum Command {
     Pricing(PricingArgs),
     /// List the instance types of a region, or those a NodePool allows.
     InstanceTypes(InstanceTypesArgs),
+    /// Check a recording (audit log, SimKube trace, kubereplay capture, trace CSV) before replaying it.
+    Trace(cli::trace::TraceArgs),
 }
 
 /// The simulation allocates and frees many small values per decision (the
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => cli::explain::explain_command(&args),
         Command::Plan(args) => cli::plan::plan_command(&args),
         Command::Pricing(args) => cli::pricing::pricing_command(&args),
+        Command::Trace(args) => cli::trace::trace_command(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,6 +11,7 @@ pub mod pricing;
 pub mod report;
 pub mod run;
 pub mod signals;
+pub mod trace;
 
 use std::io::{self, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

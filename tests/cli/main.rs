@@ -12,4 +12,5 @@ mod pricing;
 mod report;
 mod run;
 mod signals;
+mod trace;
 mod util;

@@ -6,13 +6,14 @@ use crate::sim::MicroUsd;
 
 /// Bundled scenarios checked by [`bound_holds_for`], one test each so
 /// they run in parallel.
-const BUNDLED: [&str; 8] = [
+const BUNDLED: [&str; 9] = [
     "alibaba-replay",
     "consolidation-day",
     "karpenter-vs-ca",
     "large-week",
     "quickstart",
     "realistic-day",
+    "simkube-replay",
     "snapshot-day",
     "spot-storm",
 ];
@@ -117,11 +118,38 @@ fn bound_holds_for_realistic_day() {
 }
 
 #[test]
-fn bound_holds_for_snapshot_day() {
+fn bound_holds_for_simkube_replay() {
     bound_holds_for(BUNDLED[6]);
+}
+
+/// The SimKube replay's pods are the trace's: the 27 Deployments' first
+/// replicas, then every scale-up the trace records (27 more pods: +2, +1,
+/// +3 +2, +1, +1, +2 +2, +1 +2 +4 +2, +2 +2 over the eight Deployments
+/// that scale in `dsb-scaling.sktrace`), and one for each pod evicted (its
+/// Deployment re-creates it); every scale names a Deployment the trace
+/// created, and every pod is scheduled.
+#[test]
+fn simkube_replay_runs_the_trace_pods() {
+    use crate::scenario::{BundledRegions, Scenario, prepare};
+    let path = scenarios_dir().join("simkube-replay.yaml");
+    let scenario = Scenario::load(&path, &BundledRegions).unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    for input in &prepared.runs {
+        let out = crate::sim::engine::run(input, &mut |_| {}).unwrap();
+        let s = &out.summary;
+        assert_eq!(s.steps_missing_target(), 0, "{}", s.variant);
+        let evicted: u64 = s.churn.evictions_by_reason.values().sum();
+        assert_eq!(s.pods_created as u64, 27 + 27 + evicted, "{}", s.variant);
+        assert_eq!(s.pods_unschedulable, 0, "{}", s.variant);
+    }
+}
+
+#[test]
+fn bound_holds_for_snapshot_day() {
+    bound_holds_for(BUNDLED[7]);
 }
 
 #[test]
 fn bound_holds_for_spot_storm() {
-    bound_holds_for(BUNDLED[7]);
+    bound_holds_for(BUNDLED[8]);
 }

@@ -87,6 +87,7 @@ const WORKLOAD_KEYS: Keys = Keys {
         "end",
         "timeScale",
         "sample",
+        "excludeNamespaces",
     ],
     reserved: &[],
 };

@@ -343,7 +343,7 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 1m\n    scael: {}\n",
-            "5:5: workloads[1]: unknown key \"scael\" (valid keys: at, manifests, scale, delete, nodePools, generate, trace, format, start, end, timeScale, sample)",
+            "5:5: workloads[1]: unknown key \"scael\" (valid keys: at, manifests, scale, delete, nodePools, generate, trace, format, start, end, timeScale, sample, excludeNamespaces)",
         ),
         (
             "duration: 1h\nworkloads:\n  - scale: {deployment: web, replica: 3}\n",
@@ -861,7 +861,7 @@ fn bundled_scenarios_prepare() {
         }
     }
     names.sort();
-    assert_eq!(names.len(), 8, "{names:?}");
+    assert_eq!(names.len(), 9, "{names:?}");
 }
 
 /// `variants:` is required unless the caller brings the variants

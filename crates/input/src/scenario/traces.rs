@@ -1,10 +1,12 @@
 //! Reads `trace:` workload items into [`TraceSpec`]s:
-//! `{trace: FILE, format: generic|alibaba, start, end, timeScale, sample}`
-//! (see [`crate::scenario::trace`] for what each option does).
+//! `{trace: FILE, format: generic|alibaba|audit-log|simkube|kubereplay,
+//! start, end, timeScale, sample, excludeNamespaces}` (see
+//! [`crate::scenario::trace`] for what each option does).
 
 use super::super::error::ScenarioError;
 use super::super::limits::TIME_SCALE;
-use super::super::trace::{TraceFormat, TraceSpec};
+use super::super::names::check_dns_label;
+use super::super::trace::{DEFAULT_EXCLUDED_NAMESPACES, TraceFormat, TraceSpec};
 use super::super::yaml::{Node, Value};
 use super::Mapping;
 use super::Reader;
@@ -12,7 +14,14 @@ use super::generators::WorkloadProblem;
 use crate::sim::SimTime;
 
 /// The item keys that only a `trace` item may have.
-pub(super) const TRACE_OPTIONS: &[&str] = &["format", "start", "end", "timeScale", "sample"];
+pub(super) const TRACE_OPTIONS: &[&str] = &[
+    "format",
+    "start",
+    "end",
+    "timeScale",
+    "sample",
+    "excludeNamespaces",
+];
 
 impl Reader<'_> {
     /// Rejects trace options on an item that is not a trace.
@@ -44,15 +53,49 @@ impl Reader<'_> {
         let file_node = self.required(map, "trace")?;
         let file = self.file(file_node, &map.field("trace"))?;
         let format_node = self.required(map, "format")?;
-        let format = match self.string(format_node, &map.field("format"))? {
-            "generic" => TraceFormat::Generic,
-            "alibaba" => TraceFormat::Alibaba,
-            _ => {
+        let format = match TraceFormat::parse(self.string(format_node, &map.field("format"))?) {
+            Some(format) => format,
+            None => {
                 return Err(self.wrong_type(
                     format_node,
                     &map.field("format"),
-                    "generic or alibaba",
+                    "generic, alibaba, audit-log, simkube or kubereplay",
                 ));
+            }
+        };
+        let exclude_namespaces = match map.get("excludeNamespaces") {
+            None => DEFAULT_EXCLUDED_NAMESPACES.map(str::to_string).to_vec(),
+            Some(node) => {
+                let field = map.field("excludeNamespaces");
+                if matches!(format, TraceFormat::Generic | TraceFormat::Alibaba) {
+                    return Err(self.invalid(
+                        node.position,
+                        &field,
+                        super::super::error::Problem::Conflict {
+                            first: format!("format: {}", format.as_str()),
+                            second: "excludeNamespaces".to_string(),
+                        },
+                    ));
+                }
+                let Value::Seq(items) = &node.value else {
+                    return Err(self.wrong_type(node, &field, "a list of namespaces"));
+                };
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| {
+                        let item_field = format!("{field}[{i}]");
+                        let name = self.string(item, &item_field)?;
+                        check_dns_label(name).map_err(|reason| {
+                            let problem = WorkloadProblem::Range {
+                                what: reason,
+                                text: name.to_string(),
+                            };
+                            self.invalid(item.position, &item_field, problem.into())
+                        })?;
+                        Ok(name.to_string())
+                    })
+                    .collect::<Result<Vec<_>, ScenarioError>>()?
             }
         };
         let start = match map.get("start") {
@@ -101,6 +144,7 @@ impl Reader<'_> {
             at,
             stream: format!("trace/{number}"),
             skip_bad_rows: false,
+            exclude_namespaces,
         })
     }
 

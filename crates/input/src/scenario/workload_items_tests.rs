@@ -105,6 +105,43 @@ fn trace_items_parse_with_their_options() {
     assert!(spec.skip_bad_rows);
 }
 
+/// The recording formats read `excludeNamespaces`: the default is
+/// kubereplay's three system namespaces, a list replaces it, and a
+/// namespace that is not a DNS label is an error naming the item.
+#[test]
+fn exclude_namespaces_default_and_list() {
+    const SIMKUBE: &str = "../../../scenarios/traces/simkube/dsb-scaling.sktrace";
+    let excluded = |text: &str| {
+        let scenario = parse(text).unwrap();
+        let WorkloadAction::Trace(spec) = &scenario.workloads[0].action else {
+            panic!("expected a trace");
+        };
+        spec.exclude_namespaces.clone()
+    };
+    assert_eq!(
+        excluded(&format!("  - trace: {SIMKUBE}\n    format: simkube\n")),
+        ["kube-system", "kube-public", "kube-node-lease"]
+    );
+    assert_eq!(
+        excluded(&format!(
+            "  - trace: {SIMKUBE}\n    format: simkube\n    excludeNamespaces: [monitoring]\n"
+        )),
+        ["monitoring"]
+    );
+    assert!(
+        excluded(&format!(
+            "  - trace: {SIMKUBE}\n    format: simkube\n    excludeNamespaces: []\n"
+        ))
+        .is_empty()
+    );
+    let err = parse(&format!(
+        "  - trace: {SIMKUBE}\n    format: simkube\n    excludeNamespaces: [Bad_NS]\n"
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("workloads[0].excludeNamespaces[0]"), "{err}");
+}
+
 #[test]
 fn bad_workload_items_give_one_line_errors() {
     let cases = [
@@ -130,7 +167,7 @@ fn bad_workload_items_give_one_line_errors() {
         ),
         (
             &format!("  - trace: {TRACE}\n    format: parquet\n"),
-            "workloads[0].format: expected generic or alibaba",
+            "workloads[0].format: expected generic, alibaba, audit-log, simkube or kubereplay",
         ),
         (
             &format!("  - trace: {TRACE}\n    format: generic\n    sample: 0\n"),

@@ -1,11 +1,14 @@
-//! Streamed trace importers: a CSV file of pod and object events, read one
-//! row at a time when the engine's clock reaches it, so a trace of any size
-//! runs in constant memory.
+//! Streamed trace importers: recordings of pod and object events, read one
+//! record at a time when the engine's clock reaches it, so a trace of any
+//! size runs in bounded memory.
 //!
-//! Two formats ([`TraceFormat`]): karpsim's documented generic event CSV
-//! ([`generic`]) and the Alibaba GPU-cluster pod list ([`alibaba`]). Both
-//! turn rows into [`TraceEvent`]s in trace time; this module places them
-//! on the run's clock:
+//! Five formats ([`TraceFormat`]): karpsim's documented generic event CSV
+//! ([`generic`]), the Alibaba GPU-cluster pod list ([`alibaba`]), Kubernetes
+//! audit logs ([`audit`]), SimKube trace files ([`simkube`]) and Karpenter's
+//! kubereplay captures ([`kubereplay`]); the last three record real
+//! Kubernetes objects, read by [`objects`]. Each reader ([`EventReader`])
+//! turns records into [`TraceEvent`]s in trace time (seconds since the
+//! recording's first record); this module places them on the run's clock:
 //!
 //! - only rows with `start ≤ time < end` (trace seconds) are used; rows
 //!   before `start` are passed over, and reading stops at the first row at
@@ -22,7 +25,13 @@
 //!   (`--skip-bad-rows`), passed over and counted in the run summary.
 
 pub mod alibaba;
+pub mod audit;
 pub mod generic;
+pub mod inspect;
+pub mod kubereplay;
+pub mod msgpack;
+pub mod objects;
+pub mod simkube;
 
 #[cfg(test)]
 mod tests;
@@ -34,7 +43,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::kube::pod::PodSpec;
-use crate::kube::workload::{JobSpec, Workload, WorkloadKind};
+use crate::kube::workload::{JobSpec, PodDisruptionBudget, Workload, WorkloadKind};
 use crate::sim::engine::{SourceError, SourceFactory, Step, StepAction, StepSource, Target};
 use crate::sim::rng::{Stream, stream_seed};
 use crate::sim::{SimDuration, SimTime};
@@ -47,6 +56,13 @@ pub enum TraceFormat {
     Generic,
     /// The Alibaba `openb_pod_list` CSV (see [`alibaba`]).
     Alibaba,
+    /// Kubernetes audit log, `audit.k8s.io/v1` events as JSON lines (see
+    /// [`audit`]).
+    AuditLog,
+    /// SimKube trace file, format version 2 (see [`simkube`]).
+    SimKube,
+    /// kubereplay `replay.json` (see [`kubereplay`]).
+    KubeReplay,
 }
 
 impl TraceFormat {
@@ -55,9 +71,32 @@ impl TraceFormat {
         match self {
             TraceFormat::Generic => "generic",
             TraceFormat::Alibaba => "alibaba",
+            TraceFormat::AuditLog => "audit-log",
+            TraceFormat::SimKube => "simkube",
+            TraceFormat::KubeReplay => "kubereplay",
         }
     }
+
+    /// The format named `name` in scenario files and on the command line.
+    pub fn parse(name: &str) -> Option<TraceFormat> {
+        TraceFormat::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+
+    /// Every format, in the order the docs list them.
+    pub const ALL: [TraceFormat; 5] = [
+        TraceFormat::Generic,
+        TraceFormat::Alibaba,
+        TraceFormat::AuditLog,
+        TraceFormat::SimKube,
+        TraceFormat::KubeReplay,
+    ];
 }
+
+/// Namespaces a recording's objects are dropped from unless the scenario
+/// lists its own (`excludeNamespaces`): kubereplay's default
+/// (`DefaultExcludedNamespaces` in tools/kubereplay/pkg/parser/types.go).
+pub const DEFAULT_EXCLUDED_NAMESPACES: [&str; 3] =
+    ["kube-system", "kube-public", "kube-node-lease"];
 
 /// A trace workload item, validated.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,6 +120,9 @@ pub struct TraceSpec {
     pub stream: String,
     /// Skip unusable rows (counting them) instead of failing.
     pub skip_bad_rows: bool,
+    /// Namespaces whose objects are not replayed (audit-log, simkube and
+    /// kubereplay formats).
+    pub exclude_namespaces: Vec<String>,
 }
 
 /// Why a trace could not be read. Every message names the file; row
@@ -111,6 +153,35 @@ pub enum TraceError {
         file: String,
         /// Where the first invalid byte is.
         error: NotUtf8,
+    },
+    /// An unusable line of a line-oriented recording (an audit log).
+    #[error("{file}:{line}: {message}")]
+    Line {
+        /// The file.
+        file: String,
+        /// Line in the file, from 1.
+        line: u64,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// An unusable event of a recording read whole (SimKube, kubereplay).
+    #[error("{file}: {place}: {message}")]
+    Event {
+        /// The file.
+        file: String,
+        /// Which event: `events[3]`, `events[3].applied_objs[1]`.
+        place: String,
+        /// What is wrong, naming the field.
+        message: String,
+    },
+    /// The file is not a recording of its format (not msgpack, another
+    /// SimKube version, not JSON).
+    #[error("{file}: {message}")]
+    Format {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
     },
     /// An unusable row.
     #[error("{file}:{line}: row {row}, column {column}: {message}")]
@@ -183,15 +254,55 @@ pub enum TraceAction {
         /// The object.
         target: Target,
     },
+    /// Apply recorded Kubernetes objects (create, or replace an existing
+    /// one's spec). Run times in them are in trace seconds.
+    Apply {
+        /// Pod-creating objects.
+        workloads: Vec<Workload>,
+        /// PodDisruptionBudgets.
+        pdbs: Vec<PodDisruptionBudget>,
+        /// Whether the recording shows an update of an object it showed
+        /// before (for `trace inspect`).
+        update: bool,
+    },
 }
 
 impl TraceAction {
-    fn target(&self) -> &Target {
+    /// The namespace and name that decide sampling.
+    fn sample_key(&self) -> (&str, &str) {
         match self {
             TraceAction::Create { target, .. }
             | TraceAction::Scale { target, .. }
-            | TraceAction::Delete { target } => target,
+            | TraceAction::Delete { target } => (&target.namespace, &target.name),
+            TraceAction::Apply {
+                workloads, pdbs, ..
+            } => workloads
+                .first()
+                .map(|w| (w.namespace.as_str(), w.name.as_str()))
+                .or_else(|| {
+                    pdbs.first()
+                        .map(|p| (p.namespace.as_str(), p.name.as_str()))
+                })
+                .unwrap_or(("", "")),
         }
+    }
+}
+
+/// A recording read one event at a time, in time order.
+pub trait EventReader {
+    /// The next usable event, or `None` at the end of the recording.
+    fn next_event(&mut self) -> Result<Option<TraceEvent>, TraceError>;
+    /// Unusable records skipped so far (`--skip-bad-rows`).
+    fn skipped(&self) -> u64;
+    /// Records read but not replayed, by reason: not errors (an audit
+    /// log's reads, leases, failed requests, …).
+    fn ignored(&self) -> std::collections::BTreeMap<String, u64> {
+        std::collections::BTreeMap::new()
+    }
+    /// What the reader noticed about the recording's objects, each once
+    /// (fields karpsim does not model).
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -328,6 +439,16 @@ impl<R: Read> TraceRows<R> {
     }
 }
 
+impl<R: Read> EventReader for TraceRows<R> {
+    fn next_event(&mut self) -> Result<Option<TraceEvent>, TraceError> {
+        TraceRows::next_event(self)
+    }
+
+    fn skipped(&self) -> u64 {
+        self.skipped
+    }
+}
+
 /// A csv reading error: the file's UTF-8 problem, or the OS error.
 fn read_error(file: &str, error: csv::Error) -> TraceError {
     let not_utf8 = match error.kind() {
@@ -446,15 +567,15 @@ impl<R: Read> Read for Utf8Checked<R> {
 }
 
 /// Places a trace's events on the run's clock (window, scale, sampling).
-pub struct TraceSource<R: Read> {
-    rows: TraceRows<R>,
+pub struct TraceSource {
+    rows: Box<dyn EventReader>,
     spec: TraceSpec,
     sample_seed: u64,
 }
 
-impl<R: Read> TraceSource<R> {
+impl TraceSource {
     /// A source over `rows` for `spec` under scenario seed `seed`.
-    pub fn new(rows: TraceRows<R>, spec: TraceSpec, seed: u64) -> TraceSource<R> {
+    pub fn new(rows: Box<dyn EventReader>, spec: TraceSpec, seed: u64) -> TraceSource {
         let sample_seed = stream_seed(
             seed,
             &format!("{}/{}", Stream::Workload.name(), spec.stream),
@@ -466,18 +587,13 @@ impl<R: Read> TraceSource<R> {
         }
     }
 
-    /// Whether the object named by `target` is in the sample.
-    fn sampled(&self, target: &Target) -> bool {
+    /// Whether the object named `namespace/name` is in the sample.
+    fn sampled(&self, (namespace, name): (&str, &str)) -> bool {
         if self.spec.sample >= 1.0 {
             return true;
         }
         let mut hash = self.sample_seed;
-        for byte in target
-            .namespace
-            .bytes()
-            .chain([b'/'])
-            .chain(target.name.bytes())
-        {
+        for byte in namespace.bytes().chain([b'/']).chain(name.bytes()) {
             hash = mix(hash ^ u64::from(byte));
         }
         // 53 random bits as a fraction in [0, 1).
@@ -536,8 +652,34 @@ impl<R: Read> TraceSource<R> {
             }
             TraceAction::Scale { target, replicas } => StepAction::Scale { target, replicas },
             TraceAction::Delete { target } => StepAction::Delete { target },
+            TraceAction::Apply {
+                mut workloads,
+                pdbs,
+                ..
+            } => {
+                for workload in &mut workloads {
+                    self.scale_run_times(workload);
+                }
+                StepAction::Apply { workloads, pdbs }
+            }
         };
         Step { at, action }
+    }
+
+    /// A recorded object's run times, from trace seconds to run time.
+    fn scale_run_times(&self, workload: &mut Workload) {
+        if self.spec.time_scale == 1.0 {
+            return;
+        }
+        let scale = |d: std::time::Duration| {
+            std::time::Duration::from_millis(self.scaled(d.as_secs_f64()).as_millis())
+        };
+        if let WorkloadKind::Job(job) = &mut workload.kind {
+            job.duration = job.duration.map(scale);
+        }
+        if let Some(run) = workload.template.run_duration {
+            Arc::make_mut(&mut workload.template).run_duration = Some(scale(run));
+        }
     }
 }
 
@@ -549,7 +691,7 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-impl<R: Read> StepSource for TraceSource<R> {
+impl StepSource for TraceSource {
     fn next_step(&mut self) -> Result<Option<Step>, SourceError> {
         loop {
             let event = self
@@ -565,7 +707,7 @@ impl<R: Read> StepSource for TraceSource<R> {
             if self.spec.end.is_some_and(|end| event.time >= end) {
                 return Ok(None);
             }
-            if !self.sampled(event.action.target()) {
+            if !self.sampled(event.action.sample_key()) {
                 continue;
             }
             return Ok(Some(self.step(event)));
@@ -577,28 +719,123 @@ impl<R: Read> StepSource for TraceSource<R> {
     }
 }
 
-/// The row reader for a format.
+/// The row reader of a CSV format (`generic` for any format that is not
+/// Alibaba's: the others are not CSV and read no rows).
 pub fn row_format(format: TraceFormat) -> Box<dyn RowFormat + Send> {
     match format {
-        TraceFormat::Generic => Box::new(generic::GenericFormat::default()),
         TraceFormat::Alibaba => Box::new(alibaba::AlibabaFormat::default()),
+        _ => Box::new(generic::GenericFormat::default()),
     }
 }
 
 /// Opens the trace file of `spec` for one run.
-pub fn open(spec: &TraceSpec, seed: u64) -> Result<TraceSource<File>, TraceError> {
-    let shown = shown(&spec.file);
-    let file = File::open(&spec.file).map_err(|e| TraceError::Io {
+pub fn open(spec: &TraceSpec, seed: u64) -> Result<TraceSource, TraceError> {
+    let rows = open_reader(
+        &spec.file,
+        spec.format,
+        spec.skip_bad_rows,
+        &spec.exclude_namespaces,
+    )?;
+    Ok(TraceSource::new(rows, spec.clone(), seed))
+}
+
+/// Opens `path` as a recording of `format`: the reader a run or `trace
+/// inspect` pulls events from. `exclude` lists the namespaces not replayed
+/// (object formats only).
+pub fn open_reader(
+    path: &Path,
+    format: TraceFormat,
+    skip_bad_rows: bool,
+    exclude: &[String],
+) -> Result<Box<dyn EventReader>, TraceError> {
+    let shown = shown(path);
+    let file = File::open(path).map_err(|e| TraceError::Io {
         file: shown.clone(),
         reason: e.to_string(),
     })?;
-    let rows = TraceRows::new(&shown, file, row_format(spec.format), spec.skip_bad_rows)?;
-    Ok(TraceSource::new(rows, spec.clone(), seed))
+    Ok(match format {
+        TraceFormat::Generic | TraceFormat::Alibaba => Box::new(TraceRows::new(
+            &shown,
+            file,
+            row_format(format),
+            skip_bad_rows,
+        )?),
+        TraceFormat::AuditLog => Box::new(audit::AuditReader::new(
+            &shown,
+            std::io::BufReader::new(file),
+            skip_bad_rows,
+            exclude,
+        )),
+        TraceFormat::SimKube => Box::new(simkube::SimKubeReader::new(
+            &shown,
+            file,
+            skip_bad_rows,
+            exclude,
+        )?),
+        TraceFormat::KubeReplay => Box::new(kubereplay::KubeReplayReader::new(
+            &shown,
+            file,
+            skip_bad_rows,
+            exclude,
+        )?),
+    })
+}
+
+/// The format of a recording, guessed from its name and first bytes:
+/// `.sktrace` or msgpack is SimKube; JSON lines of `audit.k8s.io` events an
+/// audit log; a JSON document with `events` and `captured` a kubereplay
+/// capture; CSV the Alibaba pod list when its header has `cpu_milli`,
+/// otherwise the generic CSV. `None` when nothing fits.
+pub fn guess_format(path: &Path) -> Result<Option<TraceFormat>, TraceError> {
+    let shown = shown(path);
+    let mut head = Vec::new();
+    File::open(path)
+        .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
+        .map_err(|e| TraceError::Io {
+            file: shown.clone(),
+            reason: e.to_string(),
+        })?;
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if extension == "sktrace"
+        || head
+            .first()
+            .is_some_and(|b| (0x80..=0x8f).contains(b) || *b == 0xde)
+    {
+        return Ok(Some(TraceFormat::SimKube));
+    }
+    let text = String::from_utf8_lossy(&head);
+    let first_line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    if text.trim_start().starts_with('{') {
+        if first_line.contains("audit.k8s.io") {
+            return Ok(Some(TraceFormat::AuditLog));
+        }
+        if text.contains("\"events\"") && text.contains("\"captured\"") {
+            return Ok(Some(TraceFormat::KubeReplay));
+        }
+        return Ok(None);
+    }
+    if extension == "csv" || first_line.contains(',') {
+        let header: Vec<&str> = first_line.split(',').map(str::trim).collect();
+        if header.contains(&"cpu_milli") {
+            return Ok(Some(TraceFormat::Alibaba));
+        }
+        if header.contains(&"event") && header.contains(&"time") {
+            return Ok(Some(TraceFormat::Generic));
+        }
+    }
+    Ok(None)
 }
 
 /// A path as the user would write it: relative to the working directory
 /// when it is below it.
-fn shown(path: &Path) -> String {
+pub(crate) fn shown(path: &Path) -> String {
     std::env::current_dir()
         .ok()
         .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
@@ -634,3 +871,7 @@ pub(crate) fn read_all(
     }
     Ok((events, rows.skipped()))
 }
+
+#[cfg(test)]
+#[path = "recording_tests.rs"]
+mod recording_tests;

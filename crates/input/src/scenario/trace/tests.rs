@@ -27,6 +27,7 @@ fn alibaba_spec() -> TraceSpec {
         at: SimTime::ZERO,
         stream: "trace/0".into(),
         skip_bad_rows: false,
+        exclude_namespaces: Vec::new(),
     }
 }
 
@@ -250,10 +251,7 @@ fn malformed_rows_fail_or_are_skipped() {
     let (events, skipped) = read_all(&text, TraceFormat::Generic, true).unwrap();
     // b (negative run time), c (unknown kind), e (out of order), f (event).
     assert_eq!(skipped, 4);
-    let names: Vec<&str> = events
-        .iter()
-        .map(|e| e.action.target().name.as_str())
-        .collect();
+    let names: Vec<&str> = events.iter().map(|e| e.action.sample_key().1).collect();
     assert_eq!(names, vec!["a", "d"]);
     let unknown = read_all(
         &generic_with("6,create,Widget,c,\n"),
@@ -362,7 +360,7 @@ fn traces_stream_in_constant_memory() {
     )
     .unwrap();
     let mut source = TraceSource::new(
-        rows,
+        Box::new(rows),
         TraceSpec {
             format: TraceFormat::Generic,
             ..alibaba_spec()
@@ -397,7 +395,7 @@ fn reading_stops_at_the_end_of_the_window() {
         end: Some(200.0),
         ..alibaba_spec()
     };
-    let mut source = TraceSource::new(rows, spec, 1);
+    let mut source = TraceSource::new(Box::new(rows), spec, 1);
     let mut n = 0;
     while source.next_step().unwrap().is_some() {
         n += 1;
