@@ -60,6 +60,10 @@ impl ClusterAutoscaler {
     /// folded into what the autoscaler remembers.
     pub fn run_once(&mut self, view: &CaView<'_>) -> Actions {
         self.loops += 1;
+        // A deletion ends when its node is gone.
+        self.state
+            .deletions_in_progress
+            .retain(|node, _| view.cluster.node(*node).is_some());
         let actions = run_once(&CaInput {
             cluster: view.cluster,
             config: &self.config,

@@ -60,7 +60,7 @@ pub use config::{
 pub use controller::{CaView, ClusterAutoscaler};
 pub use groups::{GroupMember, LaunchChoice, LaunchFailure, NodeGroupState, NodeTemplate};
 pub use scale_down::{BlockingRule, UnremovableReason};
-pub use state::{CaState, ScaleUpFailure};
+pub use state::{CaState, DeletionKind, ScaleUpFailure};
 
 use crate::cloud::Catalog;
 use crate::cluster::{Cluster, NodeId, PodId};
@@ -263,7 +263,15 @@ pub fn next_state(state: &CaState, actions: &Actions, now: SimTime, config: &CaC
             Action::ScaleUp { group, delta } => {
                 next = next.with_scale_up(group, *delta, now, config)
             }
-            Action::RemoveNode { .. } => next.last_scale_down_delete = Some(now),
+            Action::RemoveNode { node, empty } => {
+                next.last_scale_down_delete = Some(now);
+                let kind = if *empty {
+                    DeletionKind::Empty
+                } else {
+                    DeletionKind::Drain
+                };
+                next.deletions_in_progress.insert(*node, kind);
+            }
             Action::DecreaseTargetSize { .. } => {}
         }
     }

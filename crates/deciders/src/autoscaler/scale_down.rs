@@ -27,7 +27,7 @@ use std::collections::BTreeMap;
 use super::config::CaConfig;
 use super::groups::{NodeGroupState, is_mirror};
 use super::snapshot::Snapshot;
-use super::state::CaState;
+use super::state::{CaState, DeletionKind};
 use crate::cluster::{Cluster, NodeId, Pod, PodId};
 use crate::pdb::PdbLimits;
 use crate::time::SimTime;
@@ -379,7 +379,20 @@ fn select_removals(
     let cfg = input.config;
     let cluster = input.cluster;
     let mut group_size: BTreeMap<&str, i64> = BTreeMap::new();
-    let (mut in_flight, mut drains_in_flight) = (0u32, 0u32);
+    // Deletions this autoscaler started count until their node is gone
+    // (budgets.go counts the deletion tracker's empty and drained nodes).
+    let tracked: BTreeMap<NodeId, DeletionKind> = input
+        .state
+        .deletions_in_progress
+        .iter()
+        .filter(|(n, _)| cluster.node(**n).is_some())
+        .map(|(&n, &k)| (n, k))
+        .collect();
+    let mut in_flight = tracked.len() as u32;
+    let mut drains_in_flight = tracked
+        .values()
+        .filter(|&&k| k == DeletionKind::Drain)
+        .count() as u32;
     for g in input.groups {
         let deleting: Vec<NodeId> = g
             .members
@@ -387,9 +400,11 @@ fn select_removals(
             .map(|m| m.node)
             .filter(|&n| cluster.node(n).is_some_and(|n| n.marked_for_deletion))
             .collect();
-        in_flight += deleting.len() as u32;
-        drains_in_flight += deleting
-            .iter()
+        // Members being deleted by someone else (a snapshot's own
+        // deletions) count too, drained when they still hold pods.
+        let untracked = deleting.iter().filter(|n| !tracked.contains_key(n));
+        in_flight += untracked.clone().count() as u32;
+        drains_in_flight += untracked
             .filter(|&&n| {
                 active_pods(cluster, n)
                     .iter()

@@ -66,6 +66,20 @@ pub struct CaState {
     pub backoff: BTreeMap<String, Backoff>,
     /// Open scale-ups per group.
     pub scale_up_requests: BTreeMap<String, ScaleUpRequest>,
+    /// Deletions started and not finished, with whether each node was
+    /// drained (CA's `NodeDeletionTracker`): they count against the
+    /// deletion budgets until the node is gone, whatever its pods do
+    /// meanwhile.
+    pub deletions_in_progress: BTreeMap<NodeId, DeletionKind>,
+}
+
+/// How a scale-down deletion started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeletionKind {
+    /// The node had nothing to move.
+    Empty,
+    /// Its pods were evicted first.
+    Drain,
 }
 
 impl CaState {

@@ -293,6 +293,91 @@ fn deletion_budgets_empty_and_drain() {
     }));
 }
 
+/// Starts the removals of `out` as the engine does: the node is marked
+/// and tainted for deletion, leaves its group's members and target size.
+fn start_removals(w: &mut World, out: &Actions) {
+    for node in removed(out) {
+        if let Some(n) = w.cluster.node_mut(node) {
+            n.marked_for_deletion = true;
+        }
+        for g in &mut w.groups {
+            if g.members.iter().any(|m| m.node == node) {
+                g.members.retain(|m| m.node != node);
+                g.target_size -= 1;
+            }
+        }
+    }
+}
+
+/// core/scaledown/budgets/budgets_test.go `TestCropNodesToBudgets`,
+/// "empty nodes exceeding the max limit" with deletions in progress: the
+/// 10 deletions started count against max-scale-down-parallelism until
+/// their nodes are gone, so a loop at the same instant starts none, and
+/// one after they are gone starts the rest.
+#[test]
+fn empty_deletions_in_progress_count_against_the_max_limit() {
+    let mut w = world(0);
+    let empties: Vec<NodeId> = (0..12)
+        .map(|_| w.launch("g", true, SimTime::ZERO))
+        .collect();
+    w.run(T0, 0);
+    let at = T0 + SimDuration::from_mins(11);
+    let first = w.run(at, 0);
+    assert_eq!(removed(&first).len(), 10);
+    start_removals(&mut w, &first);
+    let again = w.run(at, 0);
+    assert_eq!(removed(&again), Vec::<NodeId>::new());
+    assert_eq!(w.state.deletions_in_progress.len(), 10);
+    for node in removed(&first) {
+        w.cluster.remove_node(node);
+    }
+    let after = w.run(at + SimDuration::from_secs(10), 0);
+    let rest: Vec<NodeId> = empties
+        .iter()
+        .copied()
+        .filter(|n| !removed(&first).contains(n))
+        .collect();
+    assert_eq!(removed(&after), rest);
+}
+
+/// budgets_test.go "drain nodes exceeding the max limit": with
+/// max-drain-parallelism 2, drains in progress count as drains even once
+/// their pods have left (the tracker remembers how each deletion
+/// started), so no third drain starts while two are under way.
+#[test]
+fn drains_in_progress_count_against_the_drain_limit() {
+    let mut w = World::new(CaConfig {
+        node_groups: vec![group("g", &["m5.xlarge"], 0, 20)],
+        max_drain_parallelism: 2,
+        ..CaConfig::default()
+    });
+    let busy: Vec<NodeId> = (0..6).map(|_| w.launch("g", true, SimTime::ZERO)).collect();
+    let mut pods = Vec::new();
+    for (i, &n) in busy.iter().enumerate() {
+        pods.push((n, bound(&mut w, &format!("w{i}"), n, 300, |_| {})));
+    }
+    w.run(T0, 0);
+    let at = T0 + SimDuration::from_mins(11);
+    let first = w.run(at, 0);
+    let drained = removed(&first);
+    assert_eq!(drained.len(), 2, "{first:?}");
+    assert!(
+        first
+            .actions
+            .iter()
+            .all(|a| !matches!(a, Action::RemoveNode { empty: true, .. }))
+    );
+    start_removals(&mut w, &first);
+    // Their pods are evicted: the nodes now look empty.
+    for (n, pod) in &pods {
+        if drained.contains(n) {
+            w.cluster.remove_pod(*pod);
+        }
+    }
+    let again = w.run(at, 0);
+    assert_eq!(removed(&again), Vec::<NodeId>::new(), "{again:?}");
+}
+
 /// simulator/utilization/info.go: DaemonSet pods count by default
 /// (`--ignore-daemonsets-utilization=false`); ignoring them removes them
 /// from requests and allocatable. Threshold check uses `>` (0.5 passes).

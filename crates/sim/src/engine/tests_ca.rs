@@ -263,3 +263,36 @@ fn capacity_rebalance_launches_replacements_at_the_recommendation() {
     assert!(replacements.iter().all(|n| n.launched_at == hour));
     assert_eq!(out.summary.spot.pods_killed_at_reclaim, 0);
 }
+
+/// cluster-autoscaler core/scaledown/budgets (budgets_test.go "empty
+/// nodes exceeding the max limit"), end to end: twelve nodes emptied at
+/// once, and at most `maxScaleDownParallelism` (10) deletions under way
+/// at any instant, however many loops run while they are.
+#[test]
+fn at_most_ten_empty_nodes_are_deleted_at_once() {
+    let config = CaConfig {
+        node_groups: vec![group("general", &["m5.large"], 20)],
+        ..CaConfig::default()
+    };
+    let mut run = ca_input(
+        &deployment("web", 12, "1500m"),
+        SimDuration::from_mins(40),
+        config,
+    );
+    delete_deployment_at(&mut run, SimDuration::from_mins(5), "web");
+    let out = ca_run(&run);
+    assert_eq!(out.nodeclaims.len(), 12);
+    let starts: Vec<SimTime> = events(&out, "ScaleDown").iter().map(|e| e.time).collect();
+    assert_eq!(starts.len(), 12, "{starts:?}");
+    let ends: Vec<SimTime> = out
+        .nodeclaims
+        .iter()
+        .map(|n| n.deleted_at.expect("removed"))
+        .collect();
+    for &at in &starts {
+        let under_way =
+            starts.iter().filter(|&&s| s <= at).count() - ends.iter().filter(|&&e| e <= at).count();
+        assert!(under_way <= 10, "{under_way} deletions under way at {at}");
+    }
+    assert!(starts.iter().filter(|&&s| s == starts[0]).count() == 10);
+}
