@@ -179,6 +179,9 @@ pub struct CaConfig {
     pub node_group_backoff_reset_timeout: SimDuration,
     /// `--new-pod-scale-up-delay` (0).
     pub new_pod_scale_up_delay: SimDuration,
+    /// `--enforce-node-group-min-size` (false): groups below their minimum
+    /// size are scaled up to it.
+    pub enforce_node_group_min_size: bool,
 }
 
 impl Default for CaConfig {
@@ -210,6 +213,7 @@ impl Default for CaConfig {
             max_node_group_backoff: SimDuration::from_mins(30),
             node_group_backoff_reset_timeout: SimDuration::from_hours(3),
             new_pod_scale_up_delay: SimDuration::ZERO,
+            enforce_node_group_min_size: false,
         }
     }
 }

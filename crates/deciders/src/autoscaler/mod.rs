@@ -245,6 +245,48 @@ pub fn run_once(input: &CaInput<'_>) -> Actions {
     }
     out.unneeded = down.unneeded;
     out.unremovable = down.unremovable;
+    if cfg.enforce_node_group_min_size {
+        for (group, delta) in scale_up_to_min_size(cfg, &groups, &up.increases, &state, input.now) {
+            out.actions.push(Action::ScaleUp { group, delta });
+        }
+    }
+    out
+}
+
+/// `ScaleUpToNodeGroupMinSize` (core/scaleup/orchestrator), run after
+/// scale-down in the same loop: every group whose target size (this loop's
+/// scale-up included) is below its minimum and that is not backed off grows
+/// to it, capped by `maxNodesTotal` as upstream caps it: against the
+/// group's own target size.
+fn scale_up_to_min_size(
+    cfg: &CaConfig,
+    groups: &[NodeGroupState],
+    increases: &[(String, u32)],
+    state: &CaState,
+    now: SimTime,
+) -> Vec<(String, u32)> {
+    let mut out = Vec::new();
+    for spec in &cfg.node_groups {
+        let Some(g) = groups.iter().find(|g| g.name == spec.name) else {
+            continue;
+        };
+        let added: u32 = increases
+            .iter()
+            .filter(|(name, _)| *name == spec.name)
+            .map(|(_, d)| d)
+            .sum();
+        let target = g.target_size + added;
+        if target >= spec.min_size || state.is_backed_off(&spec.name, now) {
+            continue;
+        }
+        let mut delta = spec.min_size - target;
+        if cfg.max_nodes_total > 0 && delta + target > cfg.max_nodes_total {
+            delta = cfg.max_nodes_total.saturating_sub(target);
+        }
+        if delta >= 1 {
+            out.push((spec.name.clone(), delta));
+        }
+    }
     out
 }
 

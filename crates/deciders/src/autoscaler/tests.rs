@@ -738,3 +738,71 @@ fn allocatable_equals_capacity_bias_from_zero() {
     let spec = Arc::clone(&w.cluster.pod(p).unwrap().spec);
     assert!(crate::scheduler::filter::fits_node(&w.cluster, &spec, node).is_err());
 }
+
+/// core/scaleup/orchestrator `TestScaleUpToMeetNodeGroupMinSize` with
+/// `--enforce-node-group-min-size`: ng1 (one node, min size 3) grows by 2,
+/// ng2 (one node, min size 1) does not; without the flag nothing happens
+/// (CA's default).
+#[test]
+fn scale_up_to_meet_node_group_min_size() {
+    let config = |enforce| CaConfig {
+        node_groups: vec![
+            group("ng1", &["m5.xlarge"], 3, 10),
+            group("ng2", &["m5.xlarge"], 1, 10),
+        ],
+        enforce_node_group_min_size: enforce,
+        ..CaConfig::default()
+    };
+    let now = SimTime::from_secs(600);
+    let mut w = World::new(config(true));
+    w.launch("ng1", true, SimTime::ZERO);
+    w.launch("ng2", true, SimTime::ZERO);
+    assert_eq!(scale_ups(&w.run(now, 0)), vec![("ng1".to_string(), 2)]);
+    // The request is open: the next loop sees the target size at 3.
+    assert_eq!(w.groups[0].target_size, 3);
+    assert_eq!(
+        scale_ups(&w.run(now + SimDuration::from_secs(10), 0)),
+        vec![]
+    );
+    let mut off = World::new(config(false));
+    off.launch("ng1", true, SimTime::ZERO);
+    off.launch("ng2", true, SimTime::ZERO);
+    assert_eq!(scale_ups(&off.run(now, 0)), vec![]);
+}
+
+/// `ScaleUpToNodeGroupMinSize` caps the increase with `maxNodesTotal`
+/// measured against the group's own target size (`GetCappedNewNodeCount
+/// (newNodeCount, targetSize)`), and skips a group in backoff
+/// (`IsNodeGroupReadyToScaleUp`).
+#[test]
+fn min_size_scale_up_is_capped_and_waits_out_backoff() {
+    let now = SimTime::from_secs(600);
+    let mut w = World::new(CaConfig {
+        node_groups: vec![group("ng1", &["m5.xlarge"], 3, 10)],
+        enforce_node_group_min_size: true,
+        max_nodes_total: 2,
+        ..CaConfig::default()
+    });
+    w.launch("ng1", true, SimTime::ZERO);
+    assert_eq!(scale_ups(&w.run(now, 0)), vec![("ng1".to_string(), 1)]);
+    let mut backed_off = World::new(CaConfig {
+        node_groups: vec![group("ng1", &["m5.xlarge"], 3, 10)],
+        enforce_node_group_min_size: true,
+        ..CaConfig::default()
+    });
+    backed_off.state = backed_off.state.with_failed_scale_up(
+        "ng1",
+        ScaleUpFailure::OutOfResources,
+        now,
+        backed_off.config.config(),
+    );
+    assert_eq!(
+        scale_ups(&backed_off.run(now + SimDuration::from_secs(10), 0)),
+        vec![]
+    );
+    let later = now + SimDuration::from_mins(6);
+    assert_eq!(
+        scale_ups(&backed_off.run(later, 0)),
+        vec![("ng1".to_string(), 3)]
+    );
+}

@@ -49,6 +49,7 @@ const CA_KEYS: Keys = Keys {
         "skipNodesWithCustomControllerPods",
         "ignoreDaemonsetsUtilization",
         "newPodScaleUpDelay",
+        "enforceNodeGroupMinSize",
     ],
     reserved: &[],
 };
@@ -214,7 +215,7 @@ impl Reader<'_> {
                 *slot = self.duration(node, &map.field(key))?;
             }
         }
-        let flags: [(&str, &mut bool); 6] = [
+        let flags: [(&str, &mut bool); 7] = [
             ("scaleDownEnabled", &mut config.scale_down_enabled),
             (
                 "balanceSimilarNodeGroups",
@@ -235,6 +236,10 @@ impl Reader<'_> {
             (
                 "ignoreDaemonsetsUtilization",
                 &mut config.ignore_daemonsets_utilization,
+            ),
+            (
+                "enforceNodeGroupMinSize",
+                &mut config.enforce_node_group_min_size,
             ),
         ];
         for (key, slot) in flags {
