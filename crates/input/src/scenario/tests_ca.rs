@@ -104,6 +104,23 @@ fn a_minimal_group_takes_the_region_zones_and_on_demand() {
     assert_eq!(ca.config.expander, [ExpanderKind::LeastWaste]);
 }
 
+/// `enforceNodeGroupMinSize` (`--enforce-node-group-min-size`) is off
+/// unless set, and must be a boolean.
+#[test]
+fn enforce_node_group_min_size_reads_as_a_flag() {
+    let read = |extra: &str| {
+        let scenario = parse_ca(&format!("{GROUP}{extra}")).unwrap();
+        let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+            panic!("not a CA variant");
+        };
+        ca.config.enforce_node_group_min_size
+    };
+    assert!(!read(""));
+    assert!(read("      enforceNodeGroupMinSize: true\n"));
+    let err = ca_error(&format!("{GROUP}      enforceNodeGroupMinSize: 3\n"));
+    assert!(err.contains("enforceNodeGroupMinSize"), "{err}");
+}
+
 /// Each mistake is reported at its node with its field path. `price` gets
 /// the AWS explanation (CA exits at start-up on AWS:
 /// cloudprovider/aws has no pricing model).
