@@ -129,6 +129,7 @@ fn group_spec(name: &str, instance_type: &str, tier: &str) -> NodeGroupSpec {
         max_size: 2000,
         labels: [("tier".to_string(), tier.to_string())].into(),
         taints: Vec::new(),
+        autoscaling_options: Default::default(),
     }
 }
 

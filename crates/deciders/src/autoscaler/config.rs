@@ -62,6 +62,45 @@ pub struct NodeGroupSpec {
     pub labels: BTreeMap<String, String>,
     /// Node taints (mirrored in the `node-template/taint/*` tags).
     pub taints: Vec<Taint>,
+    /// Overrides of the flags for this group.
+    pub autoscaling_options: GroupAutoscalingOptions,
+}
+
+/// Per-group overrides of CA's flags (`NodeGroupAutoscalingOptions`, CA ≥
+/// 1.21; on AWS the ASG tags
+/// `k8s.io/cluster-autoscaler/node-template/autoscaling-options/<name>`).
+/// Unset fields take the flag's value.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GroupAutoscalingOptions {
+    /// `scaledownutilizationthreshold`.
+    pub scale_down_utilization_threshold: Option<f64>,
+    /// `scaledowngpuutilizationthreshold`.
+    pub scale_down_gpu_utilization_threshold: Option<f64>,
+    /// `scaledownunneededtime`.
+    pub scale_down_unneeded_time: Option<SimDuration>,
+    /// `scaledownunreadytime`.
+    pub scale_down_unready_time: Option<SimDuration>,
+    /// `ignoredaemonsetsutilization`.
+    pub ignore_daemonsets_utilization: Option<bool>,
+    /// `maxnodeprovisiontime`.
+    pub max_node_provision_time: Option<SimDuration>,
+}
+
+/// The options in force for one group: its overrides over the flags.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GroupOptions {
+    /// Utilization at or below which a node without GPUs is unneeded.
+    pub scale_down_utilization_threshold: f64,
+    /// The same for a node with GPUs, measured on GPUs alone.
+    pub scale_down_gpu_utilization_threshold: f64,
+    /// How long a ready node must be unneeded.
+    pub scale_down_unneeded_time: SimDuration,
+    /// How long a node that is not ready must be unneeded.
+    pub scale_down_unready_time: SimDuration,
+    /// Leave DaemonSet pods out of utilization.
+    pub ignore_daemonsets_utilization: bool,
+    /// How long a scale-up may take to register.
+    pub max_node_provision_time: SimDuration,
 }
 
 /// One expander of the `--expander` chain.
@@ -179,6 +218,12 @@ pub struct CaConfig {
     pub node_group_backoff_reset_timeout: SimDuration,
     /// `--new-pod-scale-up-delay` (0).
     pub new_pod_scale_up_delay: SimDuration,
+    /// `--scale-down-gpu-utilization-threshold` (0.5): the threshold for
+    /// nodes with GPUs, whose utilization is their GPUs'.
+    pub scale_down_gpu_utilization_threshold: f64,
+    /// `--scale-down-unready-time` (20m): the unneeded time of a node that
+    /// is not ready.
+    pub scale_down_unready_time: SimDuration,
     /// `--enforce-node-group-min-size` (false): groups below their minimum
     /// size are scaled up to it.
     pub enforce_node_group_min_size: bool,
@@ -213,6 +258,8 @@ impl Default for CaConfig {
             max_node_group_backoff: SimDuration::from_mins(30),
             node_group_backoff_reset_timeout: SimDuration::from_hours(3),
             new_pod_scale_up_delay: SimDuration::ZERO,
+            scale_down_gpu_utilization_threshold: 0.5,
+            scale_down_unready_time: SimDuration::from_mins(20),
             enforce_node_group_min_size: false,
         }
     }
@@ -360,6 +407,37 @@ impl ValidCaConfig {
 }
 
 impl CaConfig {
+    /// The options in force for `group` (the flags where it has no
+    /// override, or is not a group of this config).
+    pub fn options_for(&self, group: &str) -> GroupOptions {
+        let o = self
+            .node_groups
+            .iter()
+            .find(|g| g.name == group)
+            .map(|g| g.autoscaling_options)
+            .unwrap_or_default();
+        GroupOptions {
+            scale_down_utilization_threshold: o
+                .scale_down_utilization_threshold
+                .unwrap_or(self.scale_down_utilization_threshold),
+            scale_down_gpu_utilization_threshold: o
+                .scale_down_gpu_utilization_threshold
+                .unwrap_or(self.scale_down_gpu_utilization_threshold),
+            scale_down_unneeded_time: o
+                .scale_down_unneeded_time
+                .unwrap_or(self.scale_down_unneeded_time),
+            scale_down_unready_time: o
+                .scale_down_unready_time
+                .unwrap_or(self.scale_down_unready_time),
+            ignore_daemonsets_utilization: o
+                .ignore_daemonsets_utilization
+                .unwrap_or(self.ignore_daemonsets_utilization),
+            max_node_provision_time: o
+                .max_node_provision_time
+                .unwrap_or(self.max_node_provision_time),
+        }
+    }
+
     /// Checks the configuration against the region's catalog. `price` is
     /// refused here, as CA refuses it at start-up on AWS.
     pub fn validate(self, catalog: &Catalog) -> Result<ValidCaConfig, CaConfigError> {
@@ -380,9 +458,27 @@ impl CaConfig {
         if self.expander.contains(&ExpanderKind::Price) {
             return Err(CaConfigError::PriceExpanderOnAws);
         }
-        let t = self.scale_down_utilization_threshold;
-        if !(0.0..=1.0).contains(&t) {
-            return Err(CaConfigError::BadThreshold(t.to_string()));
+        let thresholds = self
+            .node_groups
+            .iter()
+            .flat_map(|g| {
+                let o = g.autoscaling_options;
+                [
+                    o.scale_down_utilization_threshold,
+                    o.scale_down_gpu_utilization_threshold,
+                ]
+            })
+            .flatten();
+        for t in [
+            self.scale_down_utilization_threshold,
+            self.scale_down_gpu_utilization_threshold,
+        ]
+        .into_iter()
+        .chain(thresholds)
+        {
+            if !(0.0..=1.0).contains(&t) {
+                return Err(CaConfigError::BadThreshold(t.to_string()));
+            }
         }
         let region = catalog.region().to_string();
         let mut seen = std::collections::BTreeSet::new();

@@ -24,11 +24,12 @@
 
 use std::collections::BTreeMap;
 
-use super::config::CaConfig;
+use super::config::{CaConfig, GroupOptions};
 use super::groups::{NodeGroupState, is_mirror};
 use super::snapshot::Snapshot;
 use super::state::{CaState, DeletionKind};
 use crate::cluster::{Cluster, NodeId, Pod, PodId};
+use crate::kube::resources::ResourceKind;
 use crate::pdb::PdbLimits;
 use crate::time::SimTime;
 
@@ -227,6 +228,38 @@ pub fn utilization(cluster: &Cluster, node: NodeId, ignore_daemonsets: bool) -> 
         .max(share(requested.memory_bytes(), allocatable.memory_bytes()))
 }
 
+/// The share of its GPUs (`nvidia.com/gpu`, the AWS provider's GPU
+/// resource) a node's pods request, DaemonSet pods left out when
+/// `ignore_daemonsets`; `None` for a node without GPUs.
+pub fn gpu_utilization(cluster: &Cluster, node: NodeId, ignore_daemonsets: bool) -> Option<f64> {
+    let n = cluster.node(node)?;
+    let allocatable = n.allocatable.get(ResourceKind::NvidiaGpu);
+    if allocatable <= 0 {
+        return None;
+    }
+    let mut requested = n.requested.get(ResourceKind::NvidiaGpu);
+    if ignore_daemonsets {
+        for p in n.pods.iter().filter_map(|&id| cluster.pod(id)) {
+            if p.is_daemonset() && !p.phase.is_terminal() {
+                requested -= p.spec.requests.get(ResourceKind::NvidiaGpu);
+            }
+        }
+    }
+    Some(requested as f64 / allocatable as f64)
+}
+
+/// Whether a node is underutilized under its group's options
+/// (eligibility.go `isNodeBelowUtilizationThreshold` with
+/// utilization/info.go `Calculate`): a node with GPUs by its GPUs against
+/// the GPU threshold, any other by max(cpu, memory) against the threshold.
+fn underutilized(cluster: &Cluster, node: NodeId, options: &GroupOptions) -> bool {
+    let ignore = options.ignore_daemonsets_utilization;
+    match gpu_utilization(cluster, node, ignore) {
+        Some(gpu) => gpu <= options.scale_down_gpu_utilization_threshold,
+        None => utilization(cluster, node, ignore) <= options.scale_down_utilization_threshold,
+    }
+}
+
 /// Everything the planner reads.
 pub struct ScaleDownInput<'a> {
     /// The real cluster.
@@ -285,9 +318,7 @@ pub fn plan_scale_down(snapshot: &mut Snapshot, input: &ScaleDownInput<'_>) -> S
         } else if let Some(g) = group_of(id) {
             if g.member(id).is_some_and(|m| m.scale_down_disabled) {
                 Some(UnremovableReason::ScaleDownDisabledAnnotation)
-            } else if utilization(snapshot.cluster(), id, cfg.ignore_daemonsets_utilization)
-                > cfg.scale_down_utilization_threshold
-            {
+            } else if !underutilized(snapshot.cluster(), id, &cfg.options_for(&g.name)) {
                 Some(UnremovableReason::NotUnderutilized)
             } else {
                 None
@@ -426,14 +457,16 @@ fn select_removals(
             if needs_drain.get(&id).copied().unwrap_or(false) != drain {
                 continue;
             }
-            if since + cfg.scale_down_unneeded_time >= input.now {
+            let Some(g) = input.groups.iter().find(|g| g.member(id).is_some()) else {
+                continue;
+            };
+            // Planned nodes are registered, hence Ready: the unready time
+            // (`scaleDownUnreadyTime`) never applies to them.
+            if since + cfg.options_for(&g.name).scale_down_unneeded_time >= input.now {
                 plan.unremovable
                     .push((id, UnremovableReason::NotUnneededLongEnough));
                 continue;
             }
-            let Some(g) = input.groups.iter().find(|g| g.member(id).is_some()) else {
-                continue;
-            };
             let min = cfg
                 .node_groups
                 .iter()

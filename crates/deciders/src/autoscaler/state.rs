@@ -134,7 +134,7 @@ impl CaState {
         config: &CaConfig,
     ) -> CaState {
         let mut next = self.clone();
-        let expected_add_time = now + config.max_node_provision_time;
+        let expected_add_time = now + config.options_for(group).max_node_provision_time;
         next.scale_up_requests
             .entry(group.to_string())
             .and_modify(|r| {

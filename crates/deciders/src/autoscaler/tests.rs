@@ -34,6 +34,7 @@ pub(super) fn group(name: &str, types: &[&str], min: u32, max: u32) -> NodeGroup
         max_size: max,
         labels: BTreeMap::new(),
         taints: Vec::new(),
+        autoscaling_options: Default::default(),
     }
 }
 

@@ -1,11 +1,13 @@
 //! Conformance tests of the scale-down planner: timers, cooldowns,
 //! drainability rules, PDBs, min size, budgets and committed simulation.
 
-use super::scale_down::{PdbTracker, PodDrain, SAFE_TO_EVICT_ANNOTATION, classify, utilization};
+use super::scale_down::{
+    PdbTracker, PodDrain, SAFE_TO_EVICT_ANNOTATION, classify, gpu_utilization, utilization,
+};
 use super::tests::{World, group, owned};
 use super::*;
 use crate::cluster::{OwnerKind, OwnerRef, Pod};
-use crate::kube::resources::GIB;
+use crate::kube::resources::{GIB, ResourceKind};
 use crate::kube::selector::LabelSelector;
 use crate::pdb::PdbLimit;
 use crate::scheduler::testing::PodBuilder;
@@ -376,6 +378,120 @@ fn drains_in_progress_count_against_the_drain_limit() {
     }
     let again = w.run(at, 0);
     assert_eq!(removed(&again), Vec::<NodeId>::new(), "{again:?}");
+}
+
+/// eligibility_test.go `TestFilterOutUnremovable` with per-node-group
+/// options (`NodeGroupAutoscalingOptions`, the ASG's
+/// `autoscaling-options/scaledownutilizationthreshold` tag): the same 40 %
+/// node is underutilized under the 0.5 flag and not under its group's 0.3.
+#[test]
+fn group_threshold_overrides_the_flag() {
+    let mut strict = group("strict", &["m5.xlarge"], 0, 5);
+    strict.autoscaling_options.scale_down_utilization_threshold = Some(0.3);
+    let mut w = World::new(CaConfig {
+        node_groups: vec![strict, group("loose", &["m5.xlarge"], 0, 5)],
+        ..CaConfig::default()
+    });
+    let a = w.launch("strict", true, SimTime::ZERO);
+    let b = w.launch("loose", true, SimTime::ZERO);
+    for (i, &n) in [a, b].iter().enumerate() {
+        let alloc = w.cluster.node(n).unwrap().allocatable.cpu_millis();
+        bound(&mut w, &format!("p{i}"), n, alloc * 4 / 10, |_| {});
+    }
+    let out = w.run(T0, 0);
+    assert_eq!(reason(&out, a), Some(UnremovableReason::NotUnderutilized));
+    assert!(out.unneeded.contains_key(&b), "{out:?}");
+}
+
+/// utilization/info.go `Calculate` and eligibility.go: a node with GPUs is
+/// judged by its GPUs alone against `scaleDownGpuUtilizationThreshold`
+/// (0.5): busy CPUs with an idle GPU are underutilized; an idle CPU with
+/// its one GPU requested is not.
+#[test]
+fn gpu_nodes_are_judged_by_their_gpus() {
+    use crate::testing::WithSpec;
+    let mut w = World::new(CaConfig {
+        node_groups: vec![group("gpu", &["g4dn.xlarge"], 0, 5)],
+        ..CaConfig::default()
+    });
+    let idle_gpu = w.launch("gpu", true, SimTime::ZERO);
+    let busy_gpu = w.launch("gpu", true, SimTime::ZERO);
+    let alloc = w.cluster.node(idle_gpu).unwrap().allocatable.cpu_millis();
+    bound(&mut w, "cpu-heavy", idle_gpu, alloc * 9 / 10, |_| {});
+    bound(&mut w, "gpu-job", busy_gpu, 100, |p| {
+        p.spec = p
+            .spec
+            .with(|s| s.requests = s.requests.with(ResourceKind::NvidiaGpu, 1))
+    });
+    assert_eq!(gpu_utilization(&w.cluster, idle_gpu, false), Some(0.0));
+    assert_eq!(gpu_utilization(&w.cluster, busy_gpu, false), Some(1.0));
+    let out = w.run(T0, 0);
+    assert_ne!(
+        reason(&out, idle_gpu),
+        Some(UnremovableReason::NotUnderutilized)
+    );
+    assert_eq!(
+        reason(&out, busy_gpu),
+        Some(UnremovableReason::NotUnderutilized)
+    );
+    // A GPU threshold of 1 lets the busy GPU node be a candidate too.
+    w.config = CaConfig {
+        node_groups: vec![group("gpu", &["g4dn.xlarge"], 0, 5)],
+        scale_down_gpu_utilization_threshold: 1.0,
+        ..CaConfig::default()
+    }
+    .validate(super::tests::catalog())
+    .unwrap();
+    let out = w.run(T0, 0);
+    assert_ne!(
+        reason(&out, busy_gpu),
+        Some(UnremovableReason::NotUnderutilized)
+    );
+}
+
+/// Per-group `scaleDownUnneededTime`: a group with 2 m removes its empty
+/// node three minutes in; the flag's 10 m keeps the other's.
+#[test]
+fn group_unneeded_time_overrides_the_flag() {
+    let mut quick = group("quick", &["m5.xlarge"], 0, 5);
+    quick.autoscaling_options.scale_down_unneeded_time = Some(SimDuration::from_mins(2));
+    let mut w = World::new(CaConfig {
+        node_groups: vec![quick, group("slow", &["m5.xlarge"], 0, 5)],
+        ..CaConfig::default()
+    });
+    let a = w.launch("quick", true, SimTime::ZERO);
+    let b = w.launch("slow", true, SimTime::ZERO);
+    w.run(T0, 0);
+    let out = w.run(T0 + SimDuration::from_mins(3), 0);
+    assert_eq!(removed(&out), vec![a]);
+    assert_eq!(
+        reason(&out, b),
+        Some(UnremovableReason::NotUnneededLongEnough)
+    );
+}
+
+/// Per-group `maxNodeProvisionTime`: a scale-up request of that group
+/// expects its nodes by then (clusterstate `RegisterScaleUp`), the others
+/// by the flag's 15 m.
+#[test]
+fn group_max_node_provision_time_sets_the_expected_add_time() {
+    let mut fast = group("fast", &["m5.xlarge"], 0, 5);
+    fast.autoscaling_options.max_node_provision_time = Some(SimDuration::from_mins(5));
+    let config = CaConfig {
+        node_groups: vec![fast, group("other", &["m5.xlarge"], 0, 5)],
+        ..CaConfig::default()
+    };
+    let state = CaState::default()
+        .with_scale_up("fast", 1, T0, &config)
+        .with_scale_up("other", 1, T0, &config);
+    assert_eq!(
+        state.scale_up_requests["fast"].expected_add_time,
+        T0 + SimDuration::from_mins(5)
+    );
+    assert_eq!(
+        state.scale_up_requests["other"].expected_add_time,
+        T0 + SimDuration::from_mins(15)
+    );
 }
 
 /// simulator/utilization/info.go: DaemonSet pods count by default

@@ -298,7 +298,7 @@ pub enum Provisioner {
     /// Karpenter with the given NodePools.
     Karpenter(KarpenterConfig),
     /// Cluster Autoscaler with the given node groups and flags.
-    ClusterAutoscaler(ClusterAutoscalerConfig),
+    ClusterAutoscaler(Box<ClusterAutoscalerConfig>),
 }
 
 /// A Karpenter variant's inputs.

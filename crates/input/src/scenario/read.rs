@@ -847,12 +847,12 @@ impl Reader<'_> {
             }
             let (key, value) = self.exactly_one(&map, PROVISIONERS)?;
             let provisioner = if key == "clusterAutoscaler" {
-                Provisioner::ClusterAutoscaler(self.cluster_autoscaler(
+                Provisioner::ClusterAutoscaler(Box::new(self.cluster_autoscaler(
                     value,
                     &map.field(key),
                     region,
                     region_zones,
-                )?)
+                )?))
             } else {
                 Provisioner::Karpenter(self.karpenter(value, &map.field("karpenter"))?)
             };

@@ -11,7 +11,8 @@ use super::interruptions::WrittenName;
 use super::{Keys, Reader, index};
 use crate::autoscaler::{
     CaConfig, CaConfigError, CapacitySplit, ExpanderKind, NodeGroupSpec, SpotAllocationStrategy,
-    TerminationHandler, config::PriorityTiers,
+    TerminationHandler,
+    config::{GroupAutoscalingOptions, PriorityTiers},
 };
 use crate::kube::taints::{Taint, TaintEffect};
 use crate::scenario::error::{Problem, ScenarioError};
@@ -50,6 +51,8 @@ const CA_KEYS: Keys = Keys {
         "ignoreDaemonsetsUtilization",
         "newPodScaleUpDelay",
         "enforceNodeGroupMinSize",
+        "scaleDownGpuUtilizationThreshold",
+        "scaleDownUnreadyTime",
     ],
     reserved: &[],
 };
@@ -67,6 +70,19 @@ const GROUP_KEYS: Keys = Keys {
         "maxSize",
         "labels",
         "taints",
+        "autoscalingOptions",
+    ],
+    reserved: &[],
+};
+
+const OPTION_KEYS: Keys = Keys {
+    valid: &[
+        "scaleDownUtilizationThreshold",
+        "scaleDownGpuUtilizationThreshold",
+        "scaleDownUnneededTime",
+        "scaleDownUnreadyTime",
+        "ignoreDaemonSetsUtilization",
+        "maxNodeProvisionTime",
     ],
     reserved: &[],
 };
@@ -190,7 +206,7 @@ impl Reader<'_> {
         if let Some(node) = map.get("priorities") {
             config.priorities = self.priorities(node, &map.field("priorities"))?;
         }
-        let durations: [(&str, &mut crate::time::SimDuration); 6] = [
+        let durations: [(&str, &mut crate::time::SimDuration); 7] = [
             (
                 "scaleDownUnneededTime",
                 &mut config.scale_down_unneeded_time,
@@ -209,6 +225,7 @@ impl Reader<'_> {
             ),
             ("maxNodeProvisionTime", &mut config.max_node_provision_time),
             ("newPodScaleUpDelay", &mut config.new_pod_scale_up_delay),
+            ("scaleDownUnreadyTime", &mut config.scale_down_unready_time),
         ];
         for (key, slot) in durations {
             if let Some(node) = map.get(key) {
@@ -262,17 +279,12 @@ impl Reader<'_> {
             }
         }
         if let Some(node) = map.get("scaleDownUtilizationThreshold") {
-            let f = map.field("scaleDownUtilizationThreshold");
-            let value = match node.value {
-                Value::Int(v) => v as f64,
-                Value::Float(v) => v,
-                _ => return Err(self.wrong_type(node, &f, "a number from 0 to 1")),
-            };
-            if !(0.0..=1.0).contains(&value) {
-                let err = CaConfigError::BadThreshold(self.raw(node));
-                return Err(self.ca_problem(node, &f, err));
-            }
-            config.scale_down_utilization_threshold = value;
+            config.scale_down_utilization_threshold =
+                self.threshold(node, &map.field("scaleDownUtilizationThreshold"))?;
+        }
+        if let Some(node) = map.get("scaleDownGpuUtilizationThreshold") {
+            config.scale_down_gpu_utilization_threshold =
+                self.threshold(node, &map.field("scaleDownGpuUtilizationThreshold"))?;
         }
         if let Some(node) = map.get("terminationHandler") {
             config.termination_handler =
@@ -421,6 +433,10 @@ impl Reader<'_> {
                 taints.push(Taint::new(key, value, effect));
             }
         }
+        let autoscaling_options = match map.get("autoscalingOptions") {
+            Some(n) => self.group_options(n, &map.field("autoscalingOptions"))?,
+            None => GroupAutoscalingOptions::default(),
+        };
         Ok(NodeGroupSpec {
             name: name.to_string(),
             instance_types: types.into_iter().map(|(t, _, _)| t).collect(),
@@ -431,7 +447,64 @@ impl Reader<'_> {
             max_size,
             labels,
             taints,
+            autoscaling_options,
         })
+    }
+
+    /// A group's `autoscalingOptions` (the ASG's
+    /// `node-template/autoscaling-options/*` tags).
+    fn group_options(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<GroupAutoscalingOptions, ScenarioError> {
+        let map = self.mapping(node, field, &OPTION_KEYS)?;
+        let mut options = GroupAutoscalingOptions::default();
+        for (key, slot) in [
+            (
+                "scaleDownUtilizationThreshold",
+                &mut options.scale_down_utilization_threshold,
+            ),
+            (
+                "scaleDownGpuUtilizationThreshold",
+                &mut options.scale_down_gpu_utilization_threshold,
+            ),
+        ] {
+            if let Some(n) = map.get(key) {
+                *slot = Some(self.threshold(n, &map.field(key))?);
+            }
+        }
+        for (key, slot) in [
+            (
+                "scaleDownUnneededTime",
+                &mut options.scale_down_unneeded_time,
+            ),
+            ("scaleDownUnreadyTime", &mut options.scale_down_unready_time),
+            ("maxNodeProvisionTime", &mut options.max_node_provision_time),
+        ] {
+            if let Some(n) = map.get(key) {
+                *slot = Some(self.duration(n, &map.field(key))?);
+            }
+        }
+        if let Some(n) = map.get("ignoreDaemonSetsUtilization") {
+            options.ignore_daemonsets_utilization =
+                Some(self.flag(n, &map.field("ignoreDaemonSetsUtilization"))?);
+        }
+        Ok(options)
+    }
+
+    /// A utilization threshold: a number from 0 to 1.
+    fn threshold(&self, node: &Node, field: &str) -> Result<f64, ScenarioError> {
+        let value = match node.value {
+            Value::Int(v) => v as f64,
+            Value::Float(v) => v,
+            _ => return Err(self.wrong_type(node, field, "a number from 0 to 1")),
+        };
+        if !(0.0..=1.0).contains(&value) {
+            let err = CaConfigError::BadThreshold(self.raw(node));
+            return Err(self.ca_problem(node, field, err));
+        }
+        Ok(value)
     }
 
     /// A non-empty list of distinct strings, each with field and position.

@@ -121,6 +121,47 @@ fn enforce_node_group_min_size_reads_as_a_flag() {
     assert!(err.contains("enforceNodeGroupMinSize"), "{err}");
 }
 
+/// A group's `autoscalingOptions` (the ASG's
+/// `node-template/autoscaling-options/*` tags) override the flags for that
+/// group only; unknown options and thresholds outside 0..1 are errors at
+/// their place.
+#[test]
+fn group_autoscaling_options_override_the_flags() {
+    let block = "      nodeGroups:\n        - name: g\n          instanceTypes: [m5.xlarge]\n          maxSize: 5\n          autoscalingOptions:\n            scaleDownUtilizationThreshold: 0.3\n            scaleDownGpuUtilizationThreshold: 0.8\n            scaleDownUnneededTime: 2m\n            scaleDownUnreadyTime: 5m\n            ignoreDaemonSetsUtilization: true\n            maxNodeProvisionTime: 7m\n        - {name: h, instanceTypes: [m5.xlarge], maxSize: 5}\n      scaleDownGpuUtilizationThreshold: 0.4\n";
+    let scenario = parse_ca(block).unwrap();
+    let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+        panic!("not a CA variant");
+    };
+    let g = ca.config.options_for("g");
+    assert_eq!(g.scale_down_utilization_threshold, 0.3);
+    assert_eq!(g.scale_down_gpu_utilization_threshold, 0.8);
+    assert_eq!(g.scale_down_unneeded_time, SimDuration::from_mins(2));
+    assert_eq!(g.scale_down_unready_time, SimDuration::from_mins(5));
+    assert!(g.ignore_daemonsets_utilization);
+    assert_eq!(g.max_node_provision_time, SimDuration::from_mins(7));
+    let h = ca.config.options_for("h");
+    assert_eq!(h.scale_down_utilization_threshold, 0.5);
+    assert_eq!(h.scale_down_gpu_utilization_threshold, 0.4);
+    assert_eq!(h.scale_down_unneeded_time, SimDuration::from_mins(10));
+    assert_eq!(h.scale_down_unready_time, SimDuration::from_mins(20));
+    assert!(!h.ignore_daemonsets_utilization);
+    let unknown = ca_error(
+        "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, autoscalingOptions: {scaleDownUtilisationThreshold: 0.3}}\n",
+    );
+    assert!(
+        unknown.contains("nodeGroups[0].autoscalingOptions")
+            && unknown.contains("scaleDownUtilisationThreshold"),
+        "{unknown}"
+    );
+    let range = ca_error(
+        "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, autoscalingOptions: {scaleDownGpuUtilizationThreshold: 1.5}}\n",
+    );
+    assert!(
+        range.contains("autoscalingOptions.scaleDownGpuUtilizationThreshold"),
+        "{range}"
+    );
+}
+
 /// Each mistake is reported at its node with its field path. `price` gets
 /// the AWS explanation (CA exits at start-up on AWS:
 /// cloudprovider/aws has no pricing model).

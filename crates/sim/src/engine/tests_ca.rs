@@ -16,6 +16,7 @@ fn group(name: &str, types: &[&str], max: u32) -> NodeGroupSpec {
         max_size: max,
         labels: Default::default(),
         taints: Vec::new(),
+        autoscaling_options: Default::default(),
     }
 }
 

@@ -463,6 +463,7 @@ fn node_group_types_follow_zones_and_capacity_split() {
         max_size: 10,
         labels: Default::default(),
         taints: Vec::new(),
+        autoscaling_options: Default::default(),
     };
     let config = CaConfig {
         node_groups: vec![
