@@ -807,3 +807,25 @@ fn min_size_scale_up_is_capped_and_waits_out_backoff() {
         vec![("ng1".to_string(), 3)]
     );
 }
+
+/// core/utils `TestIsExpendablePod` / `FilterOutExpendablePods`: a pod
+/// whose priority is below `--expendable-pods-priority-cutoff` (−10) is
+/// expendable and triggers no scale-up; one at the cutoff does.
+#[test]
+fn expendable_pods_trigger_no_scale_up() {
+    let with_priority = |priority: i32| {
+        let mut w = World::new(CaConfig {
+            node_groups: vec![group("general", &["m5.xlarge"], 0, 10)],
+            ..CaConfig::default()
+        });
+        let t = SimTime::from_secs(100);
+        let id = w.pending("batch-0", "batch", 1000, GIB, t);
+        let pod = w.cluster.pod_mut(id).unwrap();
+        let mut spec = (*pod.spec).clone();
+        spec.priority = priority;
+        pod.spec = std::sync::Arc::new(spec);
+        scale_ups(&w.run(t + SimDuration::from_secs(10), 0))
+    };
+    assert_eq!(with_priority(-11), vec![]);
+    assert_eq!(with_priority(-10), vec![("general".to_string(), 1)]);
+}

@@ -53,6 +53,7 @@ const CA_KEYS: Keys = Keys {
         "enforceNodeGroupMinSize",
         "scaleDownGpuUtilizationThreshold",
         "scaleDownUnreadyTime",
+        "expendablePodsPriorityCutoff",
     ],
     reserved: &[],
 };
@@ -281,6 +282,14 @@ impl Reader<'_> {
         if let Some(node) = map.get("scaleDownUtilizationThreshold") {
             config.scale_down_utilization_threshold =
                 self.threshold(node, &map.field("scaleDownUtilizationThreshold"))?;
+        }
+        if let Some(node) = map.get("expendablePodsPriorityCutoff") {
+            let f = map.field("expendablePodsPriorityCutoff");
+            config.expendable_pods_priority_cutoff = match node.value {
+                Value::Int(v) => i32::try_from(v)
+                    .map_err(|_| self.wrong_type(node, &f, "a pod priority (a 32-bit integer)"))?,
+                _ => return Err(self.wrong_type(node, &f, "a pod priority (a 32-bit integer)")),
+            };
         }
         if let Some(node) = map.get("scaleDownGpuUtilizationThreshold") {
             config.scale_down_gpu_utilization_threshold =

@@ -162,6 +162,27 @@ fn group_autoscaling_options_override_the_flags() {
     );
 }
 
+/// `expendablePodsPriorityCutoff` (`--expendable-pods-priority-cutoff`,
+/// −10): pods below it trigger no scale-up (core/utils
+/// `IsExpendablePod`); any 32-bit priority, negative included.
+#[test]
+fn expendable_pods_priority_cutoff_reads_a_priority() {
+    let read = |extra: &str| {
+        let scenario = parse_ca(&format!("{GROUP}{extra}")).unwrap();
+        let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+            panic!("not a CA variant");
+        };
+        ca.config.expendable_pods_priority_cutoff
+    };
+    assert_eq!(read(""), -10);
+    assert_eq!(read("      expendablePodsPriorityCutoff: -100\n"), -100);
+    assert_eq!(read("      expendablePodsPriorityCutoff: 1000\n"), 1000);
+    let err = ca_error(&format!(
+        "{GROUP}      expendablePodsPriorityCutoff: 5000000000\n"
+    ));
+    assert!(err.contains("expendablePodsPriorityCutoff"), "{err}");
+}
+
 /// Each mistake is reported at its node with its field path. `price` gets
 /// the AWS explanation (CA exits at start-up on AWS:
 /// cloudprovider/aws has no pricing model).
