@@ -122,6 +122,7 @@ fn group_spec(name: &str, instance_type: &str, tier: &str) -> NodeGroupSpec {
         instance_types: vec![instance_type.to_string()],
         capacity: CapacitySplit::OnDemand,
         spot_allocation_strategy: SpotAllocationStrategy::default(),
+        on_demand_allocation_strategy: Default::default(),
         zones: ["us-east-1a", "us-east-1b", "us-east-1c"]
             .map(String::from)
             .to_vec(),

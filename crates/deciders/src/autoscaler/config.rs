@@ -39,6 +39,16 @@ pub enum SpotAllocationStrategy {
     PriceCapacityOptimized,
 }
 
+/// `OnDemandAllocationStrategy` of the ASG's mixed instances policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnDemandAllocationStrategy {
+    /// `prioritized` (the default): the overrides in their written order.
+    #[default]
+    Prioritized,
+    /// `lowest-price`: the cheapest override.
+    LowestPrice,
+}
+
 /// One node group: an Auto Scaling group as CA sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NodeGroupSpec {
@@ -50,6 +60,8 @@ pub struct NodeGroupSpec {
     pub capacity: CapacitySplit,
     /// Spot pool choice inside the ASG.
     pub spot_allocation_strategy: SpotAllocationStrategy,
+    /// On-demand type choice inside the ASG.
+    pub on_demand_allocation_strategy: OnDemandAllocationStrategy,
     /// Availability zones of the ASG's subnets, in order (the cloud
     /// template takes the first).
     pub zones: Vec<String>,

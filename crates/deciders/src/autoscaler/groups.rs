@@ -25,7 +25,9 @@
 //! `capacity-optimized` the lowest interruption band (then override order).
 //! No offering anywhere ⇒ the launch fails (insufficient capacity).
 
-use super::config::{CapacitySplit, NodeGroupSpec, SpotAllocationStrategy};
+use super::config::{
+    CapacitySplit, NodeGroupSpec, OnDemandAllocationStrategy, SpotAllocationStrategy,
+};
 use crate::cloud::{Arch, CapacityType, Catalog, Price};
 use crate::cluster::{Cluster, Node, NodeId, Pod, PodPhase};
 use crate::kube::labels::{
@@ -354,6 +356,9 @@ fn pick_in_zone(
             candidates.min_by_key(|(i, _, o)| (o.interruption_band.map_or(5, |b| b.index()), *i))
         }
         (CapacityType::Spot, _) => candidates.min_by_key(|(i, _, o)| (o.price, *i)),
+        _ if spec.on_demand_allocation_strategy == OnDemandAllocationStrategy::LowestPrice => {
+            candidates.min_by_key(|(i, _, o)| (o.price, *i))
+        }
         _ => candidates.min_by_key(|(i, _, _)| *i),
     }?;
     Some(LaunchChoice {

@@ -54,8 +54,8 @@ mod tests_scale_down;
 use std::collections::BTreeMap;
 
 pub use config::{
-    CaConfig, CaConfigError, CapacitySplit, ExpanderKind, NodeGroupSpec, SpotAllocationStrategy,
-    TerminationHandler, ValidCaConfig,
+    CaConfig, CaConfigError, CapacitySplit, ExpanderKind, NodeGroupSpec,
+    OnDemandAllocationStrategy, SpotAllocationStrategy, TerminationHandler, ValidCaConfig,
 };
 pub use controller::{CaView, ClusterAutoscaler};
 pub use groups::{GroupMember, LaunchChoice, LaunchFailure, NodeGroupState, NodeTemplate};

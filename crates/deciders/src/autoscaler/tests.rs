@@ -29,6 +29,7 @@ pub(super) fn group(name: &str, types: &[&str], min: u32, max: u32) -> NodeGroup
         instance_types: types.iter().map(|t| t.to_string()).collect(),
         capacity: CapacitySplit::OnDemand,
         spot_allocation_strategy: SpotAllocationStrategy::default(),
+        on_demand_allocation_strategy: Default::default(),
         zones: vec!["us-east-1a".into(), "us-east-1b".into()],
         min_size: min,
         max_size: max,
@@ -828,4 +829,36 @@ fn expendable_pods_trigger_no_scale_up() {
     };
     assert_eq!(with_priority(-11), vec![]);
     assert_eq!(with_priority(-10), vec![("general".to_string(), 1)]);
+}
+
+/// The AWS provider's mixed instances policy
+/// (`OnDemandAllocationStrategy`): `prioritized` takes the overrides in
+/// written order, `lowest-price` the cheapest on-demand override in the
+/// zone (the catalog's prices decide which).
+#[test]
+fn on_demand_allocation_strategy_prioritized_or_lowest_price() {
+    let types = ["m6i.xlarge", "m5.xlarge", "m5a.xlarge"];
+    let mut spec = group("od", &types, 0, 10);
+    let first = asg_launch(&spec, catalog(), &[], 1).remove(0).unwrap();
+    assert_eq!(first.instance_type, "m6i.xlarge");
+    spec.on_demand_allocation_strategy = OnDemandAllocationStrategy::LowestPrice;
+    let cheap = asg_launch(&spec, catalog(), &[], 1).remove(0).unwrap();
+    let cheapest = types
+        .iter()
+        .map(|t| {
+            let o = catalog()
+                .get(t)
+                .unwrap()
+                .offerings
+                .iter()
+                .find(|o| o.zone == cheap.zone && o.capacity_type == CapacityType::OnDemand)
+                .unwrap()
+                .price;
+            (o, *t)
+        })
+        .min()
+        .unwrap();
+    assert_eq!(cheap.instance_type, cheapest.1);
+    assert_eq!(cheap.price, cheapest.0);
+    assert_ne!(cheap.instance_type, "m6i.xlarge", "m6i is not the cheapest of the three");
 }

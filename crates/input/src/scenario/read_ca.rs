@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use super::interruptions::WrittenName;
 use super::{Keys, Reader, index};
 use crate::autoscaler::{
-    CaConfig, CaConfigError, CapacitySplit, ExpanderKind, NodeGroupSpec, SpotAllocationStrategy,
-    TerminationHandler,
+    CaConfig, CaConfigError, CapacitySplit, ExpanderKind, NodeGroupSpec,
+    OnDemandAllocationStrategy, SpotAllocationStrategy, TerminationHandler,
     config::{GroupAutoscalingOptions, PriorityTiers},
 };
 use crate::kube::taints::{Taint, TaintEffect};
@@ -66,6 +66,7 @@ const GROUP_KEYS: Keys = Keys {
         "onDemandBaseCapacity",
         "onDemandPercentageAboveBaseCapacity",
         "spotAllocationStrategy",
+        "onDemandAllocationStrategy",
         "zones",
         "minSize",
         "maxSize",
@@ -102,6 +103,8 @@ const EXPANDERS: &[&str] = &[
     "price",
 ];
 const CAPACITY_TYPES: &[&str] = &["on-demand", "spot", "mixed"];
+const ON_DEMAND_ALLOCATION_STRATEGIES: &[&str] = &["prioritized", "lowest-price"];
+
 const ALLOCATION_STRATEGIES: &[&str] = &[
     "lowest-price",
     "capacity-optimized",
@@ -407,6 +410,17 @@ impl Reader<'_> {
             },
             None => SpotAllocationStrategy::default(),
         };
+        let on_demand_allocation_strategy = match map.get("onDemandAllocationStrategy") {
+            Some(n) => match self.one_of(
+                n,
+                &map.field("onDemandAllocationStrategy"),
+                ON_DEMAND_ALLOCATION_STRATEGIES,
+            )? {
+                "lowest-price" => OnDemandAllocationStrategy::LowestPrice,
+                _ => OnDemandAllocationStrategy::Prioritized,
+            },
+            None => OnDemandAllocationStrategy::default(),
+        };
         let mut labels = BTreeMap::new();
         if let Some(n) = map.get("labels") {
             let f = map.field("labels");
@@ -451,6 +465,7 @@ impl Reader<'_> {
             instance_types: types.into_iter().map(|(t, _, _)| t).collect(),
             capacity,
             spot_allocation_strategy,
+            on_demand_allocation_strategy,
             zones,
             min_size,
             max_size,

@@ -298,10 +298,38 @@ impl Engine<'_> {
         for key in self.ice.keys() {
             catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
         }
-        let choices = groups::asg_launch(spec, &catalog, &members, delta);
-        let mut launched = Vec::new();
+        let mut launched: Vec<GroupMember> = Vec::new();
         let mut failed = 0;
-        for choice in choices {
+        for _ in 0..delta {
+            // The ASG launches one instance at a time over all its pools;
+            // a pool short of capacity is left for the next (the fleet
+            // tries its other overrides), so the instance fails only when
+            // every pool of its capacity type has.
+            let placed: Vec<GroupMember> = members.iter().chain(&launched).cloned().collect();
+            let choice = loop {
+                let choice = groups::asg_launch(spec, &catalog, &placed, 1).remove(0);
+                let Ok(choice) = choice else {
+                    break choice;
+                };
+                let key = super::OfferingKey {
+                    instance_type: choice.instance_type.clone(),
+                    zone: choice.zone.clone(),
+                    capacity_type: choice.capacity_type,
+                };
+                if !self.capacity_short(&key) {
+                    break Ok(choice);
+                }
+                self.log(
+                    EventType::Warning,
+                    "FailedToLaunchInstance",
+                    format!("nodegroup/{group}"),
+                    format!(
+                        "InsufficientInstanceCapacity for {} {} in {}; the ASG tries its other pools",
+                        key.instance_type, key.capacity_type, key.zone
+                    ),
+                );
+                catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
+            };
             let choice = match choice {
                 Ok(choice) => choice,
                 Err(err) => {
@@ -316,25 +344,6 @@ impl Engine<'_> {
                     continue;
                 }
             };
-            let key = super::OfferingKey {
-                instance_type: choice.instance_type.clone(),
-                zone: choice.zone.clone(),
-                capacity_type: choice.capacity_type,
-            };
-            if self.capacity_short(&key) {
-                failed += 1;
-                self.record.launch_failures += 1;
-                self.log(
-                    EventType::Warning,
-                    "FailedToScaleUpGroup",
-                    format!("nodegroup/{group}"),
-                    format!(
-                        "InsufficientInstanceCapacity for {} {} in {}",
-                        key.instance_type, key.capacity_type, key.zone
-                    ),
-                );
-                continue;
-            }
             let counter = self
                 .autoscaler
                 .ca_mut()

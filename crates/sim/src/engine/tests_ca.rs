@@ -11,6 +11,7 @@ fn group(name: &str, types: &[&str], max: u32) -> NodeGroupSpec {
         instance_types: types.iter().map(|t| t.to_string()).collect(),
         capacity: CapacitySplit::OnDemand,
         spot_allocation_strategy: Default::default(),
+        on_demand_allocation_strategy: Default::default(),
         zones: vec!["us-east-1a".to_string()],
         min_size: 0,
         max_size: max,
@@ -296,4 +297,54 @@ fn at_most_ten_empty_nodes_are_deleted_at_once() {
         assert!(under_way <= 10, "{under_way} deletions under way at {at}");
     }
     assert!(starts.iter().filter(|&&s| s == starts[0]).count() == 10);
+}
+
+/// A mixed-instances ASG facing a shortage (the AWS provider's ASG with a
+/// launch template and overrides; EC2 fleet behaviour): the pool the
+/// allocation strategy picks first is short, so the instance launches in
+/// the group's next pool and the scale-up does not fail; with every pool
+/// short the instance fails and CA's scale-up failure follows.
+#[test]
+fn an_asg_short_of_one_pool_launches_in_the_next() {
+    let spot_group = || {
+        let mut g = group("spot", &["m5.large", "m5a.large", "m6i.large"], 10);
+        g.capacity = CapacitySplit::Spot;
+        g
+    };
+    let config = || CaConfig {
+        node_groups: vec![spot_group()],
+        ..CaConfig::default()
+    };
+    let plain = ca_run(&ca_input(
+        &deployment("web", 1, "700m"),
+        SimDuration::from_mins(5),
+        config(),
+    ));
+    assert_eq!(plain.nodeclaims.len(), 1);
+    let first = plain.nodeclaims[0].instance_type.clone();
+    let short = |types: &[&str]| {
+        let mut run = ca_input(
+            &deployment("web", 1, "700m"),
+            SimDuration::from_mins(5),
+            config(),
+        );
+        run.capacity_shortages = types
+            .iter()
+            .map(|t| OfferingKey {
+                instance_type: t.to_string(),
+                zone: "us-east-1a".to_string(),
+                capacity_type: CapacityType::Spot,
+            })
+            .collect();
+        ca_run(&run)
+    };
+    let out = short(&[first.as_str()]);
+    assert_eq!(out.nodeclaims.len(), 1);
+    assert_ne!(out.nodeclaims[0].instance_type, first);
+    assert_eq!(out.summary.launch_failures, 0);
+    assert_eq!(events(&out, "FailedToLaunchInstance").len(), 1);
+    let none = short(&["m5.large", "m5a.large", "m6i.large"]);
+    assert!(none.nodeclaims.is_empty());
+    assert!(none.summary.launch_failures >= 1);
+    assert!(!events(&none, "FailedToScaleUpGroup").is_empty());
 }

@@ -458,6 +458,7 @@ fn node_group_types_follow_zones_and_capacity_split() {
         instance_types: vec!["m5.large".to_string()],
         capacity,
         spot_allocation_strategy: SpotAllocationStrategy::default(),
+        on_demand_allocation_strategy: Default::default(),
         zones: zones.iter().map(|z| z.to_string()).collect(),
         min_size: 0,
         max_size: 10,
