@@ -208,6 +208,7 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
         initial: None,
         snapshot_at: None,
         scheduler: SchedulerConfig::default(),
+        karpenter: crate::engine::KarpenterOptions::default(),
         node_count_resource: None,
         interruptions: Default::default(),
         spot_price_changes: Vec::new(),

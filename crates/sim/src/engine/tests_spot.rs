@@ -69,6 +69,7 @@ fn spot_input(pool_yaml: &str, manifests: &str, duration: SimDuration) -> RunInp
         initial: None,
         snapshot_at: None,
         scheduler: SchedulerConfig::default(),
+        karpenter: crate::engine::KarpenterOptions::default(),
         node_count_resource: None,
         interruptions: InterruptionSettings::default(),
         spot_price_changes: Vec::new(),
