@@ -10,6 +10,8 @@ pub mod nodepool;
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
+mod overlay_tests;
+#[cfg(test)]
 mod validation_tests;
 
 use self::ec2nodeclass::{Ec2NodeClass, read_ec2nodeclass};

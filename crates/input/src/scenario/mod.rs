@@ -122,6 +122,8 @@ mod bundled_tests;
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
+mod settings_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_ca;
