@@ -186,5 +186,6 @@ fn requirement(
             ),
         ));
     }
-    Requirement::new(&raw.key.value, operator, &values).map_err(|e| at.error(r, path, e.to_string()))
+    Requirement::new(&raw.key.value, operator, &values)
+        .map_err(|e| at.error(r, path, e.to_string()))
 }

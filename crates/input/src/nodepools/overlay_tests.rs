@@ -7,11 +7,14 @@ use super::load_str;
 use crate::cloud::overlay::PriceChange;
 use crate::kube::resources::ResourceKind;
 
-const HEAD: &str = "apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: o}\nspec:\n";
+const HEAD: &str =
+    "apiVersion: karpenter.sh/v1alpha1\nkind: NodeOverlay\nmetadata: {name: o}\nspec:\n";
 
 fn err(spec: &str) -> String {
     let text = format!("{HEAD}{spec}");
-    let e = load_str("bad.yaml", &text).expect_err("must fail").to_string();
+    let e = load_str("bad.yaml", &text)
+        .expect_err("must fail")
+        .to_string();
     assert_eq!(e.lines().count(), 1, "{e}");
     e
 }
@@ -45,13 +48,28 @@ fn crd_rules_refuse_bad_specs() {
             "  price: \"1\"\n  priceAdjustment: \"+1\"\n",
             "bad.yaml:6:20: spec.priceAdjustment: cannot set both 'price' and 'priceAdjustment'",
         ),
-        ("  priceAdjustment: \"10%\"\n", "spec.priceAdjustment: priceAdjustment \"10%\" must be a signed amount"),
+        (
+            "  priceAdjustment: \"10%\"\n",
+            "spec.priceAdjustment: priceAdjustment \"10%\" must be a signed amount",
+        ),
         ("  priceAdjustment: \"-101%\"\n", "spec.priceAdjustment"),
-        ("  price: \"-1\"\n", "spec.price: price \"-1\" must be an unsigned decimal"),
-        ("  weight: 0\n", "spec.weight: weight 0 out of range 1..10000"),
+        (
+            "  price: \"-1\"\n",
+            "spec.price: price \"-1\" must be an unsigned decimal",
+        ),
+        (
+            "  weight: 0\n",
+            "spec.weight: weight 0 out of range 1..10000",
+        ),
         ("  weight: 10001\n", "out of range"),
-        ("  capacity: {memory: 10Mi}\n", "spec.capacity.memory: invalid resource restricted"),
-        ("  capacity: {smarter-devices/fuse: \"1\"}\n", "is not modelled yet"),
+        (
+            "  capacity: {memory: 10Mi}\n",
+            "spec.capacity.memory: invalid resource restricted",
+        ),
+        (
+            "  capacity: {smarter-devices/fuse: \"1\"}\n",
+            "is not modelled yet",
+        ),
         (
             "  requirements:\n  - {key: a, operator: In}\n",
             "spec.requirements[0]: operator In needs at least one value",
@@ -60,7 +78,10 @@ fn crd_rules_refuse_bad_specs() {
             "  requirements:\n  - {key: a, operator: Gt, values: [\"-1\"]}\n",
             "must have a single positive integer value",
         ),
-        ("  requirements:\n  - {key: a, operator: Near, values: [x]}\n", "unknown operator \"Near\""),
+        (
+            "  requirements:\n  - {key: a, operator: Near, values: [x]}\n",
+            "unknown operator \"Near\"",
+        ),
         ("  priceAdjusment: \"+1\"\n", "priceAdjusment"),
     ];
     for (spec, expected) in cases {
@@ -74,6 +95,11 @@ fn crd_rules_refuse_bad_specs() {
 #[test]
 fn duplicate_overlay_names_are_refused() {
     let text = format!("{HEAD}  price: \"1\"\n---\n{HEAD}  price: \"2\"\n");
-    let e = load_str("dup.yaml", &text).expect_err("must fail").to_string();
-    assert!(e.contains("NodeOverlay \"o\" is defined twice (first at dup.yaml:3)"), "{e}");
+    let e = load_str("dup.yaml", &text)
+        .expect_err("must fail")
+        .to_string();
+    assert!(
+        e.contains("NodeOverlay \"o\" is defined twice (first at dup.yaml:3)"),
+        "{e}"
+    );
 }

@@ -18,15 +18,14 @@ use std::sync::Arc;
 use super::generate::GeneratorFactory;
 use super::{
     KarpenterSettings, KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError,
-    SpotInputs,
-    WorkloadAction, load_spot_inputs,
+    SpotInputs, WorkloadAction, load_spot_inputs,
 };
 use super::{Problem, ScenarioError};
 use crate::autoscaler::CaConfigError;
 use crate::cloud::nodeclass::NodeClassSettings;
+use crate::cloud::overlay::{NodeOverlay, PoolView, apply_overlays};
 use crate::cloud::{Catalog, CatalogError};
 use crate::cluster_snapshot::{self, Snapshot, SnapshotError};
-use crate::cloud::overlay::{NodeOverlay, PoolView, apply_overlays};
 use crate::karpenter::instance_types::{
     filter_instance_types, template_requirements, unknown_in_values,
 };
@@ -329,9 +328,16 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                     snapshot.as_ref(),
                     &mut warnings,
                 )?;
-                apply_node_overlays(&mut pools, &overlays, &config.settings, changes, &mut warnings)?;
+                apply_node_overlays(
+                    &mut pools,
+                    &overlays,
+                    &config.settings,
+                    changes,
+                    &mut warnings,
+                )?;
                 for (at, overlays) in &step_overlays {
-                    if let StepAction::NodePools { nodepools, .. } = &mut variant_steps[*at].action {
+                    if let StepAction::NodePools { nodepools, .. } = &mut variant_steps[*at].action
+                    {
                         apply_node_overlays(
                             nodepools,
                             overlays,
@@ -411,7 +417,11 @@ fn karpenter_pools(
     };
     let source = &snapshot.state.source;
     let (pools, slot) = pools_from(scenario, pricing, &owner, &loaded, source, warnings)?;
-    Ok((pools, slot, Overlays::of(&snapshot.nodeoverlays, source.clone())))
+    Ok((
+        pools,
+        slot,
+        Overlays::of(&snapshot.nodeoverlays, source.clone()),
+    ))
 }
 
 /// Reads the cluster snapshot a scenario begins from, priced from the
@@ -518,7 +528,11 @@ fn load_pools(
 > {
     let loaded = load_files(files)?;
     let (pools, slot) = pools_from(scenario, pricing, owner, &loaded, &names(files), warnings)?;
-    Ok((pools, slot, Overlays::of(&loaded.nodeoverlays, names(files))))
+    Ok((
+        pools,
+        slot,
+        Overlays::of(&loaded.nodeoverlays, names(files)),
+    ))
 }
 
 /// The NodeOverlays read beside a set of NodePools, and where.
@@ -1039,13 +1053,8 @@ pub fn prepare_plan(
     let proposed = if nodepools.is_empty() {
         None
     } else {
-        let (pools, slot, overlays) = load_pools(
-            &scenario,
-            &pricing,
-            "--nodepools",
-            nodepools,
-            &mut warnings,
-        )?;
+        let (pools, slot, overlays) =
+            load_pools(&scenario, &pricing, "--nodepools", nodepools, &mut warnings)?;
         // `plan` runs upstream's default settings: NodeOverlay is off.
         let defaults = KarpenterSettings::default();
         apply_node_overlays(&mut Vec::new(), &overlays, &defaults, false, &mut warnings)?;

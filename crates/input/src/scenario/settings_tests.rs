@@ -68,10 +68,15 @@ fn options_override_defaults() {
 #[test]
 fn unknown_settings_and_gates_are_errors() {
     let e = error("        batchIdle: 2s\n");
-    assert!(e.starts_with("8:9: variants[0].karpenter.settings: unknown key \"batchIdle\""), "{e}");
+    assert!(
+        e.starts_with("8:9: variants[0].karpenter.settings: unknown key \"batchIdle\""),
+        "{e}"
+    );
     let e = error("        featureGates: {SpotToSpot: true}\n");
     assert!(
-        e.starts_with("8:24: variants[0].karpenter.settings.featureGates: unknown key \"SpotToSpot\""),
+        e.starts_with(
+            "8:24: variants[0].karpenter.settings.featureGates: unknown key \"SpotToSpot\""
+        ),
         "{e}"
     );
     let e = error("        featureGates: {NodeOverlay: yes please}\n");
@@ -106,11 +111,20 @@ fn unmodelled_gates_refuse_non_default_values() {
 #[test]
 fn policies_default_only() {
     let e = error("        minValuesPolicy: BestEffort\n");
-    assert!(e.contains("minValuesPolicy: BestEffort is not modelled yet"), "{e}");
+    assert!(
+        e.contains("minValuesPolicy: BestEffort is not modelled yet"),
+        "{e}"
+    );
     let e = error("        preferencePolicy: Ignore\n");
-    assert!(e.contains("preferencePolicy: Ignore is not modelled yet"), "{e}");
+    assert!(
+        e.contains("preferencePolicy: Ignore is not modelled yet"),
+        "{e}"
+    );
     let e = error("        preferencePolicy: Prefer\n");
-    assert!(e.contains("unknown value \"Prefer\" (valid values: Respect, Ignore)"), "{e}");
+    assert!(
+        e.contains("unknown value \"Prefer\" (valid values: Respect, Ignore)"),
+        "{e}"
+    );
 }
 
 /// The NodeOverlay gate: on, the overlay's prices are in the variant's
@@ -118,24 +132,47 @@ fn policies_default_only() {
 /// and one warning saying the overlays are ignored.
 #[test]
 fn node_overlay_gate_decides_whether_overlays_apply() {
-    let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios/savings-plan.yaml"));
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scenarios/savings-plan.yaml"
+    ));
     let mut scenario = Scenario::load(path, &BundledRegions).unwrap();
     let on = prepare(&scenario, Some("savings-plan-30")).unwrap();
-    assert!(on.warnings.iter().all(|w| !w.contains("NodeOverlay")), "{:?}", on.warnings);
+    assert!(
+        on.warnings.iter().all(|w| !w.contains("NodeOverlay")),
+        "{:?}",
+        on.warnings
+    );
     let Provisioner::Karpenter(config) = &mut scenario.variants[1].provisioner else {
         panic!("karpenter variant")
     };
     config.settings.node_overlay = false;
     let off = prepare(&scenario, Some("savings-plan-30")).unwrap();
-    let ignored: Vec<&String> = off.warnings.iter().filter(|w| w.contains("NodeOverlay")).collect();
+    let ignored: Vec<&String> = off
+        .warnings
+        .iter()
+        .filter(|w| w.contains("NodeOverlay"))
+        .collect();
     assert_eq!(ignored.len(), 1, "{:?}", off.warnings);
-    assert!(ignored[0].contains("1 NodeOverlay(s) ignored"), "{}", ignored[0]);
+    assert!(
+        ignored[0].contains("1 NodeOverlay(s) ignored"),
+        "{}",
+        ignored[0]
+    );
     let price = |p: &Prepared| {
         let it = p.runs[0].nodepools[0].catalog.get("m6i.xlarge").unwrap();
-        it.cheapest(crate::cloud::CapacityType::OnDemand).unwrap().price
+        it.cheapest(crate::cloud::CapacityType::OnDemand)
+            .unwrap()
+            .price
     };
     assert_eq!(price(&on), price(&off).scale(70, 100).unwrap());
     // Families the overlay does not name keep their price either way.
-    let c6a = |p: &Prepared| p.runs[0].nodepools[0].catalog.get("c6a.xlarge").unwrap().on_demand_price;
+    let c6a = |p: &Prepared| {
+        p.runs[0].nodepools[0]
+            .catalog
+            .get("c6a.xlarge")
+            .unwrap()
+            .on_demand_price
+    };
     assert_eq!(c6a(&on), c6a(&off));
 }

@@ -35,7 +35,13 @@ fn run(catalog: &Catalog, overlays: &[NodeOverlay]) -> (Catalog, Vec<String>) {
 }
 
 fn price_of(catalog: &Catalog, it: &str, ct: CapacityType) -> i64 {
-    catalog.get(it).unwrap().cheapest(ct).unwrap().price.micros()
+    catalog
+        .get(it)
+        .unwrap()
+        .cheapest(ct)
+        .unwrap()
+        .price
+        .micros()
 }
 
 /// `AdjustedPrice`: "+10%" of 1.00 is 1.10; "-15%" is 0.85; "-100%" is 0;
@@ -64,7 +70,9 @@ fn adjusted_price_forms() {
 /// 100 % (-\d{1,2}(\.\d+)?% | -100%); price is an unsigned decimal.
 #[test]
 fn price_adjustment_pattern() {
-    for bad in ["10%", "0.5", "-101%", "-150%", "+", "-%", "+1.", "abc", "-1e3"] {
+    for bad in [
+        "10%", "0.5", "-101%", "-150%", "+", "-%", "+1.", "abc", "-1e3",
+    ] {
         assert!(PriceChange::parse_adjustment(bad).is_err(), "{bad}");
     }
     for good in ["+150%", "-99.9%", "-0%", "+.5", "-0.1"] {
@@ -109,7 +117,10 @@ fn design_price_adjustment_on_demand_only() {
     let after_od = price_of(&out, "fake-it-1", CapacityType::OnDemand);
     assert_eq!(after_od, (before_od * 7 + 5) / 10);
     assert_eq!(price_of(&out, "fake-it-1", CapacityType::Spot), before_spot);
-    assert_eq!(out.get("fake-it-1").unwrap().on_demand_price.micros(), after_od);
+    assert_eq!(
+        out.get("fake-it-1").unwrap().on_demand_price.micros(),
+        after_od
+    );
 }
 
 /// Requirements select instance types: one named type changes, the others
@@ -165,7 +176,10 @@ fn nodepool_key_and_undefined_labels() {
         price_of(&out[0].catalog, "fake-it-0", CapacityType::Spot),
         base + 1_000_000
     );
-    assert_eq!(price_of(&out[1].catalog, "fake-it-0", CapacityType::Spot), base);
+    assert_eq!(
+        price_of(&out[1].catalog, "fake-it-0", CapacityType::Spot),
+        base
+    );
     let by_pool = overlay(
         "pool",
         0,
@@ -173,7 +187,10 @@ fn nodepool_key_and_undefined_labels() {
         Some("+2"),
     );
     let (out, _) = apply_overlays(&views, &[by_pool]);
-    assert_eq!(price_of(&out[0].catalog, "fake-it-0", CapacityType::Spot), base);
+    assert_eq!(
+        price_of(&out[0].catalog, "fake-it-0", CapacityType::Spot),
+        base
+    );
     assert_eq!(
         price_of(&out[1].catalog, "fake-it-0", CapacityType::Spot),
         base + 2_000_000
@@ -212,13 +229,19 @@ fn design_misconfiguration_equal_weight_conflict() {
     let first = overlay(
         "memory-1",
         90,
-        vec![Requirement::in_values(LABEL_INSTANCE_TYPE, ["fake-it-0", "fake-it-1"])],
+        vec![Requirement::in_values(
+            LABEL_INSTANCE_TYPE,
+            ["fake-it-0", "fake-it-1"],
+        )],
         Some("0.01"),
     );
     let second = overlay(
         "capacity-1",
         90,
-        vec![Requirement::in_values(LABEL_INSTANCE_TYPE, ["fake-it-1", "fake-it-2"])],
+        vec![Requirement::in_values(
+            LABEL_INSTANCE_TYPE,
+            ["fake-it-1", "fake-it-2"],
+        )],
         Some("0.03"),
     );
     let (out, conflicts) = run(&catalog, &[second, first]);
@@ -246,7 +269,13 @@ fn design_capacity_adds_extended_resources() {
     let it = out.get("fake-it-1").unwrap();
     assert_eq!(it.capacity.get(ResourceKind::NvidiaGpu), 4);
     assert_eq!(it.allocatable.get(ResourceKind::NvidiaGpu), 4);
-    assert_eq!(out.get("fake-it-0").unwrap().allocatable.get(ResourceKind::NvidiaGpu), 0);
+    assert_eq!(
+        out.get("fake-it-0")
+            .unwrap()
+            .allocatable
+            .get(ResourceKind::NvidiaGpu),
+        0
+    );
     // Prices are untouched by a capacity-only overlay.
     assert_eq!(
         out.get("fake-it-1").unwrap().offerings,

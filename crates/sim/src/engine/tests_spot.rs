@@ -499,7 +499,11 @@ spec:
   disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s}
 ";
     let run_with = |gate: bool| {
-        let mut run = spot_input(SPOT_POOL, &deployment("web", 12, "1"), SimDuration::from_hours(2));
+        let mut run = spot_input(
+            SPOT_POOL,
+            &deployment("web", 12, "1"),
+            SimDuration::from_hours(2),
+        );
         run.karpenter.disruption.spot_to_spot_consolidation = gate;
         run.steps.push(Step {
             at: SimTime::from_secs(1800),
@@ -522,7 +526,11 @@ spec:
         "{:?}",
         off.disruption
     );
-    let replaced_off = off.nodeclaims.iter().filter(|c| c.reason_launched == "underutilized").count();
+    let replaced_off = off
+        .nodeclaims
+        .iter()
+        .filter(|c| c.reason_launched == "underutilized")
+        .count();
     assert_eq!(replaced_off, 0);
     let on = run_with(true);
     let replacements: Vec<_> = on
@@ -531,6 +539,10 @@ spec:
         .filter(|c| c.reason_launched == "underutilized")
         .collect();
     assert!(!replacements.is_empty(), "{:?}", on.nodeclaims);
-    assert!(replacements.iter().all(|c| c.capacity_type == CapacityType::Spot));
+    assert!(
+        replacements
+            .iter()
+            .all(|c| c.capacity_type == CapacityType::Spot)
+    );
     assert!(on.summary.total_cost < off.summary.total_cost);
 }
