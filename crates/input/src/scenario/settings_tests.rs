@@ -176,3 +176,28 @@ fn node_overlay_gate_decides_whether_overlays_apply() {
     };
     assert_eq!(c6a(&on), c6a(&off));
 }
+
+/// A `nodePools` step's NodeOverlays apply per variant: the step's pools
+/// are overlaid for the variant with the gate on and left at list price
+/// for the one without.
+#[test]
+fn nodepools_step_overlays_follow_each_variants_gate() {
+    let text = "duration: 4h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 3h\n    nodePools: [nodepools/spot.yaml, nodepools/half-price-overlay.yaml]\nvariants:\n  - name: gated\n    karpenter:\n      nodePools: [nodepools/default.yaml]\n      settings: {featureGates: {NodeOverlay: true}}\n  - name: plain\n    karpenter: {nodePools: [nodepools/default.yaml]}\n";
+    let scenario = Scenario::parse(text, Path::new(INLINE), &BundledRegions).unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    let step_price = |run: usize| match &prepared.runs[run].steps[1].action {
+        crate::sim::engine::StepAction::NodePools { nodepools, .. } => {
+            nodepools[0].catalog.get("m5.large").unwrap().offerings[0].price
+        }
+        other => panic!("expected a NodePools step, got {other:?}"),
+    };
+    assert_eq!(step_price(0), step_price(1).scale(1, 2).unwrap());
+    assert!(
+        prepared
+            .warnings
+            .iter()
+            .any(|w| w.contains("1 NodeOverlay(s) ignored")),
+        "{:?}",
+        prepared.warnings
+    );
+}
