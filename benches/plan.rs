@@ -93,6 +93,7 @@ fn run_input(snapshot: &Snapshot) -> RunInput {
         initial: Some(Arc::new(snapshot.state.clone())),
         snapshot_at: None,
         scheduler: Default::default(),
+        karpenter: Default::default(),
         node_count_resource: None,
         interruptions: Default::default(),
         spot_price_changes: Vec::new(),

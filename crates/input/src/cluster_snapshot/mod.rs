@@ -51,6 +51,8 @@ pub struct Snapshot {
     pub nodepool_sources: Vec<NodePoolSource>,
     /// EC2NodeClasses in the snapshot.
     pub nodeclasses: Vec<Ec2NodeClass>,
+    /// `karpenter.sh/v1alpha1` NodeOverlays in the snapshot.
+    pub nodeoverlays: Vec<crate::nodepools::nodeoverlay::ReadOverlay>,
     /// Extended resource names seen.
     pub resource_names: ResourceNames,
     /// The snapshot's instant, milliseconds since the Unix epoch.
@@ -122,6 +124,7 @@ pub struct RawSnapshot {
     nodepools: Vec<NodePool>,
     nodepool_sources: Vec<NodePoolSource>,
     nodeclasses: Vec<Ec2NodeClass>,
+    nodeoverlays: Vec<crate::nodepools::nodeoverlay::ReadOverlay>,
     resource_names: ResourceNames,
     skipped: BTreeMap<String, usize>,
     warnings: Vec<String>,
@@ -214,6 +217,7 @@ pub fn read_texts(source: &str, sources: &[(&str, &str)]) -> Result<RawSnapshot,
         nodepools: Vec::new(),
         nodepool_sources: Vec::new(),
         nodeclasses: Vec::new(),
+        nodeoverlays: Vec::new(),
         resource_names: ResourceNames::default(),
         skipped: BTreeMap::new(),
         warnings: Vec::new(),
@@ -245,6 +249,17 @@ pub fn read_texts(source: &str, sources: &[(&str, &str)]) -> Result<RawSnapshot,
                         return Err(object_error(&doc, "defined twice in the snapshot"));
                     }
                     raw.nodeclasses.push(class);
+                }
+                ("karpenter.sh/v1alpha1", "NodeOverlay") => {
+                    let read = crate::nodepools::nodeoverlay::read_nodeoverlay(&doc)?;
+                    if raw
+                        .nodeoverlays
+                        .iter()
+                        .any(|o| o.overlay.name == read.overlay.name)
+                    {
+                        return Err(object_error(&doc, "defined twice in the snapshot"));
+                    }
+                    raw.nodeoverlays.push(read);
                 }
                 ("v1", "Pod") => {
                     let pod = read_pod(&doc)?;
@@ -482,6 +497,7 @@ impl RawSnapshot {
             nodepools: self.nodepools,
             nodepool_sources: self.nodepool_sources,
             nodeclasses: self.nodeclasses,
+            nodeoverlays: self.nodeoverlays,
             resource_names: self.resource_names,
             time_unix_millis: time,
             skipped: self.skipped,

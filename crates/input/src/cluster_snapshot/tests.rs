@@ -219,6 +219,22 @@ fn unknown_kinds_are_skipped_and_counted_and_unknown_fields_are_errors() {
     );
 }
 
+/// `kubectl get nodeoverlays -o yaml` items are read (with the status the
+/// controller writes) rather than skipped, strictly: a field the CRD does
+/// not define is an error.
+#[test]
+fn nodeoverlays_in_a_snapshot_are_read() {
+    let overlay = "- apiVersion: karpenter.sh/v1alpha1\n  kind: NodeOverlay\n  metadata: {name: sp, resourceVersion: \"7\"}\n  spec:\n    priceAdjustment: \"-30%\"\n  status:\n    conditions: [{type: ValidationSucceeded, status: \"True\"}]\n- apiVersion: v1\n  kind: Service";
+    let text = small_text().replacen("- apiVersion: v1\n  kind: Service", overlay, 1);
+    let snapshot = resolve_text(&text).expect("reads");
+    assert_eq!(snapshot.nodeoverlays.len(), 1);
+    assert_eq!(snapshot.nodeoverlays[0].overlay.name, "sp");
+    assert!(!snapshot.skipped.keys().any(|k| k.contains("NodeOverlay")));
+    let bad = text.replacen("priceAdjustment:", "priceAdjust:", 1);
+    let err = resolve_text(&bad).unwrap_err().to_string();
+    assert!(err.contains("priceAdjust"), "{err}");
+}
+
 #[test]
 fn a_node_without_a_nodeclaim_is_unmanaged() {
     // Drop the second NodeClaim: its node keeps the nodepool label.

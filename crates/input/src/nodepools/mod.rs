@@ -4,14 +4,18 @@
 //! as Karpenter's CRDs, CEL rules and runtime checks do.
 
 pub mod ec2nodeclass;
+pub mod nodeoverlay;
 pub mod nodepool;
 
 #[cfg(test)]
 mod fixture_tests;
 #[cfg(test)]
+mod overlay_tests;
+#[cfg(test)]
 mod validation_tests;
 
 use self::ec2nodeclass::{Ec2NodeClass, read_ec2nodeclass};
+use self::nodeoverlay::{ReadOverlay, read_nodeoverlay};
 use self::nodepool::{NodePoolSource, read_nodepool};
 use crate::kube::resources::ResourceNames;
 use crate::manifest::{
@@ -29,6 +33,8 @@ pub struct Manifests {
     pub nodepool_sources: Vec<NodePoolSource>,
     /// EC2NodeClasses in document order.
     pub nodeclasses: Vec<Ec2NodeClass>,
+    /// `karpenter.sh/v1alpha1` NodeOverlays in document order.
+    pub nodeoverlays: Vec<ReadOverlay>,
     /// Workloads and PDBs.
     pub core: CoreManifests,
     /// The names of extended resources seen, shared by every resource vector.
@@ -77,6 +83,22 @@ pub fn load(sources: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
                         ));
                     }
                     out.nodeclasses.push(class);
+                }
+                ("karpenter.sh/v1alpha1", "NodeOverlay") => {
+                    let read = read_nodeoverlay(&doc)?;
+                    let first = out
+                        .nodeoverlays
+                        .iter()
+                        .find(|o| o.overlay.name == read.overlay.name);
+                    if let Some(first) = first {
+                        return Err(duplicate(
+                            "NodeOverlay",
+                            &read.overlay.name,
+                            &read.at,
+                            &first.at,
+                        ));
+                    }
+                    out.nodeoverlays.push(read);
                 }
                 (_, "NodePool" | "EC2NodeClass") => {
                     let node = doc.node.get("apiVersion").unwrap_or(&doc.node);
@@ -163,6 +185,7 @@ fn skip_unread_kind(doc: &Document, warnings: &mut Warnings) -> Result<(), Manif
     let read_kinds = CORE_KINDS.iter().copied().chain([
         ("karpenter.sh/v1", "NodePool"),
         ("karpenter.k8s.aws/v1", "EC2NodeClass"),
+        ("karpenter.sh/v1alpha1", "NodeOverlay"),
     ]);
     let read_as: Vec<&str> = read_kinds
         .clone()

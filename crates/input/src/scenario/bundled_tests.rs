@@ -6,13 +6,14 @@ use crate::sim::MicroUsd;
 
 /// Bundled scenarios checked by [`bound_holds_for`], one test each so
 /// they run in parallel.
-const BUNDLED: [&str; 9] = [
+const BUNDLED: [&str; 10] = [
     "alibaba-replay",
     "consolidation-day",
     "karpenter-vs-ca",
     "large-week",
     "quickstart",
     "realistic-day",
+    "savings-plan",
     "simkube-replay",
     "snapshot-day",
     "spot-storm",
@@ -118,8 +119,44 @@ fn bound_holds_for_realistic_day() {
 }
 
 #[test]
-fn bound_holds_for_simkube_replay() {
+fn bound_holds_for_savings_plan() {
     bound_holds_for(BUNDLED[6]);
+}
+
+/// Design node-overlay.md, "Price Adjustment" (the Savings Plan use case):
+/// with the NodeOverlay gate on, every NodeClaim is launched on a covered
+/// family and billed at 70 % of its list price; without the overlay, the
+/// same NodePool pays list prices and picks other families. Costs follow.
+#[test]
+fn savings_plan_overlay_moves_launches_and_bills() {
+    use crate::scenario::{BundledRegions, Scenario, prepare};
+    let path = scenarios_dir().join("savings-plan.yaml");
+    let scenario = Scenario::load(&path, &BundledRegions).unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    use karpsim_catalog::BundledCatalog;
+    let list = crate::cloud::Catalog::load("us-east-1", &Default::default()).unwrap();
+    let mut costs = Vec::new();
+    for input in &prepared.runs {
+        let out = crate::sim::engine::run(input, &mut |_| {}).unwrap();
+        assert!(!out.nodeclaims.is_empty());
+        for claim in &out.nodeclaims {
+            let family = claim.instance_type.split('.').next().unwrap();
+            let list_price = list.get(&claim.instance_type).unwrap().on_demand_price;
+            if input.variant == "savings-plan-30" {
+                assert!(["m6i", "m7i"].contains(&family), "{}", claim.instance_type);
+                assert_eq!(claim.price, list_price.scale(70, 100).unwrap());
+            } else {
+                assert_eq!(claim.price, list_price);
+            }
+        }
+        costs.push(out.summary.total_cost);
+    }
+    assert!(costs[1] < costs[0], "{costs:?}");
+}
+
+#[test]
+fn bound_holds_for_simkube_replay() {
+    bound_holds_for(BUNDLED[7]);
 }
 
 /// The SimKube replay's pods are the trace's: the 27 Deployments' first
@@ -146,10 +183,10 @@ fn simkube_replay_runs_the_trace_pods() {
 
 #[test]
 fn bound_holds_for_snapshot_day() {
-    bound_holds_for(BUNDLED[7]);
+    bound_holds_for(BUNDLED[8]);
 }
 
 #[test]
 fn bound_holds_for_spot_storm() {
-    bound_holds_for(BUNDLED[8]);
+    bound_holds_for(BUNDLED[9]);
 }

@@ -85,6 +85,19 @@ pub enum Problem {
         /// The keys allowed at this place.
         valid: &'static [&'static str],
     },
+    /// A duration that must be positive is zero.
+    #[error("must be longer than 0")]
+    NotPositive,
+    /// A Karpenter setting at a value whose behaviour is not simulated.
+    #[error("{setting}: {value} is not modelled yet by karpsim (upstream default: {default})")]
+    NotModelledYet {
+        /// The setting.
+        setting: &'static str,
+        /// The value as written.
+        value: String,
+        /// Upstream's default, which is modelled.
+        default: &'static str,
+    },
     /// A key reserved for a later version of the schema.
     #[error("{feature} ({key:?}) is not supported yet by this version of karpsim")]
     NotSupportedYet {

@@ -122,6 +122,8 @@ mod bundled_tests;
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
+mod settings_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_ca;
@@ -308,6 +310,47 @@ pub struct KarpenterConfig {
     /// EC2NodeClasses (absolute paths, in the order given; at least one,
     /// or none to use the NodePools of the scenario's `initialState`).
     pub node_pools: Vec<PathBuf>,
+    /// The operator settings (`settings:`), upstream's defaults when absent.
+    pub settings: KarpenterSettings,
+}
+
+/// Karpenter's operator settings a variant may set (core
+/// pkg/operator/options/options.go), with upstream's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KarpenterSettings {
+    /// `featureGates.SpotToSpotConsolidation` (default false).
+    pub spot_to_spot_consolidation: bool,
+    /// `featureGates.NodeOverlay` (default false): NodeOverlays apply.
+    pub node_overlay: bool,
+    /// `batchIdleDuration` (default 1s).
+    pub batch_idle_duration: crate::sim::SimDuration,
+    /// `batchMaxDuration` (default 10s).
+    pub batch_max_duration: crate::sim::SimDuration,
+}
+
+impl Default for KarpenterSettings {
+    fn default() -> KarpenterSettings {
+        KarpenterSettings {
+            spot_to_spot_consolidation: false,
+            node_overlay: false,
+            batch_idle_duration: crate::sim::engine::BATCH_IDLE,
+            batch_max_duration: crate::sim::engine::BATCH_MAX,
+        }
+    }
+}
+
+impl KarpenterSettings {
+    /// The engine's form of these settings.
+    pub fn engine_options(&self) -> crate::sim::engine::KarpenterOptions {
+        crate::sim::engine::KarpenterOptions {
+            batch_idle_duration: self.batch_idle_duration,
+            batch_max_duration: self.batch_max_duration,
+            disruption: crate::karpenter::disruption::DisruptionOptions {
+                spot_to_spot_consolidation: self.spot_to_spot_consolidation,
+                ..Default::default()
+            },
+        }
+    }
 }
 
 /// The regions and zones a scenario may name, supplied by the caller (the

@@ -86,6 +86,7 @@ impl Scenario {
                 name,
                 provisioner: Provisioner::Karpenter(KarpenterConfig {
                     node_pools: vec![path],
+                    settings: Default::default(),
                 }),
             })
             .collect();

@@ -17,12 +17,13 @@ use std::sync::Arc;
 
 use super::generate::GeneratorFactory;
 use super::{
-    KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError, SpotInputs,
-    WorkloadAction, load_spot_inputs,
+    KarpenterSettings, KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError,
+    SpotInputs, WorkloadAction, load_spot_inputs,
 };
 use super::{Problem, ScenarioError};
 use crate::autoscaler::CaConfigError;
 use crate::cloud::nodeclass::NodeClassSettings;
+use crate::cloud::overlay::{NodeOverlay, PoolView, apply_overlays};
 use crate::cloud::{Catalog, CatalogError};
 use crate::cluster_snapshot::{self, Snapshot, SnapshotError};
 use crate::karpenter::instance_types::{
@@ -30,6 +31,7 @@ use crate::karpenter::instance_types::{
 };
 use crate::kube::labels::LABEL_CAPACITY_TYPE;
 use crate::manifest::{ManifestError, ManifestWarning};
+use crate::nodepools::nodeoverlay::ReadOverlay;
 use crate::nodepools::{self, Manifests};
 use crate::scheduler::kube_scheduler::SchedulerConfig;
 use crate::sim::engine::{
@@ -234,6 +236,9 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
     // What each manifest step applies, for the check of scale and delete
     // steps.
     let mut applied: BTreeMap<usize, Vec<ObjectRef>> = BTreeMap::new();
+    // The NodeOverlays beside each `nodePools` step's NodePools, by index
+    // into `steps`: whether they apply depends on the variant.
+    let mut step_overlays: Vec<(usize, Overlays)> = Vec::new();
     for (index, step) in scenario.workloads.iter().enumerate() {
         let action = match &step.action {
             WorkloadAction::Generate { generator, until } => {
@@ -278,8 +283,9 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             },
             WorkloadAction::NodePools { node_pools } => {
                 let label = format!("workloads[{index}]");
-                let (nodepools, node_count_resource) =
+                let (nodepools, node_count_resource, overlays) =
                     load_pools(scenario, &pricing, &label, node_pools, &mut warnings)?;
+                step_overlays.push((steps.len(), overlays));
                 StepAction::NodePools {
                     nodepools,
                     node_count_resource,
@@ -308,40 +314,39 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         if only.is_some_and(|name| name != variant.name) {
             continue;
         }
+        let mut variant_steps = steps.clone();
+        let mut karpenter_options = crate::sim::engine::KarpenterOptions::default();
         let (nodepools, node_count_resource, cluster_autoscaler) = match &variant.provisioner {
-            Provisioner::Karpenter(config) if config.node_pools.is_empty() => {
-                // The NodePools the snapshot's cluster runs.
-                let Some(snapshot) = &snapshot else {
-                    return Err(PrepareError::NoNodePool {
-                        variant: format!("variant {}", variant.name),
-                        files: "(no nodePools)".to_string(),
-                    });
-                };
-                let loaded = Manifests {
-                    nodepools: snapshot.nodepools.clone(),
-                    nodepool_sources: snapshot.nodepool_sources.clone(),
-                    nodeclasses: snapshot.nodeclasses.clone(),
-                    resource_names: snapshot.resource_names.clone(),
-                    ..Manifests::default()
-                };
-                let (pools, slot) = pools_from(
-                    scenario,
-                    &pricing,
-                    &format!("variant {}", variant.name),
-                    &loaded,
-                    &snapshot.state.source,
-                    &mut warnings,
-                )?;
-                (pools, slot, None)
-            }
             Provisioner::Karpenter(config) => {
-                let (pools, slot) = load_pools(
+                karpenter_options = config.settings.engine_options();
+                let changes = !spot.price_changes.is_empty();
+                let (mut pools, slot, overlays) = karpenter_pools(
                     scenario,
                     &pricing,
-                    &format!("variant {}", variant.name),
+                    &variant.name,
                     &config.node_pools,
+                    snapshot.as_ref(),
                     &mut warnings,
                 )?;
+                apply_node_overlays(
+                    &mut pools,
+                    &overlays,
+                    &config.settings,
+                    changes,
+                    &mut warnings,
+                )?;
+                for (at, overlays) in &step_overlays {
+                    if let StepAction::NodePools { nodepools, .. } = &mut variant_steps[*at].action
+                    {
+                        apply_node_overlays(
+                            nodepools,
+                            overlays,
+                            &config.settings,
+                            changes,
+                            &mut warnings,
+                        )?;
+                    }
+                }
                 (pools, slot, None)
             }
             Provisioner::ClusterAutoscaler(config) => {
@@ -354,13 +359,14 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             duration: scenario.duration,
             zones: scenario.zones.clone(),
             launch_latency: scenario.node_launch_latency,
-            steps: steps.clone(),
+            steps: variant_steps,
             sources: sources.clone(),
             nodepools,
             capacity_shortages: BTreeSet::new(),
             initial: initial.clone(),
             snapshot_at: None,
             scheduler: SchedulerConfig::default(),
+            karpenter: karpenter_options,
             node_count_resource,
             interruptions: spot.interruptions.clone(),
             spot_price_changes: spot.price_changes.clone(),
@@ -372,6 +378,50 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         warnings: warnings.into_iter().collect(),
         pricing: pricing.identity,
     })
+}
+
+/// A Karpenter variant's NodePools with their catalogs and the
+/// NodeOverlays beside them: from its files, or the snapshot's.
+fn karpenter_pools(
+    scenario: &Scenario,
+    pricing: &Pricing,
+    variant: &str,
+    files: &[std::path::PathBuf],
+    snapshot: Option<&Snapshot>,
+    warnings: &mut BTreeSet<String>,
+) -> Result<
+    (
+        Vec<PoolSetup>,
+        Option<crate::kube::resources::ResourceKind>,
+        Overlays,
+    ),
+    PrepareError,
+> {
+    let owner = format!("variant {variant}");
+    if !files.is_empty() {
+        return load_pools(scenario, pricing, &owner, files, warnings);
+    }
+    // The NodePools the snapshot's cluster runs.
+    let Some(snapshot) = snapshot else {
+        return Err(PrepareError::NoNodePool {
+            variant: owner,
+            files: "(no nodePools)".to_string(),
+        });
+    };
+    let loaded = Manifests {
+        nodepools: snapshot.nodepools.clone(),
+        nodepool_sources: snapshot.nodepool_sources.clone(),
+        nodeclasses: snapshot.nodeclasses.clone(),
+        resource_names: snapshot.resource_names.clone(),
+        ..Manifests::default()
+    };
+    let source = &snapshot.state.source;
+    let (pools, slot) = pools_from(scenario, pricing, &owner, &loaded, source, warnings)?;
+    Ok((
+        pools,
+        slot,
+        Overlays::of(&snapshot.nodeoverlays, source.clone()),
+    ))
 }
 
 /// Reads the cluster snapshot a scenario begins from, priced from the
@@ -468,9 +518,101 @@ fn load_pools(
     owner: &str,
     files: &[std::path::PathBuf],
     warnings: &mut BTreeSet<String>,
-) -> Result<(Vec<PoolSetup>, Option<crate::kube::resources::ResourceKind>), PrepareError> {
+) -> Result<
+    (
+        Vec<PoolSetup>,
+        Option<crate::kube::resources::ResourceKind>,
+        Overlays,
+    ),
+    PrepareError,
+> {
     let loaded = load_files(files)?;
-    pools_from(scenario, pricing, owner, &loaded, &names(files), warnings)
+    let (pools, slot) = pools_from(scenario, pricing, owner, &loaded, &names(files), warnings)?;
+    Ok((
+        pools,
+        slot,
+        Overlays::of(&loaded.nodeoverlays, names(files)),
+    ))
+}
+
+/// The NodeOverlays read beside a set of NodePools, and where.
+#[derive(Debug, Clone, Default)]
+struct Overlays {
+    list: Vec<NodeOverlay>,
+    files: String,
+}
+
+impl Overlays {
+    fn of(read: &[ReadOverlay], files: String) -> Overlays {
+        Overlays {
+            list: read.iter().map(|r| r.overlay.clone()).collect(),
+            files,
+        }
+    }
+}
+
+/// Applies `overlays` to the catalogs of `pools` when the variant's
+/// `NodeOverlay` gate is on; with the gate off they are ignored, as
+/// upstream ignores them, with one warning.
+fn apply_node_overlays(
+    pools: &mut [PoolSetup],
+    overlays: &Overlays,
+    settings: &KarpenterSettings,
+    spot_price_changes: bool,
+    warnings: &mut BTreeSet<String>,
+) -> Result<(), PrepareError> {
+    if overlays.list.is_empty() {
+        return Ok(());
+    }
+    if !settings.node_overlay {
+        warnings.insert(format!(
+            "{}: {} NodeOverlay(s) ignored where the NodeOverlay feature gate is off (the upstream default); set karpenter.settings.featureGates.NodeOverlay: true to apply them",
+            overlays.files,
+            overlays.list.len()
+        ));
+        return Ok(());
+    }
+    if spot_price_changes
+        && let Some(overlay) = overlays.list.iter().find(|o| {
+            o.price.is_some()
+                && o.requirements
+                    .get(LABEL_CAPACITY_TYPE)
+                    .is_none_or(|r| r.has("spot"))
+        })
+    {
+        // A price-history change sets a spot offering's price outright and
+        // would silently drop the overlay's adjustment.
+        return Err(PrepareError::Read {
+            file: overlays.files.clone(),
+            reason: format!(
+                "NodeOverlay {:?} changes spot prices, and spot prices also follow spotPriceHistory: combining the two is not modelled yet (limit the overlay to karpenter.sh/capacity-type In [on-demand])",
+                overlay.name
+            ),
+        });
+    }
+    let views: Vec<(PoolView<'_>, &Catalog)> = pools
+        .iter()
+        .map(|setup| {
+            (
+                PoolView {
+                    name: &setup.pool.name,
+                    labels: &setup.pool.labels,
+                },
+                &setup.catalog,
+            )
+        })
+        .collect();
+    let (overlaid, conflicts) = apply_overlays(&views, &overlays.list);
+    for name in conflicts {
+        warnings.insert(format!(
+            "{}: NodeOverlay {name:?} conflicts with another NodeOverlay of the same weight on some offering or resource and is not applied (upstream sets its ValidationSucceeded condition to False, reason Conflict)",
+            overlays.files
+        ));
+    }
+    for (setup, out) in pools.iter_mut().zip(overlaid) {
+        setup.catalog = out.catalog;
+    }
+    Ok(())
 }
 
 /// Each NodePool of `loaded` (read from `files`) with its EC2NodeClass's
@@ -911,13 +1053,12 @@ pub fn prepare_plan(
     let proposed = if nodepools.is_empty() {
         None
     } else {
-        Some(load_pools(
-            &scenario,
-            &pricing,
-            "--nodepools",
-            nodepools,
-            &mut warnings,
-        )?)
+        let (pools, slot, overlays) =
+            load_pools(&scenario, &pricing, "--nodepools", nodepools, &mut warnings)?;
+        // `plan` runs upstream's default settings: NodeOverlay is off.
+        let defaults = KarpenterSettings::default();
+        apply_node_overlays(&mut Vec::new(), &overlays, &defaults, false, &mut warnings)?;
+        Some((pools, slot))
     };
     let (pools, slot, proposed) = if snapshot.nodepools.is_empty() {
         match proposed {
@@ -963,6 +1104,7 @@ pub fn prepare_plan(
         initial: Some(Arc::new(snapshot.state.clone())),
         snapshot_at: None,
         scheduler: SchedulerConfig::default(),
+        karpenter: crate::sim::engine::KarpenterOptions::default(),
         node_count_resource: slot,
         interruptions: Default::default(),
         spot_price_changes: Vec::new(),

@@ -29,6 +29,10 @@ pub(super) mod ca;
 #[path = "generators.rs"]
 pub(super) mod generators;
 
+/// The `karpenter.settings` block of a variant.
+#[path = "read_settings.rs"]
+mod settings;
+
 /// The `trace` workload items.
 #[path = "traces.rs"]
 mod traces;
@@ -138,7 +142,7 @@ const VARIANT_KEYS: Keys = Keys {
 };
 
 const KARPENTER_KEYS: Keys = Keys {
-    valid: &["nodePools"],
+    valid: &["nodePools", "settings"],
     reserved: &[],
 };
 
@@ -867,14 +871,20 @@ impl Reader<'_> {
 
     fn karpenter(&self, node: &Node, field: &str) -> Result<KarpenterConfig, ScenarioError> {
         let map = self.mapping(node, field, &KARPENTER_KEYS)?;
+        let settings = match map.get("settings") {
+            Some(value) => self.karpenter_settings(value, &map.field("settings"))?,
+            None => super::KarpenterSettings::default(),
+        };
         if map.get("nodePools").is_none() && self.initial_state_given.get() {
             return Ok(KarpenterConfig {
                 node_pools: Vec::new(),
+                settings,
             });
         }
         let pools = self.required(&map, "nodePools")?;
         Ok(KarpenterConfig {
             node_pools: self.files(pools, &map.field("nodePools"))?,
+            settings,
         })
     }
 }

@@ -171,6 +171,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                 name: "karpenter-default".to_string(),
                 provisioner: Provisioner::Karpenter(KarpenterConfig {
                     node_pools: vec![dir.join("nodepools/default.yaml")],
+                    settings: Default::default(),
                 }),
             },
             Variant {
@@ -180,6 +181,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                         dir.join("nodepools/default.yaml"),
                         dir.join("nodepools/spot.yaml"),
                     ],
+                    settings: Default::default(),
                 }),
             },
         ],
@@ -226,6 +228,7 @@ fn omitted_keys_take_their_defaults() {
         scenario.variants[0].provisioner,
         Provisioner::Karpenter(KarpenterConfig {
             node_pools: vec![fixture_dir().join("nodepools/default.yaml")],
+            settings: Default::default(),
         })
     );
 }
@@ -861,7 +864,7 @@ fn bundled_scenarios_prepare() {
         }
     }
     names.sort();
-    assert_eq!(names.len(), 9, "{names:?}");
+    assert_eq!(names.len(), 10, "{names:?}");
 }
 
 /// `variants:` is required unless the caller brings the variants

@@ -8,6 +8,7 @@ pub mod fake;
 pub mod labels;
 pub mod nodeclass;
 pub mod offering;
+pub mod overlay;
 pub mod price;
 pub mod requirements;
 pub mod spec;

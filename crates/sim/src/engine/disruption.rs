@@ -32,7 +32,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::{Engine, EngineError, Event, EventType, PoolSetup, restrict_zones};
 use crate::cluster::DriftedCondition;
-use crate::karpenter::disruption::controller::{Command, Disruption, DisruptionInput};
+use crate::karpenter::disruption::controller::{
+    Command, Disruption, DisruptionInput, DisruptionOptions,
+};
 use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
 use crate::karpenter::disruption::reasons::Unconsolidatable;
 use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
@@ -78,6 +80,16 @@ pub(crate) struct DisruptionState {
     /// The disruption controller (its options, candidate facts and event
     /// recorder memory).
     decider: Disruption,
+}
+
+impl DisruptionState {
+    /// A controller that decides with `options`.
+    pub(crate) fn new(options: DisruptionOptions) -> DisruptionState {
+        DisruptionState {
+            decider: Disruption::new(options),
+            ..DisruptionState::default()
+        }
+    }
 }
 
 impl Engine<'_> {

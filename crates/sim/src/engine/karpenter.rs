@@ -85,10 +85,13 @@ impl Engine<'_> {
             // Cluster Autoscaler reacts to new unschedulable pods instead.
             return self.wake_ca(now);
         }
+        let options = self.input.karpenter;
         let batch = self.autoscaler.kp_mut().batch.get_or_insert_with(|| Batch {
             opened: now,
             last_new: now,
             members: BTreeSet::new(),
+            idle: options.batch_idle_duration,
+            max: options.batch_max_duration,
         });
         let mut added = false;
         for pod in pods {

@@ -82,7 +82,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use crate::cloud::{CapacityType, Catalog};
-use crate::karpenter::disruption::controller::{Command, Disruption, DisruptionInput, PassOutcome};
+use crate::karpenter::disruption::controller::{
+    Command, Disruption, DisruptionInput, DisruptionOptions, PassOutcome,
+};
 use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, NodePoolContext, Provisioner,
     ProvisioningInput, SchedulingResult,
@@ -127,10 +129,34 @@ pub use termination::{
     DRAIN_REQUEUE, EVICTION_BACKOFF_BASE, EVICTION_BACKOFF_MAX, MIN_DRAIN_TIME, is_critical,
 };
 
-/// Karpenter's batch idle window (`BATCH_IDLE_DURATION`).
+/// Karpenter's default batch idle window (`--batch-idle-duration`).
 pub const BATCH_IDLE: SimDuration = SimDuration::from_secs(1);
-/// Karpenter's batch maximum window (`BATCH_MAX_DURATION`).
+/// Karpenter's default batch maximum window (`--batch-max-duration`).
 pub const BATCH_MAX: SimDuration = SimDuration::from_secs(10);
+
+/// The Karpenter operator settings a run uses (core
+/// pkg/operator/options/options.go), with upstream's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KarpenterOptions {
+    /// `BATCH_IDLE_DURATION`: the batch window closes this long after the
+    /// last new pending pod.
+    pub batch_idle_duration: SimDuration,
+    /// `BATCH_MAX_DURATION`: the batch window never lasts longer.
+    pub batch_max_duration: SimDuration,
+    /// Options the disruption controller decides with (the
+    /// `SpotToSpotConsolidation` gate).
+    pub disruption: DisruptionOptions,
+}
+
+impl Default for KarpenterOptions {
+    fn default() -> KarpenterOptions {
+        KarpenterOptions {
+            batch_idle_duration: BATCH_IDLE,
+            batch_max_duration: BATCH_MAX,
+            disruption: DisruptionOptions::default(),
+        }
+    }
+}
 /// How often a still-provisionable pod re-triggers provisioning.
 pub const PROVISIONING_REQUEUE: SimDuration = SimDuration::from_secs(10);
 /// How long an offering stays in the ICE cache after a failed launch
@@ -166,6 +192,8 @@ pub struct RunInput {
     pub capacity_shortages: BTreeSet<OfferingKey>,
     /// kube-scheduler settings.
     pub scheduler: SchedulerConfig,
+    /// Karpenter's operator settings (unused under Cluster Autoscaler).
+    pub karpenter: KarpenterOptions,
     /// The resource slot a NodePool `limits.nodes` was read into, if any.
     pub node_count_resource: Option<ResourceKind>,
     /// Spot interruptions: advisor hazard, rebalance lead, storms, trace.
@@ -512,11 +540,15 @@ struct Batch {
     opened: SimTime,
     last_new: SimTime,
     members: BTreeSet<PodId>,
+    /// `batchIdleDuration` of the run.
+    idle: SimDuration,
+    /// `batchMaxDuration` of the run.
+    max: SimDuration,
 }
 
 impl Batch {
     fn deadline(&self) -> SimTime {
-        (self.last_new + BATCH_IDLE).min(self.opened + BATCH_MAX)
+        (self.last_new + self.idle).min(self.opened + self.max)
     }
 }
 
@@ -752,7 +784,7 @@ impl<'a> Engine<'a> {
                 nodes_per_pool: BTreeMap::new(),
                 batch: None,
                 requeue: Requeue::default(),
-                disruption: disruption::DisruptionState::default(),
+                disruption: disruption::DisruptionState::new(input.karpenter.disruption),
             })),
         };
         Engine {

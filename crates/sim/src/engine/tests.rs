@@ -208,6 +208,7 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
         initial: None,
         snapshot_at: None,
         scheduler: SchedulerConfig::default(),
+        karpenter: crate::engine::KarpenterOptions::default(),
         node_count_resource: None,
         interruptions: Default::default(),
         spot_price_changes: Vec::new(),
@@ -624,6 +625,51 @@ fn batch_window_idle_and_max() {
         nominated_late.into_iter().collect::<Vec<_>>(),
         vec![SimTime::from_millis(13_600)]
     );
+}
+
+/// options.go `--batch-idle-duration` / `--batch-max-duration` are
+/// settings: with idle 2 s and max 5 s, pods arriving every 900 ms keep
+/// the idle timer from firing and the window closes at its 5 s maximum;
+/// with idle 500 ms, the first pod's window closes alone at 500 ms.
+#[test]
+fn batch_window_follows_the_settings() {
+    let scaled = |karpenter: crate::engine::KarpenterOptions| {
+        let mut run = input(
+            &deployment_sized("web", 0, "100m", "100Mi"),
+            SimDuration::from_mins(5),
+        );
+        run.karpenter = karpenter;
+        let target = Target {
+            kind: TargetKind::Deployment,
+            namespace: "default".into(),
+            name: "web".into(),
+        };
+        for i in 0..8u32 {
+            run.steps.push(Step {
+                at: SimTime::from_millis(u64::from(i) * 900),
+                action: StepAction::Scale {
+                    target: target.clone(),
+                    replicas: i + 1,
+                },
+            });
+        }
+        let out = simulate(&run);
+        events(&out, "Launched")
+            .iter()
+            .map(|e| e.time)
+            .collect::<Vec<_>>()
+    };
+    let long = scaled(crate::engine::KarpenterOptions {
+        batch_idle_duration: SimDuration::from_secs(2),
+        batch_max_duration: SimDuration::from_secs(5),
+        ..Default::default()
+    });
+    assert_eq!(long.first(), Some(&SimTime::from_secs(5)));
+    let short = scaled(crate::engine::KarpenterOptions {
+        batch_idle_duration: SimDuration::from_millis(500),
+        ..Default::default()
+    });
+    assert_eq!(short.first(), Some(&SimTime::from_millis(500)));
 }
 
 /// A launch that hits insufficient capacity caches the offering as

@@ -69,6 +69,7 @@ fn spot_input(pool_yaml: &str, manifests: &str, duration: SimDuration) -> RunInp
         initial: None,
         snapshot_at: None,
         scheduler: SchedulerConfig::default(),
+        karpenter: crate::engine::KarpenterOptions::default(),
         node_count_resource: None,
         interruptions: InterruptionSettings::default(),
         spot_price_changes: Vec::new(),
@@ -474,4 +475,74 @@ fn interruptions_are_deterministic_and_keep_the_books() {
     let sum: MicroUsd = a.nodeclaims.iter().map(|c| c.cost).sum();
     assert_eq!(sum, a.summary.total_cost);
     assert_eq!(a.summary.pods_unschedulable, 0);
+}
+
+/// core disruption/consolidation_test.go "spot to spot consolidation":
+/// one spot node left nearly idle by a scale-down is not replaced by a
+/// cheaper spot node while the `SpotToSpotConsolidation` gate is off (the
+/// node's reason says so); with the gate on, and far more than 15 cheaper
+/// types allowed, the engine's disruption controller replaces it.
+#[test]
+fn spot_to_spot_consolidation_follows_the_gate() {
+    const SPOT_POOL: &str = "
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: spot}
+spec:
+  template:
+    spec:
+      nodeClassRef: {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}
+      requirements:
+        - {key: karpenter.sh/capacity-type, operator: In, values: [spot]}
+        - {key: karpenter.k8s.aws/instance-category, operator: In, values: [c, m, r]}
+        - {key: kubernetes.io/arch, operator: In, values: [amd64]}
+  disruption: {consolidationPolicy: WhenEmptyOrUnderutilized, consolidateAfter: 0s}
+";
+    let run_with = |gate: bool| {
+        let mut run = spot_input(
+            SPOT_POOL,
+            &deployment("web", 12, "1"),
+            SimDuration::from_hours(2),
+        );
+        run.karpenter.disruption.spot_to_spot_consolidation = gate;
+        run.steps.push(Step {
+            at: SimTime::from_secs(1800),
+            action: StepAction::Scale {
+                target: Target {
+                    kind: TargetKind::Deployment,
+                    namespace: "default".into(),
+                    name: "web".into(),
+                },
+                replicas: 1,
+            },
+        });
+        crate::engine::run(&run, &mut |_| {}).unwrap()
+    };
+    let off = run_with(false);
+    assert!(
+        off.disruption
+            .iter()
+            .any(|n| n.reason.starts_with("SpotToSpotConsolidation is disabled")),
+        "{:?}",
+        off.disruption
+    );
+    let replaced_off = off
+        .nodeclaims
+        .iter()
+        .filter(|c| c.reason_launched == "underutilized")
+        .count();
+    assert_eq!(replaced_off, 0);
+    let on = run_with(true);
+    let replacements: Vec<_> = on
+        .nodeclaims
+        .iter()
+        .filter(|c| c.reason_launched == "underutilized")
+        .collect();
+    assert!(!replacements.is_empty(), "{:?}", on.nodeclaims);
+    assert!(
+        replacements
+            .iter()
+            .all(|c| c.capacity_type == CapacityType::Spot)
+    );
+    assert!(on.summary.total_cost < off.summary.total_cost);
 }

@@ -313,6 +313,7 @@ fn one_type_input(instance_type: &str, manifests: &str, duration: SimDuration) -
         initial: None,
         snapshot_at: None,
         scheduler: SchedulerConfig::default(),
+        karpenter: crate::engine::KarpenterOptions::default(),
         node_count_resource: None,
         interruptions: Default::default(),
         spot_price_changes: Vec::new(),

@@ -1,0 +1,154 @@
+//! A Karpenter variant's `settings:` block: the operator settings of core
+//! pkg/operator/options/options.go under their upstream names, with their
+//! defaults. Feature gates karpsim does not simulate are accepted at their
+//! upstream default and refused at any other value, so a scenario never
+//! silently runs something other than what it says.
+
+use super::super::KarpenterSettings;
+use super::super::error::Problem;
+use super::{Keys, Node, Reader, ScenarioError, Value};
+
+const SETTINGS_KEYS: Keys = Keys {
+    valid: &[
+        "featureGates",
+        "batchIdleDuration",
+        "batchMaxDuration",
+        "minValuesPolicy",
+        "preferencePolicy",
+    ],
+    reserved: &[],
+};
+
+/// Upstream's `FEATURE_GATES` names (default
+/// `NodeRepair=false,ReservedCapacity=true,SpotToSpotConsolidation=false,NodeOverlay=false,StaticCapacity=false,CapacityBuffer=false`).
+const GATE_KEYS: Keys = Keys {
+    valid: &[
+        "SpotToSpotConsolidation",
+        "NodeOverlay",
+        "NodeRepair",
+        "ReservedCapacity",
+        "StaticCapacity",
+        "CapacityBuffer",
+    ],
+    reserved: &[],
+};
+
+/// Gates accepted only at their upstream default: `(name, default)`.
+const UNMODELLED_GATES: &[(&str, bool)] = &[
+    ("NodeRepair", false),
+    ("ReservedCapacity", true),
+    ("StaticCapacity", false),
+    ("CapacityBuffer", false),
+];
+
+impl Reader<'_> {
+    pub(super) fn karpenter_settings(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<KarpenterSettings, ScenarioError> {
+        let map = self.mapping(node, field, &SETTINGS_KEYS)?;
+        let mut settings = KarpenterSettings::default();
+        if let Some(gates) = map.get("featureGates") {
+            let gates_field = map.field("featureGates");
+            let gates = self.mapping(gates, &gates_field, &GATE_KEYS)?;
+            for (key, _, value) in &gates.entries {
+                let field = gates.field(key);
+                let on = self.gate(value, &field)?;
+                match *key {
+                    "SpotToSpotConsolidation" => settings.spot_to_spot_consolidation = on,
+                    "NodeOverlay" => settings.node_overlay = on,
+                    other => {
+                        let (setting, default) = UNMODELLED_GATES
+                            .iter()
+                            .find(|(name, _)| *name == other)
+                            .copied()
+                            .expect("GATE_KEYS lists only modelled and unmodelled gates");
+                        if on != default {
+                            let problem = Problem::NotModelledYet {
+                                setting,
+                                value: on.to_string(),
+                                default: if default { "true" } else { "false" },
+                            };
+                            return Err(self.invalid(value.position, &field, problem));
+                        }
+                    }
+                }
+            }
+        }
+        if let Some(value) = map.get("batchIdleDuration") {
+            settings.batch_idle_duration =
+                self.settings_duration(value, &map.field("batchIdleDuration"))?;
+        }
+        if let Some(value) = map.get("batchMaxDuration") {
+            settings.batch_max_duration =
+                self.settings_duration(value, &map.field("batchMaxDuration"))?;
+        }
+        // Strict and Respect are what the provisioning model does; the
+        // relaxed policies are named so a scenario using them is refused
+        // rather than run as if they were the defaults.
+        if let Some(value) = map.get("minValuesPolicy") {
+            self.policy(
+                value,
+                &map.field("minValuesPolicy"),
+                "minValuesPolicy",
+                &["Strict", "BestEffort"],
+            )?;
+        }
+        if let Some(value) = map.get("preferencePolicy") {
+            self.policy(
+                value,
+                &map.field("preferencePolicy"),
+                "preferencePolicy",
+                &["Respect", "Ignore"],
+            )?;
+        }
+        Ok(settings)
+    }
+
+    fn gate(&self, node: &Node, field: &str) -> Result<bool, ScenarioError> {
+        match node.value {
+            Value::Bool(on) => Ok(on),
+            _ => Err(self.wrong_type(node, field, "true or false")),
+        }
+    }
+
+    fn settings_duration(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<crate::sim::SimDuration, ScenarioError> {
+        let duration = self.duration(node, field)?;
+        if duration == crate::sim::SimDuration::ZERO {
+            return Err(self.invalid(node.position, field, Problem::NotPositive));
+        }
+        Ok(duration)
+    }
+
+    /// A policy whose first value (upstream's default) is modelled.
+    fn policy(
+        &self,
+        node: &Node,
+        field: &str,
+        setting: &'static str,
+        valid: &'static [&'static str],
+    ) -> Result<(), ScenarioError> {
+        let text = self.string(node, field)?;
+        if !valid.contains(&text) {
+            let problem = Problem::NotOneOf {
+                found: text.to_string(),
+                valid,
+            };
+            return Err(self.invalid(node.position, field, problem));
+        }
+        if text != valid[0] {
+            let problem = Problem::NotModelledYet {
+                setting,
+                value: text.to_string(),
+                default: valid[0],
+            };
+            return Err(self.invalid(node.position, field, problem));
+        }
+        Ok(())
+    }
+}
