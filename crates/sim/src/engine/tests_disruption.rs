@@ -506,6 +506,34 @@ fn real_controller_deletes_the_empty_node_at_the_same_time() {
     );
 }
 
+/// core: disruption/consolidation_test.go "considers
+/// karpenter.sh/do-not-disrupt set to true on nodes": the NodePool
+/// template's annotation is copied to the NodeClaim at launch, so the same
+/// empty node as above is never a candidate and stays for the whole run,
+/// under the real controller.
+#[test]
+fn template_do_not_disrupt_annotation_holds_the_empty_node() {
+    let text = M5_LARGE_POOL.replace(
+        "  template:\n    spec:\n",
+        "  template:\n    metadata: {annotations: {karpenter.sh/do-not-disrupt: \"true\"}}\n    spec:\n",
+    );
+    assert_ne!(text, M5_LARGE_POOL);
+    let pool = load_str("pool.yaml", &format!("{text}{CONSOLIDATE_AFTER_30S}"))
+        .unwrap()
+        .nodepools[0]
+        .clone();
+    let mut run = with_pool(
+        input(&deployment("web", 1, "500m"), SimDuration::from_hours(1)),
+        pool,
+    );
+    run.steps.push(scale("web", 0, SimTime::from_secs(600)));
+    let out = checked(&run, Deciders::default());
+    assert_eq!(out.nodeclaims.len(), 1);
+    assert_eq!(out.nodeclaims[0].deleted_at, None);
+    assert!(events(&out, "Deleting").is_empty());
+    assert!(out.summary.churn.commands_by_method.is_empty());
+}
+
 /// A reason whose sentence names the pass time (in ms), so every pass's
 /// message differs from the last one.
 fn pass_note(now: SimTime) -> Unconsolidatable {
