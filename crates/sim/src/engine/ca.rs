@@ -321,7 +321,10 @@ impl Engine<'_> {
                 zone: choice.zone.clone(),
                 capacity_type: choice.capacity_type,
             };
-            if self.capacity_short(&key) {
+            if let Some(by_outage) = self.capacity_short(&key) {
+                if by_outage {
+                    self.spot.counts.outage_launch_failures += 1;
+                }
                 failed += 1;
                 self.record.launch_failures += 1;
                 self.log(
