@@ -860,5 +860,8 @@ fn on_demand_allocation_strategy_prioritized_or_lowest_price() {
         .unwrap();
     assert_eq!(cheap.instance_type, cheapest.1);
     assert_eq!(cheap.price, cheapest.0);
-    assert_ne!(cheap.instance_type, "m6i.xlarge", "m6i is not the cheapest of the three");
+    assert_ne!(
+        cheap.instance_type, "m6i.xlarge",
+        "m6i is not the cheapest of the three"
+    );
 }

@@ -235,6 +235,35 @@ fn nodeoverlays_in_a_snapshot_are_read() {
     assert!(err.contains("priceAdjust"), "{err}");
 }
 
+/// core: disruption/consolidation_test.go "considers
+/// karpenter.sh/do-not-disrupt set to true on nodes": a snapshot node
+/// carrying the annotation is held from disruption (its NodeClaim's
+/// lifecycle says so, which the candidate filter reads); the other is not.
+#[test]
+fn a_node_annotated_do_not_disrupt_is_held() {
+    let annotated = "      volumes.kubernetes.io/controller-managed-attach-detach: 'true'\n    creationTimestamp: '2026-11-30T09:00:00Z'";
+    let text = small_text().replacen(
+        annotated,
+        &annotated.replacen("\n", "\n      karpenter.sh/do-not-disrupt: 'true'\n", 1),
+        1,
+    );
+    assert_ne!(text, small_text());
+    let snapshot = resolve_text(&text).expect("reads");
+    let held = |i: usize| {
+        let node = &snapshot.state.nodes[i].node;
+        (
+            node.name.as_str(),
+            node.claim
+                .as_ref()
+                .expect("managed")
+                .lifecycle
+                .do_not_disrupt,
+        )
+    };
+    assert_eq!(held(0), ("ip-10-0-1-10.ec2.internal", false));
+    assert_eq!(held(1), ("ip-10-0-1-11.ec2.internal", true));
+}
+
 #[test]
 fn a_node_without_a_nodeclaim_is_unmanaged() {
     // Drop the second NodeClaim: its node keeps the nodepool label.

@@ -26,8 +26,10 @@
 //!   means all; zones must be among the scenario's zones), `fraction` of
 //!   the matching running spot nodes to interrupt (greater than 0, at most
 //!   1, at most six decimals; default 1; rounded up to whole nodes) and
-//!   `unavailableFor` (default 0: how long the matching spot offerings
-//!   cannot be launched from `at`).
+//!   `unavailableFor` (default 0: how long the matching offerings cannot
+//!   be launched from `at`) and `capacityType` (`spot`, the default, or
+//!   `on-demand`, or a list of both: which offerings the outage covers;
+//!   nodes get notices only when spot is listed).
 //! - `trace`: a CSV `time,instance_type,zone[,node]` of notices
 //!   ([`parse_trace`]); wall-clock times need `start`.
 //! - `spotPriceHistory`: a `DescribeSpotPriceHistory` JSON or a CSV
@@ -46,7 +48,7 @@ use std::path::{Path, PathBuf};
 use super::super::error::{Position, Problem, ScenarioError};
 use super::super::yaml::{Node, Value};
 use super::{Keys, Mapping, Reader, index};
-use crate::cloud::Catalog;
+use crate::cloud::{CapacityType, Catalog};
 use crate::sim::spot::{
     DEFAULT_REBALANCE_LEAD, Fraction, InterruptionSettings, NameFilter, PriceChange, PriceHistory,
     SpotFileError, Storm, Timestamp, parse_trace,
@@ -116,7 +118,14 @@ const REBALANCE_KEYS: Keys = Keys {
 };
 
 const STORM_KEYS: Keys = Keys {
-    valid: &["at", "instanceTypes", "zones", "fraction", "unavailableFor"],
+    valid: &[
+        "at",
+        "instanceTypes",
+        "zones",
+        "fraction",
+        "unavailableFor",
+        "capacityType",
+    ],
     reserved: &[],
 };
 
@@ -269,16 +278,54 @@ impl Reader<'_> {
                 Some(node) => self.duration(node, &map.field("unavailableFor"))?,
                 None => SimDuration::ZERO,
             };
+            let capacity_types = match map.get("capacityType") {
+                Some(node) => self.storm_capacity_types(node, &map.field("capacityType"))?,
+                None => Storm::spot_only(),
+            };
             config.storms.push(Storm {
                 at,
                 instance_types,
                 zones: storm_zones,
                 fraction,
                 unavailable_for,
+                capacity_types,
             });
             previous = Some((at, self.written(at_node), at_field));
         }
         Ok(())
+    }
+
+    /// A storm's `capacityType`: `spot` or `on-demand`, or a list of them.
+    fn storm_capacity_types(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<BTreeSet<CapacityType>, ScenarioError> {
+        const VALID: &[&str] = &["spot", "on-demand"];
+        let written: Vec<(String, Position)> = match &node.value {
+            Value::Seq(_) => self
+                .names(node, field)?
+                .into_iter()
+                .map(|(name, _, position)| (name, position))
+                .collect(),
+            _ => vec![(self.string(node, field)?.to_string(), node.position)],
+        };
+        let mut types = BTreeSet::new();
+        for (text, position) in written {
+            let capacity_type = match text.as_str() {
+                "spot" => CapacityType::Spot,
+                "on-demand" => CapacityType::OnDemand,
+                _ => {
+                    let problem = Problem::NotOneOf {
+                        found: text,
+                        valid: VALID,
+                    };
+                    return Err(self.invalid(position, field, problem));
+                }
+            };
+            types.insert(capacity_type);
+        }
+        Ok(types)
     }
 
     /// A non-empty list of distinct non-empty strings, each with its field

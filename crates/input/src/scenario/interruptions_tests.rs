@@ -110,6 +110,7 @@ fn full_block_parses() {
                 zones: NameFilter::Only(["us-east-1a".to_string()].into()),
                 fraction: Fraction::parse("0.3").unwrap(),
                 unavailable_for: SimDuration::from_mins(30),
+                capacity_types: Storm::spot_only(),
             },
             Storm {
                 at: hours(5),
@@ -117,6 +118,7 @@ fn full_block_parses() {
                 zones: NameFilter::All,
                 fraction: Fraction::ONE,
                 unavailable_for: SimDuration::ZERO,
+                capacity_types: Storm::spot_only(),
             },
         ]
     );
@@ -191,6 +193,42 @@ fn start_may_be_written_without_quotes() {
 }
 
 /// Each bad input and its exact error, after the file name.
+/// A storm's `capacityType`: one value or a list; anything else is refused
+/// with the valid values.
+#[test]
+fn storm_capacity_type_parses() {
+    let storms = |text: &str| {
+        parse(&format!(
+            "interruptions:\n  events:\n    - {{at: 5h, {text}}}\n"
+        ))
+        .unwrap()
+        .spot
+        .interruptions
+        .unwrap()
+        .storms
+    };
+    use crate::cloud::CapacityType::{OnDemand, Spot};
+    assert_eq!(
+        storms("capacityType: on-demand")[0].capacity_types,
+        [OnDemand].into()
+    );
+    assert_eq!(
+        storms("capacityType: [spot, on-demand]")[0].capacity_types,
+        [OnDemand, Spot].into()
+    );
+    assert_eq!(
+        storms("unavailableFor: 1m")[0].capacity_types,
+        [Spot].into()
+    );
+    let message = error("interruptions:\n  events:\n    - {at: 5h, capacityType: reserved}\n");
+    assert!(
+        message.ends_with(
+            "interruptions.events[0].capacityType: unknown value \"reserved\" (valid values: spot, on-demand)"
+        ),
+        "{message}"
+    );
+}
+
 #[test]
 fn each_bad_case_gives_its_exact_error() {
     let at = |line_offset: u64, column: u64| format!("{}:{column}", FIRST + line_offset);

@@ -316,8 +316,10 @@ impl Engine<'_> {
                     zone: choice.zone.clone(),
                     capacity_type: choice.capacity_type,
                 };
-                if !self.capacity_short(&key) {
-                    break Ok(choice);
+                match self.capacity_short(&key) {
+                    None => break Ok(choice),
+                    Some(true) => self.spot.counts.outage_launch_failures += 1,
+                    Some(false) => {}
                 }
                 self.log(
                     EventType::Warning,

@@ -1,6 +1,7 @@
 //! The controllers around the decision functions: the kube-scheduler pass,
 //! Karpenter's batcher and requeue, turning a solve into NodeClaims, launch
-//! (with insufficient-capacity failures and the ICE cache) and node
+//! (one CreateFleet request per NodeClaim, with insufficient-capacity
+//! failures and the ICE cache) and node
 //! registration timing.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,7 +13,9 @@ use super::{
 };
 use crate::karpenter::disruption::NOMINATION_WINDOW;
 use crate::karpenter::disruption::drift::{expiration_time, launch_lifecycle};
-use crate::karpenter::provisioning::{LaunchDecision, NewNodeClaim, ProvisioningInput};
+use crate::karpenter::provisioning::{
+    FleetOverride, LaunchDecision, NewNodeClaim, ProvisioningInput,
+};
 use crate::kube::labels::{
     LABEL_CAPACITY_TYPE, LABEL_EC2_NODECLASS, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
     LABEL_TOPOLOGY_ZONE_ID, Labels,
@@ -258,38 +261,131 @@ impl Engine<'_> {
                 return Ok(None);
             }
         };
-        let instance_type =
-            &self.autoscaler.kp().catalogs[pool_index].instance_types()[decision.instance_type];
-        let key = OfferingKey {
-            instance_type: instance_type.name().to_string(),
-            zone: decision.zone.to_string(),
-            capacity_type: decision.capacity_type,
-        };
-        if self.capacity_short(&key) {
-            self.insufficient_capacity(pool_index, key)?;
+        let Some(decision) = self.create_fleet(pool_index, decision)? else {
             return Ok(None);
-        }
+        };
         let node_id = self.add_node(claim, &decision, reason)?;
         Ok(Some(node_id))
     }
 
-    /// EC2 had no capacity for the chosen offering: cache it as unavailable
-    /// for 3 minutes.
-    fn insufficient_capacity(&mut self, pool: usize, key: OfferingKey) -> Result<(), EngineError> {
+    /// One CreateFleet call (aws: pkg/providers/instance, CreateFleet with
+    /// its overrides): EC2 answers for every override of the request at
+    /// once. Each offering it has no capacity for is put in the
+    /// unavailable-offerings cache for 3 minutes; the instance is the first
+    /// override, in the provider's order, that it has capacity for. With
+    /// none, the request fails once. Returns the launched decision.
+    fn create_fleet(
+        &mut self,
+        pool: usize,
+        mut decision: LaunchDecision,
+    ) -> Result<Option<LaunchDecision>, EngineError> {
+        if decision.overrides.is_empty() {
+            // A decider that names one offering sends a one-override request.
+            decision.overrides.push(FleetOverride {
+                instance_type: decision.instance_type,
+                zone: decision.zone,
+                price: decision.price,
+            });
+        }
+        let catalog = &self.autoscaler.kp().catalogs[pool];
+        let requested: Vec<(OfferingKey, FleetOverride)> = decision
+            .overrides
+            .iter()
+            .map(|o| {
+                let key = OfferingKey {
+                    instance_type: catalog.instance_types()[o.instance_type].name().to_string(),
+                    zone: o.zone.to_string(),
+                    capacity_type: decision.capacity_type,
+                };
+                (key, *o)
+            })
+            .collect();
+        let mut unavailable = Vec::new();
+        let mut outage = false;
+        let mut launched = None;
+        for (key, o) in requested {
+            match self.capacity_short(&key) {
+                Some(by_outage) => {
+                    outage |= by_outage;
+                    unavailable.push(key);
+                }
+                None => {
+                    launched.get_or_insert(o);
+                }
+            }
+        }
+        let total = decision.overrides.len();
+        match launched {
+            Some(o) => {
+                if !unavailable.is_empty() {
+                    let name = self.autoscaler.kp().catalogs[pool].instance_types()
+                        [o.instance_type]
+                        .name()
+                        .to_string();
+                    decision.explanation = format!(
+                        "first of {total} CreateFleet overrides with capacity: {name} {} {} {}/h ({} offering(s) had insufficient capacity and are unavailable for {})",
+                        decision.capacity_type,
+                        o.zone,
+                        o.price,
+                        unavailable.len(),
+                        UNAVAILABLE_OFFERING_TTL
+                    );
+                    self.mark_unavailable(&unavailable)?;
+                }
+                decision.instance_type = o.instance_type;
+                decision.zone = o.zone;
+                decision.price = o.price;
+                Ok(Some(decision))
+            }
+            None => {
+                if outage {
+                    self.spot.counts.outage_launch_failures += 1;
+                }
+                self.insufficient_capacity(pool, &unavailable)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// EC2 had no capacity for any override of a CreateFleet request: one
+    /// failed launch; every offering is cached as unavailable for 3 minutes.
+    fn insufficient_capacity(
+        &mut self,
+        pool: usize,
+        unavailable: &[OfferingKey],
+    ) -> Result<(), EngineError> {
         self.record.launch_failures += 1;
-        let expiry = self.now() + UNAVAILABLE_OFFERING_TTL;
         let pool_name = self.autoscaler.kp().pools[pool].pool.name.clone();
+        let shown: Vec<String> = unavailable
+            .iter()
+            .take(3)
+            .map(|k| format!("{} {} in {}", k.instance_type, k.capacity_type, k.zone))
+            .collect();
+        let more = match unavailable.len().saturating_sub(shown.len()) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
         self.log(
             EventType::Warning,
             "InsufficientCapacityError",
             format!("nodepool/{pool_name}"),
             format!(
-                "NodeClaim launch failed: InsufficientInstanceCapacity for {} {} in {}; offering unavailable for {}",
-                key.instance_type, key.capacity_type, key.zone, UNAVAILABLE_OFFERING_TTL
+                "NodeClaim launch failed: InsufficientInstanceCapacity for all {} CreateFleet override(s) ({}{more}); offerings unavailable for {}",
+                unavailable.len(),
+                shown.join(", "),
+                UNAVAILABLE_OFFERING_TTL
             ),
         );
-        self.insert_ice(&key, expiry);
-        self.schedule(expiry, Event::IceExpired(key))?;
+        self.mark_unavailable(unavailable)
+    }
+
+    /// Puts offerings EC2 reported without capacity in the ICE cache.
+    fn mark_unavailable(&mut self, unavailable: &[OfferingKey]) -> Result<(), EngineError> {
+        let expiry = self.now() + UNAVAILABLE_OFFERING_TTL;
+        for key in unavailable {
+            self.insert_ice(key, expiry);
+            self.schedule(expiry, Event::IceExpired(key.clone()))?;
+        }
         self.touch()
     }
 

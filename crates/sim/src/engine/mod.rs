@@ -27,8 +27,10 @@
 //! - a NodeClaim's node appears at once (unregistered, billed from launch)
 //!   and registers and initializes after a latency drawn from the
 //!   launch-latency stream;
-//! - a launch that fails with insufficient capacity marks that offering
-//!   unavailable for 3 minutes (the ICE cache) and re-provisions its pods.
+//! - a launch is one CreateFleet request over the decision's overrides:
+//!   every override EC2 has no capacity for is marked unavailable for 3
+//!   minutes (the ICE cache), the first one with capacity launches, and a
+//!   request with none fails once and re-provisions its pods.
 //!
 //! - Karpenter's disruption controller runs a pass every 10 s, and again at
 //!   once after a pass that started a command (see [`disruption`]); its

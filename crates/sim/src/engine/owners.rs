@@ -5,6 +5,7 @@
 //! DaemonSets put one pod on every matching registered node, bare pods run
 //! once.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
@@ -328,9 +329,21 @@ impl Engine<'_> {
         if stateful {
             ranked.sort_by_key(|p| std::cmp::Reverse(self.pod_meta[p.0 as usize].ordinal));
         } else {
+            let now = self.now();
+            // Co-location rank: active pods of the same owner per node.
+            let mut on_node: BTreeMap<NodeId, usize> = BTreeMap::new();
+            for node in active.iter().filter_map(|&p| self.cluster.pod(p)?.node) {
+                *on_node.entry(node).or_default() += 1;
+            }
             ranked.sort_by_key(|&p| {
-                let bound = self.cluster.pod(p).is_some_and(|p| p.node.is_some());
-                (bound, std::cmp::Reverse(p))
+                let pod = self.cluster.pod(p);
+                let node = pod.and_then(|p| p.node);
+                deletion_rank(
+                    pod,
+                    node.map_or(0, |n| on_node.get(&n).copied().unwrap_or(0)),
+                    now,
+                    p,
+                )
             });
         }
         ranked.truncate(count);
@@ -718,4 +731,95 @@ pub(super) fn object_of(target: &Target) -> String {
         target.namespace,
         target.name
     )
+}
+
+/// The ReplicaSet controller's order of scale-down victims
+/// (kube-controller-manager `pkg/controller/controller_utils.go`,
+/// `ActivePodsWithRanks.Less`, with `getPodsToDelete` ranking pods by
+/// related pods on the same node), smallest deleted first: unassigned
+/// before assigned; pending before running; not ready before ready; lower
+/// `controller.kubernetes.io/pod-deletion-cost` first; more pods of the
+/// same owner on the pod's node first; the more recently ready first,
+/// compared on the log₂ scale of the time since (LogarithmicScaleDown,
+/// on by default); then newer first. Restart counts are always 0 here, so
+/// that criterion never decides; upstream breaks a log-scale tie by the
+/// random UID, karpsim by creation order.
+fn deletion_rank(
+    pod: Option<&Pod>,
+    colocated: usize,
+    now: crate::time::SimTime,
+    id: PodId,
+) -> impl Ord {
+    let assigned = pod.is_some_and(|p| p.node.is_some());
+    let running = pod.is_some_and(|p| p.phase == PodPhase::Running);
+    let ready = pod.is_some_and(crate::pods::is_ready);
+    let cost = pod.map_or(0, |p| p.spec.deletion_cost);
+    // Ready longer ago ranks later: the log₂ bucket of the nanoseconds
+    // since (−1 for none or unknown, which upstream also orders first).
+    let ready_bucket = pod
+        .filter(|_| ready)
+        .and_then(|p| p.lifecycle.started_at)
+        .map_or(-1, |t| {
+            let nanos = u128::from(now.saturating_duration_since(t).as_millis()) * 1_000_000;
+            if nanos == 0 {
+                -1
+            } else {
+                i64::from(127 - nanos.leading_zeros() as i32)
+            }
+        });
+    (
+        assigned,
+        running,
+        ready,
+        cost,
+        std::cmp::Reverse(colocated),
+        ready_bucket,
+        std::cmp::Reverse(id),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::SimTime;
+    use karpsim_model::testing::pod_of;
+
+    fn pod(node: Option<u32>, phase: PodPhase, cost: i32, started_s: u64) -> Pod {
+        let mut p = pod_of("p", "web", OwnerKind::Deployment, "web");
+        p.node = node.map(NodeId);
+        p.phase = phase;
+        std::sync::Arc::make_mut(&mut p.spec).deletion_cost = cost;
+        p.lifecycle.started_at = Some(SimTime::from_secs(started_s));
+        p
+    }
+
+    /// kube-controller-manager pkg/controller/controller_utils_test.go
+    /// `TestSortingActivePodsWithRanks`: each pod in this list is deleted
+    /// before the next one, one criterion apart.
+    #[test]
+    fn replicaset_victims_follow_active_pods_with_ranks() {
+        let now = SimTime::from_secs(10_000);
+        let running = PodPhase::Running;
+        // (pod, co-located pods on its node, id)
+        let ordered = [
+            (pod(None, PodPhase::Pending, 0, 0), 0, 9),
+            (pod(Some(0), PodPhase::Pending, 0, 0), 1, 8),
+            (pod(Some(0), running, -5, 9_990), 1, 7),
+            (pod(Some(0), running, 0, 9_990), 3, 6),
+            (pod(Some(0), running, 0, 9_990), 1, 5),
+            // ready 10 s ago vs 1 000 s ago: different log₂ buckets.
+            (pod(Some(0), running, 0, 9_000), 1, 4),
+            // same bucket (1 000 s vs 1 001 s ago): the newer goes first.
+            (pod(Some(0), running, 0, 8_999), 1, 3),
+        ];
+        let mut ranks: Vec<_> = ordered
+            .iter()
+            .map(|(p, colocated, id)| deletion_rank(Some(p), *colocated, now, PodId(*id)))
+            .collect();
+        for pair in ranks.windows(2) {
+            assert!(pair[0] < pair[1]);
+        }
+        ranks.reverse();
+        assert!(!ranks.is_sorted());
+    }
 }

@@ -285,26 +285,20 @@ impl Engine<'_> {
         karpenter.provisioner.catalogs_changed();
     }
 
-    /// Whether EC2 has no capacity for `key` now: a test shortage, or a
-    /// storm outage over a spot offering.
-    pub(super) fn capacity_short(&mut self, key: &OfferingKey) -> bool {
+    /// Whether EC2 has no capacity for `key` now: `Some(false)` for a test
+    /// shortage, `Some(true)` for a storm outage over the offering's
+    /// capacity type, `None` when it has capacity.
+    pub(super) fn capacity_short(&mut self, key: &OfferingKey) -> Option<bool> {
         if self.input.capacity_shortages.contains(key) {
-            return true;
-        }
-        if key.capacity_type != CapacityType::Spot {
-            return false;
+            return Some(false);
         }
         let now = self.now();
         self.spot.outages.retain(|o| o.until > now);
-        let short = self
-            .spot
+        self.spot
             .outages
             .iter()
-            .any(|o| o.covers(&key.instance_type, &key.zone, now));
-        if short {
-            self.spot.counts.outage_launch_failures += 1;
-        }
-        short
+            .any(|o| o.covers(&key.instance_type, &key.zone, key.capacity_type, now))
+            .then_some(true)
     }
 
     /// A node was launched: for a spot node, keep its facts and draw its

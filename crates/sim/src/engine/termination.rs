@@ -8,12 +8,14 @@
 //! - with a `terminationGracePeriod`, a pod still waiting is force-deleted
 //!   once `deadline − pod grace` has come (regardless of PDBs and
 //!   do-not-disrupt), with its grace cut to the time left;
-//! - the evictable pods (active, not tolerating the disrupted taint, not
-//!   protected by do-not-disrupt) are split into tiers — non-critical
-//!   non-DaemonSet, non-critical DaemonSet, critical non-DaemonSet,
-//!   critical DaemonSet (critical = priority class
-//!   `system-cluster-critical` / `system-node-critical`) — and only the
-//!   first non-empty tier goes to the eviction queue;
+//! - the pods the drain waits for (not terminal, not tolerating the
+//!   disrupted taint; terminating and do-not-disrupt pods included) are
+//!   split into tiers — non-critical non-DaemonSet, non-critical
+//!   DaemonSet, critical non-DaemonSet, critical DaemonSet (critical =
+//!   priority class `system-cluster-critical` / `system-node-critical`) —
+//!   and only the evictable pods (active, not protected by do-not-disrupt)
+//!   of the first non-empty tier go to the eviction queue, so a tier waits
+//!   until the pods of the earlier ones are fully deleted;
 //! - the node is drained when no pod waits any more (terminal pods and pods
 //!   tolerating the taint do not wait); the instance is terminated then,
 //!   but not before [`MIN_DRAIN_TIME`] after the deletion.
@@ -227,20 +229,27 @@ impl Engine<'_> {
             }
         }
 
-        // Evict the first non-empty tier of evictable pods.
+        // Tiers hold every pod the drain still waits for (terminating and
+        // do-not-disrupt pods included), so a later tier starts only once
+        // the earlier ones are gone; of the first non-empty tier, only the
+        // evictable pods go to the eviction queue.
         let mut tiers: [Vec<PodId>; 4] = Default::default();
         for &id in &pods {
             let Some(pod) = self.cluster.pod(id) else {
                 continue;
             };
-            if !is_evictable(pod, now) {
+            if !is_waiting(pod) {
                 continue;
             }
             let tier = usize::from(is_critical(pod)) * 2 + usize::from(pod.is_daemonset());
             tiers[tier].push(id);
         }
         if let Some(tier) = tiers.into_iter().find(|t| !t.is_empty()) {
-            for id in tier {
+            let evictable: Vec<PodId> = tier
+                .into_iter()
+                .filter(|&id| self.cluster.pod(id).is_some_and(|p| is_evictable(p, now)))
+                .collect();
+            for id in evictable {
                 if let std::collections::btree_map::Entry::Vacant(entry) = self.evicting.entry(id) {
                     entry.insert(0);
                     self.schedule(now, Event::Evict(id))?;

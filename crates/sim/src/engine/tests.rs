@@ -20,7 +20,7 @@ use super::*;
 use crate::cloud::Price;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::karpenter::instance_types::filter_instance_types;
-use crate::karpenter::provisioning::{LaunchDecision, LaunchError, NewNodeClaim};
+use crate::karpenter::provisioning::{FleetOverride, LaunchDecision, LaunchError, NewNodeClaim};
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 use crate::kube::taints::tolerates_all;
@@ -128,10 +128,21 @@ pub(super) fn cheapest_offering(
     let index = claim.instance_types[0];
     let offerings = &catalog.instance_types()[index].offerings;
     let compatible = offerings.iter().filter(|o| o.available).count();
-    offerings
+    let mut on_demand: Vec<_> = offerings
         .iter()
         .filter(|o| o.available && o.capacity_type == CapacityType::OnDemand)
-        .min_by_key(|o| o.price)
+        .collect();
+    on_demand.sort_by_key(|o| o.price);
+    let overrides = on_demand
+        .iter()
+        .map(|o| FleetOverride {
+            instance_type: index,
+            zone: o.zone,
+            price: o.price,
+        })
+        .collect();
+    on_demand
+        .first()
         .map(|o| LaunchDecision {
             instance_type: index,
             zone: o.zone,
@@ -139,6 +150,7 @@ pub(super) fn cheapest_offering(
             price: o.price,
             compatible_offerings: compatible,
             explanation: "cheapest".to_string(),
+            overrides,
         })
         .ok_or_else(|| LaunchError::InsufficientCapacity("no offering".to_string()))
 }
@@ -672,10 +684,14 @@ fn batch_window_follows_the_settings() {
     assert_eq!(short.first(), Some(&SimTime::from_millis(500)));
 }
 
-/// A launch that hits insufficient capacity caches the offering as
-/// unavailable for 3 minutes and re-provisions in a new batch 1 s later.
+/// aws: providers/instance CreateFleet with the fake EC2 API's
+/// insufficient-capacity pools (instance suite_test.go, "should return an
+/// ICE error when all attempted instance types return an ICE error", and
+/// its partial case): one request carries both zones' offerings; EC2 has
+/// none in us-east-1a, so the same request launches in us-east-1b at 1 s,
+/// no launch fails, and us-east-1a is cached as unavailable.
 #[test]
-fn insufficient_capacity_uses_another_offering() {
+fn insufficient_capacity_in_one_override_launches_the_next() {
     let mut run = input(&deployment("web", 1, "500m"), SimDuration::from_mins(10));
     run.capacity_shortages.insert(OfferingKey {
         instance_type: "m5.large".into(),
@@ -683,13 +699,53 @@ fn insufficient_capacity_uses_another_offering() {
         capacity_type: CapacityType::OnDemand,
     });
     let out = simulate(&run);
-    assert_eq!(out.summary.launch_failures, 1);
+    assert_eq!(out.summary.launch_failures, 0);
     assert_eq!(out.nodeclaims.len(), 1);
     assert_eq!(out.nodeclaims[0].zone, "us-east-1b");
-    assert_eq!(out.nodeclaims[0].launched_at, SimTime::from_secs(2));
+    assert_eq!(out.nodeclaims[0].launched_at, SimTime::from_secs(1));
+    assert!(events(&out, "InsufficientCapacityError").is_empty());
+    let launched = events(&out, "Launched");
+    assert!(
+        launched[0]
+            .message
+            .contains("1 offering(s) had insufficient capacity"),
+        "{}",
+        launched[0].message
+    );
+}
+
+/// The same with both zones short: the one request fails once (one
+/// failure, one event naming both offerings, not one per offering), both
+/// offerings are cached for 3 minutes, and the pod waits: nothing can
+/// launch until the cache expires at 181 s, when the next request fails
+/// again (real deciders: while every offering is cached, the solve finds
+/// no type and launches nothing).
+#[test]
+fn insufficient_capacity_in_every_override_fails_the_request_once() {
+    let mut run = input(&deployment("web", 1, "500m"), SimDuration::from_mins(4));
+    for zone in ["us-east-1a", "us-east-1b"] {
+        run.capacity_shortages.insert(OfferingKey {
+            instance_type: "m5.large".into(),
+            zone: zone.into(),
+            capacity_type: CapacityType::OnDemand,
+        });
+    }
+    // The real solver: the stand-in's needs an allowed type.
+    let out = run_with(&run, Deciders::default(), &mut |_| {}).unwrap();
+    assert!(out.nodeclaims.is_empty());
     let ice = events(&out, "InsufficientCapacityError");
-    assert_eq!(ice.len(), 1);
-    assert_eq!(ice[0].time, SimTime::from_secs(1));
+    let times: Vec<SimTime> = ice.iter().map(|e| e.time).collect();
+    assert_eq!(times[0], SimTime::from_secs(1), "{times:?}");
+    assert!(
+        ice[0].message.contains("for all 2 CreateFleet override(s)"),
+        "{}",
+        ice[0].message
+    );
+    assert!(
+        times[1..].iter().all(|t| *t >= SimTime::from_secs(181)),
+        "{times:?}"
+    );
+    assert_eq!(out.summary.launch_failures, ice.len() as u64);
 }
 
 /// A pod that can never fit is solved again only when the cluster changes,

@@ -221,6 +221,7 @@ fn storm_run(handler: crate::autoscaler::TerminationHandler) -> RunOutput {
         zones: NameFilter::All,
         fraction: Fraction::parse("1").unwrap(),
         unavailable_for: SimDuration::ZERO,
+        capacity_types: Storm::spot_only(),
     }];
     ca_run(&run)
 }

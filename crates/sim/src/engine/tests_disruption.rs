@@ -383,6 +383,62 @@ spec:
     );
 }
 
+/// core: node/termination/suite_test.go "should evict pods in order and
+/// wait until pods are fully deleted": the expired node (deleted at
+/// 3 601 s) evicts its ordinary pod at once; that pod terminates for its
+/// 60 s grace, and the critical pod of the next tier is evicted only when
+/// it is gone (3 661 s), not at the next drain look while it still
+/// terminates; the instance terminates 30 s later, at 3 691 s.
+#[test]
+fn drain_tiers_wait_until_earlier_pods_are_fully_deleted() {
+    let manifests = "
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      terminationGracePeriodSeconds: 60
+      containers:
+        - name: c
+          resources: {requests: {cpu: 500m, memory: 1Gi}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: crit}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: crit}}
+  template:
+    metadata: {labels: {app: crit}}
+    spec:
+      priorityClassName: system-cluster-critical
+      containers:
+        - name: c
+          resources: {requests: {cpu: 500m, memory: 1Gi}}
+";
+    let run = with_pool(
+        input(manifests, SimDuration::from_mins(65)),
+        pool_with("      expireAfter: 1h\n", ""),
+    );
+    let out = checked(&run, EMPTINESS);
+    let first = &out.nodeclaims[0];
+    let evicted: Vec<(SimTime, &str)> = events(&out, "Evicted")
+        .iter()
+        .filter(|e| e.message.contains(&first.name))
+        .map(|e| (e.time, e.object.as_str()))
+        .collect();
+    assert_eq!(evicted.len(), 2, "{evicted:?}");
+    assert_eq!(evicted[0].0, SimTime::from_secs(3601));
+    assert!(evicted[0].1.contains("web"), "{evicted:?}");
+    assert_eq!(evicted[1].0, SimTime::from_secs(3661));
+    assert!(evicted[1].1.contains("crit"), "{evicted:?}");
+    assert_eq!(first.deleted_at, Some(SimTime::from_secs(3691)));
+}
+
 /// core: disruption/drift_test.go "should replace drifted nodes": a label
 /// added to the NodePool template at 1 h drifts the node (NodePoolDrifted);
 /// the pass at 3 600 s launches the replacement first; it is ready at
@@ -448,6 +504,34 @@ fn real_controller_deletes_the_empty_node_at_the_same_time() {
         out.summary.churn.commands_by_method,
         BTreeMap::from([("emptiness".to_string(), 1)])
     );
+}
+
+/// core: disruption/consolidation_test.go "considers
+/// karpenter.sh/do-not-disrupt set to true on nodes": the NodePool
+/// template's annotation is copied to the NodeClaim at launch, so the same
+/// empty node as above is never a candidate and stays for the whole run,
+/// under the real controller.
+#[test]
+fn template_do_not_disrupt_annotation_holds_the_empty_node() {
+    let text = M5_LARGE_POOL.replace(
+        "  template:\n    spec:\n",
+        "  template:\n    metadata: {annotations: {karpenter.sh/do-not-disrupt: \"true\"}}\n    spec:\n",
+    );
+    assert_ne!(text, M5_LARGE_POOL);
+    let pool = load_str("pool.yaml", &format!("{text}{CONSOLIDATE_AFTER_30S}"))
+        .unwrap()
+        .nodepools[0]
+        .clone();
+    let mut run = with_pool(
+        input(&deployment("web", 1, "500m"), SimDuration::from_hours(1)),
+        pool,
+    );
+    run.steps.push(scale("web", 0, SimTime::from_secs(600)));
+    let out = checked(&run, Deciders::default());
+    assert_eq!(out.nodeclaims.len(), 1);
+    assert_eq!(out.nodeclaims[0].deleted_at, None);
+    assert!(events(&out, "Deleting").is_empty());
+    assert!(out.summary.churn.commands_by_method.is_empty());
 }
 
 /// A reason whose sentence names the pass time (in ms), so every pass's

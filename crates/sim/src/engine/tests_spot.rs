@@ -105,6 +105,7 @@ fn storm(at: SimTime, types: &[&str], fraction: &str, unavailable_for: SimDurati
         zones: NameFilter::All,
         fraction: Fraction::parse(fraction).unwrap(),
         unavailable_for,
+        capacity_types: Storm::spot_only(),
     }
 }
 
@@ -303,6 +304,77 @@ fn storm_outage_falls_back_to_the_next_type() {
     assert_eq!(out.nodeclaims[1].instance_type, *other);
     assert_eq!(out.nodeclaims[1].capacity_type, CapacityType::Spot);
     assert_eq!(out.summary.pods_unschedulable, 0);
+}
+
+/// aws: instancetype/suite_test.go, Insufficient Capacity Error Cache, with
+/// providers/instance CreateFleet: a storm over every spot offering of four
+/// types. The replacement's one CreateFleet request carries all their spot
+/// offerings; EC2 reports every one short, they are all cached at once and
+/// the request fails once (not once per offering, a second apart), so the
+/// next batch launches on-demand at T + 2 s.
+#[test]
+fn storm_over_many_spot_offerings_fails_one_request() {
+    let types = ["m5.large", "m6i.large", "m5a.large", "c5.xlarge"];
+    let mut run = spot_input(
+        &pool(&["spot", "on-demand"], &types),
+        &deployment("web", 1, "1500m"),
+        SimDuration::from_hours(2),
+    );
+    run.interruptions.storms = vec![storm(HOUR, &types, "1", SimDuration::from_mins(30))];
+    let out = simulate(&run);
+    assert_eq!(out.nodeclaims.len(), 2);
+    assert_eq!(out.nodeclaims[0].capacity_type, CapacityType::Spot);
+    let replacement = &out.nodeclaims[1];
+    assert_eq!(replacement.capacity_type, CapacityType::OnDemand);
+    assert_eq!(replacement.launched_at, HOUR + SimDuration::from_secs(2));
+    assert_eq!(out.summary.launch_failures, 1);
+    assert_eq!(out.summary.spot.outage_launch_failures, 1);
+    let ice = events(&out, "InsufficientCapacityError");
+    assert_eq!(ice.len(), 1);
+    assert_eq!(ice[0].time, HOUR + SimDuration::from_secs(1));
+}
+
+/// A storm with `capacityType: on-demand` makes the matching on-demand
+/// offerings unavailable for its outage: the on-demand node is not
+/// interrupted (no notices), but a pod added 1 min into the outage cannot
+/// get a node until the outage ends at T + 30 min.
+#[test]
+fn on_demand_storm_makes_on_demand_offerings_unavailable() {
+    let mut run = spot_input(
+        &pool(&["on-demand"], &["m5.large"]),
+        &deployment("web", 1, "1500m"),
+        SimDuration::from_hours(2),
+    );
+    let mut outage = storm(HOUR, &["m5.large"], "1", SimDuration::from_mins(30));
+    outage.capacity_types = BTreeSet::from([CapacityType::OnDemand]);
+    run.interruptions.storms = vec![outage];
+    run.steps.push(Step {
+        at: HOUR + SimDuration::from_mins(1),
+        action: StepAction::Scale {
+            target: Target {
+                kind: TargetKind::Deployment,
+                namespace: "default".into(),
+                name: "web".into(),
+            },
+            replicas: 2,
+        },
+    });
+    let out = simulate(&run);
+    assert!(events(&out, "SpotInterrupted").is_empty());
+    assert_eq!(out.nodeclaims.len(), 2);
+    assert_eq!(out.nodeclaims[0].deleted_at, None);
+    let second = &out.nodeclaims[1];
+    assert_eq!(second.capacity_type, CapacityType::OnDemand);
+    assert!(
+        second.launched_at >= HOUR + SimDuration::from_mins(30),
+        "{}",
+        second.launched_at
+    );
+    assert!(out.summary.spot.outage_launch_failures >= 1);
+    assert_eq!(
+        out.summary.launch_failures,
+        out.summary.spot.outage_launch_failures
+    );
 }
 
 /// One pod, notice at T = 1 h (trace): it is evicted at T, its owner

@@ -39,7 +39,7 @@ use std::collections::BTreeSet;
 use rand::{Rng, RngExt};
 
 use super::trace::TraceNotice;
-use crate::cloud::InterruptionBand;
+use crate::cloud::{CapacityType, InterruptionBand};
 use crate::time::{SimDuration, SimTime};
 
 /// From the interruption notice to EC2 reclaiming the instance: the
@@ -244,7 +244,8 @@ impl NameFilter {
 }
 
 /// A capacity storm: at `at`, reclaim `fraction` of the running spot nodes
-/// whose instance type and zone match, and keep the matching spot offerings
+/// whose instance type and zone match (when spot is among its capacity
+/// types), and keep the matching offerings of its capacity types
 /// unavailable for `unavailable_for`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Storm {
@@ -256,19 +257,30 @@ pub struct Storm {
     pub zones: NameFilter,
     /// Share of the matching nodes that get a notice.
     pub fraction: Fraction,
-    /// How long the matching spot offerings cannot be launched, from `at`;
+    /// How long the matching offerings cannot be launched, from `at`;
     /// zero for no outage.
     pub unavailable_for: SimDuration,
+    /// Capacity types short (`capacityType`, default spot): an on-demand
+    /// shortage makes on-demand offerings unavailable too; only spot nodes
+    /// get notices, and only when spot is listed.
+    pub capacity_types: BTreeSet<CapacityType>,
 }
 
 impl Storm {
-    /// Whether a node of this type and zone is hit.
+    /// Whether a spot node of this type and zone is hit.
     pub fn matches(&self, instance_type: &str, zone: &str) -> bool {
-        self.instance_types.matches(instance_type) && self.zones.matches(zone)
+        self.capacity_types.contains(&CapacityType::Spot)
+            && self.instance_types.matches(instance_type)
+            && self.zones.matches(zone)
+    }
+
+    /// The default capacity types of a storm: spot only.
+    pub fn spot_only() -> BTreeSet<CapacityType> {
+        BTreeSet::from([CapacityType::Spot])
     }
 }
 
-/// A window in which matching spot offerings cannot be launched.
+/// A window in which matching offerings cannot be launched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OfferingOutage {
     /// Instance types affected.
@@ -281,13 +293,23 @@ pub struct OfferingOutage {
     pub until: SimTime,
     /// Index of the storm that caused it.
     pub storm: usize,
+    /// Capacity types affected.
+    pub capacity_types: BTreeSet<CapacityType>,
 }
 
 impl OfferingOutage {
-    /// Whether the spot offering (type, zone) is unavailable at `at`.
-    pub fn covers(&self, instance_type: &str, zone: &str, at: SimTime) -> bool {
+    /// Whether the offering (type, zone, capacity type) is unavailable at
+    /// `at`.
+    pub fn covers(
+        &self,
+        instance_type: &str,
+        zone: &str,
+        capacity_type: CapacityType,
+        at: SimTime,
+    ) -> bool {
         self.from <= at
             && at < self.until
+            && self.capacity_types.contains(&capacity_type)
             && self.instance_types.matches(instance_type)
             && self.zones.matches(zone)
     }
@@ -482,6 +504,7 @@ impl InterruptionModel {
                     from: trigger.at,
                     until: trigger.at + storm.unavailable_for,
                     storm: index,
+                    capacity_types: storm.capacity_types.clone(),
                 });
                 Firing {
                     notices: self.notices_for(

@@ -243,6 +243,7 @@ fn storm_hits_matching_nodes_and_starts_an_outage() {
             zones: NameFilter::All,
             fraction: Fraction::ONE,
             unavailable_for: SimDuration::from_mins(30),
+            capacity_types: Storm::spot_only(),
         }],
         trace: vec![],
     });
@@ -274,9 +275,11 @@ fn storm_hits_matching_nodes_and_starts_an_outage() {
         (outage.from, outage.until),
         (hours(5), hours(5) + SimDuration::from_mins(30))
     );
-    assert!(outage.covers("c6a.xlarge", "us-east-1f", hours(5)));
-    assert!(!outage.covers("c6a.xlarge", "us-east-1f", outage.until));
-    assert!(!outage.covers("m5.large", "us-east-1a", hours(5)));
+    let spot = CapacityType::Spot;
+    assert!(outage.covers("c6a.xlarge", "us-east-1f", spot, hours(5)));
+    assert!(!outage.covers("c6a.xlarge", "us-east-1f", spot, outage.until));
+    assert!(!outage.covers("m5.large", "us-east-1a", spot, hours(5)));
+    assert!(!outage.covers("c6a.xlarge", "us-east-1f", CapacityType::OnDemand, hours(5)));
 }
 
 #[test]
@@ -367,6 +370,7 @@ fn plan_over_a_fleet_that_changes() {
             zones: only(&["us-east-1a"]),
             fraction: Fraction::ONE,
             unavailable_for: SimDuration::ZERO,
+            capacity_types: Storm::spot_only(),
         }],
         trace: vec![trace_row(hours(7), "c6a.xlarge", "us-east-1a", None, 2)],
         ..InterruptionSettings::default()
@@ -412,6 +416,7 @@ fn plan_with_hazard_is_reproducible() {
             zones: NameFilter::All,
             fraction: Fraction::parse("0.5").unwrap(),
             unavailable_for: SimDuration::from_mins(30),
+            capacity_types: Storm::spot_only(),
         }],
         trace: vec![],
     });

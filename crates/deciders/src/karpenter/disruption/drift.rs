@@ -123,12 +123,19 @@ fn sim_duration(d: std::time::Duration) -> SimDuration {
 }
 
 /// The NodeClaim fields copied from the NodePool when it is launched: the
-/// template hash, `expireAfter` and `terminationGracePeriod`.
+/// template hash, `expireAfter`, `terminationGracePeriod`, and the
+/// template's annotations, of which disruption reads
+/// `karpenter.sh/do-not-disrupt: "true"` (upstream copies
+/// `spec.template.metadata.annotations` to the NodeClaim and its Node).
 pub fn launch_lifecycle(pool: &NodePool) -> ClaimLifecycle {
     ClaimLifecycle {
         nodepool_hash: Some(nodepool_hash(pool)),
         expire_after: pool.expire_after.map(sim_duration),
         termination_grace_period: pool.termination_grace_period.map(sim_duration),
+        do_not_disrupt: pool
+            .annotations
+            .get(crate::kube::pod::DO_NOT_DISRUPT_ANNOTATION)
+            .is_some_and(|v| v == "true"),
         ..ClaimLifecycle::default()
     }
 }
@@ -193,6 +200,21 @@ mod tests {
         let mut n = node("n", &pool.name);
         n.claim.as_mut().unwrap().lifecycle = launch_lifecycle(pool);
         n
+    }
+
+    /// core: disruption/consolidation_test.go "considers
+    /// karpenter.sh/do-not-disrupt set to true on nodes": the template's
+    /// annotation reaches the launched NodeClaim; only the value `"true"`
+    /// counts.
+    #[test]
+    fn template_do_not_disrupt_is_copied_at_launch() {
+        let mut p = pool("default");
+        assert!(!launch_lifecycle(&p).do_not_disrupt);
+        for (value, held) in [("true", true), ("false", false), ("yes", false)] {
+            p.annotations
+                .insert("karpenter.sh/do-not-disrupt".into(), value.into());
+            assert_eq!(launch_lifecycle(&p).do_not_disrupt, held, "{value}");
+        }
     }
 
     /// core: nodeclaim/disruption/drift_test.go "should return drifted only

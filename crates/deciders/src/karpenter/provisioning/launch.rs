@@ -2,11 +2,13 @@
 //! instance.go, filter/filter.go): filter a NodeClaim's options, pick the
 //! capacity type, then the cheapest (type, zone) offering of it — what the
 //! AWS KWOK fake EC2 fleet does for both `lowest-price` (on-demand) and, as
-//! an offline stand-in, `price-capacity-optimized` (spot).
+//! an offline stand-in, `price-capacity-optimized` (spot). The decision
+//! carries the whole CreateFleet request (its overrides in priority order),
+//! so the engine can model EC2 answering for all of them at once.
 
 use super::fit::{format_resources, min_values_shortfall};
 use super::template::OfferingFilter;
-use super::{LaunchDecision, LaunchError, NewNodeClaim};
+use super::{FleetOverride, LaunchDecision, LaunchError, NewNodeClaim};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_INSTANCE_SIZE};
 use crate::kube::requirements::Requirements;
@@ -111,7 +113,16 @@ pub(super) fn choose_offering(
             candidates.len()
         )));
     };
+    let overrides = choices
+        .iter()
+        .map(|(o, c)| FleetOverride {
+            instance_type: c.index,
+            zone: o.zone,
+            price: o.price,
+        })
+        .collect();
     Ok(LaunchDecision {
+        overrides,
         instance_type: candidate.index,
         zone: offering.zone,
         capacity_type,

@@ -208,6 +208,23 @@ pub struct LaunchDecision {
     pub compatible_offerings: usize,
     /// Why this one (`cheapest of 143 compatible offerings: c6a.xlarge spot us-east-1a $0.0612/h`).
     pub explanation: String,
+    /// The one CreateFleet request's overrides: every available offering of
+    /// the chosen capacity type among the (at most 60) instance types sent,
+    /// in the provider's order (priority = price, then type name, then
+    /// zone). The decision above is the first; EC2 launches the first one
+    /// it has capacity for and reports the others it lacks.
+    pub overrides: Vec<FleetOverride>,
+}
+
+/// One override of a CreateFleet request (an instance type in a zone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FleetOverride {
+    /// Index into the NodePool's catalog `instance_types()`.
+    pub instance_type: usize,
+    /// Zone.
+    pub zone: &'static str,
+    /// Price of the offering (its priority).
+    pub price: Price,
 }
 
 /// Why a launch failed.
