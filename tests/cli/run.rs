@@ -449,7 +449,7 @@ fn ca_price_expander_is_refused_at_its_place() {
         .replace(" workloads/", &format!(" {base}/workloads/"))
         .replace(" nodepools/", &format!(" {base}/nodepools/"));
     let path = dir.path().join("price.yaml");
-    fs::write(&path, text).unwrap();
+    fs::write(&path, &text).unwrap();
     let out = dir.path().join("report");
     let output = karpsim(&[
         "run",
@@ -459,8 +459,15 @@ fn ca_price_expander_is_refused_at_its_place() {
     ]);
     assert!(!output.status.success());
     let line = single_error_line(&output);
+    let at = text
+        .lines()
+        .position(|l| l.contains("expander: price"))
+        .expect("the expander line")
+        + 1;
     assert!(
-        line.contains(":39:17: variants[1].clusterAutoscaler.expander: expander \"price\" is not available on AWS"),
+        line.contains(&format!(
+            ":{at}:17: variants[1].clusterAutoscaler.expander: expander \"price\" is not available on AWS"
+        )),
         "{line}"
     );
 }
