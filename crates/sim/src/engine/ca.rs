@@ -298,14 +298,15 @@ impl Engine<'_> {
         for key in self.ice.keys() {
             catalog.mark_unavailable(&key.instance_type, &key.zone, key.capacity_type);
         }
-        let mut launched: Vec<GroupMember> = Vec::new();
+        // The group's members, then the instances launched here.
+        let mut placed = members;
+        let existing = placed.len();
         let mut failed = 0;
         for _ in 0..delta {
             // The ASG launches one instance at a time over all its pools;
             // a pool short of capacity is left for the next (the fleet
             // tries its other overrides), so the instance fails only when
             // every pool of its capacity type has.
-            let placed: Vec<GroupMember> = members.iter().chain(&launched).cloned().collect();
             let choice = loop {
                 let choice = groups::asg_launch(spec, &catalog, &placed, 1).remove(0);
                 let Ok(choice) = choice else {
@@ -374,7 +375,7 @@ impl Engine<'_> {
                 &choice.zone,
                 choice.capacity_type,
             )?;
-            launched.push(GroupMember {
+            placed.push(GroupMember {
                 node: node_id,
                 instance_type: choice.instance_type.clone(),
                 zone: choice.zone.clone(),
@@ -395,6 +396,7 @@ impl Engine<'_> {
                 ),
             );
         }
+        let launched = placed.split_off(existing);
         let count = launched.len() as u32;
         if let Some(g) = self.ca_group_mut(group) {
             g.target_size += count;
