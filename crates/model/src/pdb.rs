@@ -204,9 +204,7 @@ pub struct PdbBlockers(PdbLimits);
 impl PdbBlockers {
     /// The cluster's PDBs.
     pub fn from_cluster(cluster: &Cluster) -> PdbBlockers {
-        PdbBlockers(PdbLimits::new(
-            cluster.pdbs.iter().map(PdbLimit::unsynced).collect(),
-        ))
+        PdbBlockers(PdbLimits::unsynced(cluster))
     }
 
     /// As [`PdbLimits::is_fully_blocked`].
@@ -288,26 +286,20 @@ impl SelectorIndex {
 /// The statuses of all the cluster's PDBs (in cluster order), each as
 /// [`pdb_status`] computes it, in one walk over the pods.
 pub fn pdb_statuses(cluster: &Cluster, scales: &ControllerScales) -> Vec<PdbStatus> {
-    let pdbs = &cluster.pdbs;
-    let index = SelectorIndex::new(
-        pdbs.iter()
-            .map(|pdb| (pdb.namespace.as_str(), pdb.selector.as_ref())),
-    );
-    let mut selected: Vec<Vec<&Pod>> = vec![Vec::new(); pdbs.len()];
+    statuses_of(cluster, scales, &PdbLimits::unsynced(cluster))
+}
+
+/// The statuses of the cluster's PDBs, whose selectors `limits` indexes.
+fn statuses_of(cluster: &Cluster, scales: &ControllerScales, limits: &PdbLimits) -> Vec<PdbStatus> {
+    let mut selected: Vec<Vec<&Pod>> = vec![Vec::new(); cluster.pdbs.len()];
     for (_, pod) in cluster.pods() {
-        for i in index.candidates(pod) {
-            let pdb = &pdbs[i];
-            if selects(
-                pdb.selector.as_ref(),
-                &pod.spec.namespace,
-                &pdb.namespace,
-                pod,
-            ) {
-                selected[i].push(pod);
-            }
+        for i in limits.matching_indices(pod) {
+            selected[i].push(pod);
         }
     }
-    pdbs.iter()
+    cluster
+        .pdbs
+        .iter()
         .zip(&selected)
         .map(|(pdb, pods)| status_of(pdb, pods, scales))
         .collect()
@@ -317,18 +309,18 @@ impl PdbLimits {
     /// Limits from the cluster's PDBs, with statuses computed as
     /// [`pdb_status`] does.
     pub fn from_cluster(cluster: &Cluster, scales: &ControllerScales) -> PdbLimits {
-        let statuses = pdb_statuses(cluster, scales);
-        PdbLimits::new(
-            cluster
-                .pdbs
-                .iter()
-                .zip(statuses)
-                .map(|(pdb, status)| PdbLimit {
-                    disruptions_allowed: status.disruptions_allowed,
-                    ..PdbLimit::unsynced(pdb)
-                })
-                .collect(),
-        )
+        let mut limits = PdbLimits::unsynced(cluster);
+        let statuses = statuses_of(cluster, scales, &limits);
+        for (limit, status) in limits.limits.iter_mut().zip(statuses) {
+            limit.disruptions_allowed = status.disruptions_allowed;
+        }
+        limits
+    }
+
+    /// The cluster's PDBs with no disruption allowed (statuses not
+    /// computed).
+    fn unsynced(cluster: &Cluster) -> PdbLimits {
+        PdbLimits::new(cluster.pdbs.iter().map(PdbLimit::unsynced).collect())
     }
 
     /// Limits as given.
