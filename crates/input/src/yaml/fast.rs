@@ -58,29 +58,56 @@ pub(super) fn parse(text: &str, rules: ParseOptions, budget: &Budget) -> Option<
 /// Below this size a text is read in one piece.
 const SPLIT_AT_BYTES: usize = 1 << 20;
 
+/// What [`parse_split`] made of a text.
+pub(super) enum Split {
+    /// Not a large left-margin list: read it in one piece.
+    NotAList,
+    /// Read in pieces.
+    Read(Vec<Node>),
+    /// A list, but a piece is left to the ordinary reader, which must then
+    /// read the whole text (the quick route would give up on it too).
+    GaveUp,
+}
+
 /// [`parse`], with the items of a large list read side by side: a stream
 /// of one document whose `items:` (at the left margin) holds a block
 /// sequence written at the left margin, as kubectl writes a `kind: List`.
 /// The items are cut into runs at lines starting `- `, each run read as a
 /// sequence of its own and placed back at its lines and bytes, and the
-/// rest of the document read with the items left out. `None` where the
-/// text is not of that shape or any piece is left to the ordinary reader;
-/// the whole text is then read in one piece.
-pub(super) fn parse_split(text: &str, rules: ParseOptions, budget: &Budget) -> Option<Vec<Node>> {
-    if text.len() < SPLIT_AT_BYTES {
-        return None;
+/// rest of the document read with the items left out.
+pub(super) fn parse_split(text: &str, rules: ParseOptions, budget: &Budget) -> Split {
+    let region = match items_region(text) {
+        Some(region) if text.len() >= SPLIT_AT_BYTES => region,
+        _ => return Split::NotAList,
+    };
+    let wanted = rayon::current_num_threads() * 4;
+    match parse_region(text, region, rules, budget, wanted) {
+        Some(documents) => Split::Read(documents),
+        None => Split::GaveUp,
     }
-    parse_split_pieces(text, rules, budget, rayon::current_num_threads() * 4)
 }
 
-/// [`parse_split`] in about `wanted` pieces, whatever the size.
+/// The list of `text` read in about `wanted` pieces, whatever the size;
+/// `None` where it is not a list or a piece is left to the ordinary
+/// reader.
+#[cfg(test)]
 fn parse_split_pieces(
     text: &str,
     rules: ParseOptions,
     budget: &Budget,
     wanted: usize,
 ) -> Option<Vec<Node>> {
-    let region = items_region(text)?;
+    parse_region(text, items_region(text)?, rules, budget, wanted)
+}
+
+/// The list whose items are `region` of `text`, read in pieces.
+fn parse_region(
+    text: &str,
+    region: std::ops::Range<usize>,
+    rules: ParseOptions,
+    budget: &Budget,
+    wanted: usize,
+) -> Option<Vec<Node>> {
     let runs = item_runs(text, region.clone(), wanted);
     let shell = format!("{}{}", &text[..region.start], &text[region.end..]);
     let removed_lines = text[region.clone()].bytes().filter(|&b| b == b'\n').count() as u64;

@@ -234,8 +234,11 @@ fn parse_stream_by(
     let (options, budget) = serde_options(rules);
     let limits = (budget, options.alias_limits);
     let quick = match route {
-        Route::Quick => fast::parse_split(text, rules, &limits.0)
-            .or_else(|| fast::parse(text, rules, &limits.0)),
+        Route::Quick => match fast::parse_split(text, rules, &limits.0) {
+            fast::Split::Read(documents) => Some(documents),
+            fast::Split::GaveUp => None,
+            fast::Split::NotAList => fast::parse(text, rules, &limits.0),
+        },
         #[cfg(test)]
         Route::SerdeOnly => None,
         #[cfg(test)]
