@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use super::nodepool::{At, RawObject, object_name};
+use super::nodepool::{At, RawObject, object_name, operator};
 use crate::cloud::overlay::{NodeOverlay, PriceChange};
 use crate::kube::labels::validate_label_key;
 use crate::kube::quantity::Quantity;
@@ -153,16 +153,7 @@ fn requirement(
     path: &str,
 ) -> Result<Requirement, ManifestError> {
     let raw = &r.value;
-    let operator = raw.operator.value.parse::<Operator>().map_err(|_| {
-        at.error(
-            &raw.operator,
-            &format!("{path}.operator"),
-            format!(
-                "unknown operator {:?} (expected In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte)",
-                raw.operator.value
-            ),
-        )
-    })?;
+    let operator = operator(at, &raw.operator, path)?;
     validate_label_key(&raw.key.value)
         .map_err(|e| at.error(&raw.key, &format!("{path}.key"), e.to_string()))?;
     let values: Vec<String> = raw

@@ -372,6 +372,25 @@ fn restricted_key_problem(key: &str) -> Option<String> {
 /// The parts of one checked requirement.
 type CheckedRequirement = (Requirement, NodeSelectorExpression, Option<u32>);
 
+/// A requirement's operator, one of the enum the NodePool and NodeOverlay
+/// CRDs share.
+pub(crate) fn operator(
+    at: &At<'_>,
+    written: &Located<String>,
+    path: &str,
+) -> Result<Operator, ManifestError> {
+    written.value.parse::<Operator>().map_err(|_| {
+        at.error(
+            written,
+            &format!("{path}.operator"),
+            format!(
+                "unknown operator {:?} (expected In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte)",
+                written.value
+            ),
+        )
+    })
+}
+
 /// One requirement, checked as Karpenter checks it: the CRD schema and CEL
 /// rules (operator enum, key and value patterns, restricted keys, value
 /// counts, minValues 1..50 and at most the number of `In` values) and core
@@ -387,16 +406,7 @@ fn requirement(
     warnings: &mut Warnings,
 ) -> Result<CheckedRequirement, ManifestError> {
     let raw = &r.value;
-    let operator = raw.operator.value.parse::<Operator>().map_err(|_| {
-        at.error(
-            &raw.operator,
-            &format!("{path}.operator"),
-            format!(
-                "unknown operator {:?} (expected In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte, Lte)",
-                raw.operator.value
-            ),
-        )
-    })?;
+    let operator = operator(at, &raw.operator, path)?;
     let key_path = format!("{path}.key");
     let key = normalize_label_key(&raw.key.value);
     validate_label_key(&raw.key.value).map_err(|e| at.error(&raw.key, &key_path, e.to_string()))?;
