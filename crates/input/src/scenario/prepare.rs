@@ -380,6 +380,14 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
     })
 }
 
+/// NodePools with their catalogs, the slot `limits.nodes` was read into,
+/// and the NodeOverlays beside them.
+type LoadedPools = (
+    Vec<PoolSetup>,
+    Option<crate::kube::resources::ResourceKind>,
+    Overlays,
+);
+
 /// A Karpenter variant's NodePools with their catalogs and the
 /// NodeOverlays beside them: from its files, or the snapshot's.
 fn karpenter_pools(
@@ -389,14 +397,7 @@ fn karpenter_pools(
     files: &[std::path::PathBuf],
     snapshot: Option<&Snapshot>,
     warnings: &mut BTreeSet<String>,
-) -> Result<
-    (
-        Vec<PoolSetup>,
-        Option<crate::kube::resources::ResourceKind>,
-        Overlays,
-    ),
-    PrepareError,
-> {
+) -> Result<LoadedPools, PrepareError> {
     let owner = format!("variant {variant}");
     if !files.is_empty() {
         return load_pools(scenario, pricing, &owner, files, warnings);
@@ -518,14 +519,7 @@ fn load_pools(
     owner: &str,
     files: &[std::path::PathBuf],
     warnings: &mut BTreeSet<String>,
-) -> Result<
-    (
-        Vec<PoolSetup>,
-        Option<crate::kube::resources::ResourceKind>,
-        Overlays,
-    ),
-    PrepareError,
-> {
+) -> Result<LoadedPools, PrepareError> {
     let loaded = load_files(files)?;
     let (pools, slot) = pools_from(scenario, pricing, owner, &loaded, &names(files), warnings)?;
     Ok((

@@ -594,12 +594,9 @@ spec:
     );
 }
 
-/// Karpenter core batcher: the window closes 1 s after the last new pod,
-/// or 10 s after the first. Pods arrive every 900 ms: the idle timer never
-/// fires, so the window closes at 10 s with the first 12 pods (t = 0 …
-/// 9.9 s) and a second batch takes the rest.
-#[test]
-fn batch_window_idle_and_max() {
+/// A 5 min run where Deployment `web` (100m pods) grows by one pod every
+/// 900 ms, `scale_ups` times from t = 0.
+fn one_more_pod_every_900_ms(scale_ups: u32) -> RunInput {
     let mut run = input(
         &deployment_sized("web", 0, "100m", "100Mi"),
         SimDuration::from_mins(5),
@@ -609,7 +606,7 @@ fn batch_window_idle_and_max() {
         namespace: "default".into(),
         name: "web".into(),
     };
-    for i in 0..15u32 {
+    for i in 0..scale_ups {
         run.steps.push(Step {
             at: SimTime::from_millis(u64::from(i) * 900),
             action: StepAction::Scale {
@@ -618,7 +615,16 @@ fn batch_window_idle_and_max() {
             },
         });
     }
-    let out = simulate(&run);
+    run
+}
+
+/// Karpenter core batcher: the window closes 1 s after the last new pod,
+/// or 10 s after the first. Pods arrive every 900 ms: the idle timer never
+/// fires, so the window closes at 10 s with the first 12 pods (t = 0 …
+/// 9.9 s) and a second batch takes the rest.
+#[test]
+fn batch_window_idle_and_max() {
+    let out = simulate(&one_more_pod_every_900_ms(15));
     let launches: Vec<SimTime> = events(&out, "Launched").iter().map(|e| e.time).collect();
     // 15 × 100m fit on one m5.large: batch 1 at 10 s, batch 2 (pods at
     // 10.8 s … 12.6 s) closes 1 s after the last one.
@@ -646,25 +652,8 @@ fn batch_window_idle_and_max() {
 #[test]
 fn batch_window_follows_the_settings() {
     let scaled = |karpenter: crate::engine::KarpenterOptions| {
-        let mut run = input(
-            &deployment_sized("web", 0, "100m", "100Mi"),
-            SimDuration::from_mins(5),
-        );
+        let mut run = one_more_pod_every_900_ms(8);
         run.karpenter = karpenter;
-        let target = Target {
-            kind: TargetKind::Deployment,
-            namespace: "default".into(),
-            name: "web".into(),
-        };
-        for i in 0..8u32 {
-            run.steps.push(Step {
-                at: SimTime::from_millis(u64::from(i) * 900),
-                action: StepAction::Scale {
-                    target: target.clone(),
-                    replicas: i + 1,
-                },
-            });
-        }
         let out = simulate(&run);
         events(&out, "Launched")
             .iter()
