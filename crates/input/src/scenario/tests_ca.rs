@@ -183,6 +183,37 @@ fn expendable_pods_priority_cutoff_reads_a_priority() {
     assert!(err.contains("expendablePodsPriorityCutoff"), "{err}");
 }
 
+/// `onDemandAllocationStrategy` is the ASG's: `prioritized` (default) or
+/// `lowest-price`; anything else is refused at its place, listing both.
+#[test]
+fn on_demand_allocation_strategy_is_one_of_the_asgs() {
+    let group = |strategy: &str| {
+        format!(
+            "      nodeGroups:\n        - {{name: g, instanceTypes: [m5.xlarge], maxSize: 5{strategy}}}\n"
+        )
+    };
+    let read = |strategy: &str| {
+        let scenario = parse_ca(&group(strategy)).unwrap();
+        let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+            panic!("not a CA variant");
+        };
+        ca.config.node_groups[0].on_demand_allocation_strategy
+    };
+    use crate::autoscaler::OnDemandAllocationStrategy;
+    assert_eq!(read(""), OnDemandAllocationStrategy::Prioritized);
+    assert_eq!(
+        read(", onDemandAllocationStrategy: lowest-price"),
+        OnDemandAllocationStrategy::LowestPrice
+    );
+    let err = ca_error(&group(", onDemandAllocationStrategy: cheapest"));
+    assert!(
+        err.contains("nodeGroups[0].onDemandAllocationStrategy")
+            && err.contains("prioritized")
+            && err.contains("lowest-price"),
+        "{err}"
+    );
+}
+
 /// Each mistake is reported at its node with its field path. `price` gets
 /// the AWS explanation (CA exits at start-up on AWS:
 /// cloudprovider/aws has no pricing model).
