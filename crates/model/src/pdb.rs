@@ -291,6 +291,9 @@ pub fn pdb_statuses(cluster: &Cluster, scales: &ControllerScales) -> Vec<PdbStat
 
 /// The statuses of the cluster's PDBs, whose selectors `limits` indexes.
 fn statuses_of(cluster: &Cluster, scales: &ControllerScales, limits: &PdbLimits) -> Vec<PdbStatus> {
+    if cluster.pdbs.is_empty() {
+        return Vec::new();
+    }
     let mut selected: Vec<Vec<&Pod>> = vec![Vec::new(); cluster.pdbs.len()];
     for (_, pod) in cluster.pods() {
         for i in limits.matching_indices(pod) {

@@ -301,6 +301,21 @@ impl Resources {
             .all(|(&want, &have)| have >= 0 && (want <= 0 || want <= have))
     }
 
+    /// Whether every request that fits this room also fits `other` (this
+    /// room is no larger): true when nothing fits this one, or when
+    /// neither holds a negative amount and each amount is at most
+    /// `other`'s.
+    #[inline]
+    pub fn admits_no_more_than(&self, other: &Resources) -> bool {
+        self.any_negative()
+            || (!other.any_negative()
+                && self
+                    .amounts
+                    .iter()
+                    .zip(&other.amounts)
+                    .all(|(&mine, &theirs)| mine <= theirs))
+    }
+
     /// This amount as a room searched many times: [`Resources::NOTHING_FITS`]
     /// when any amount is negative, since no request fits such a room;
     /// unchanged otherwise.
@@ -483,6 +498,39 @@ mod tests {
         assert!(Resources::ZERO.fits(&alloc));
         let negative = alloc.with(ResourceKind::Memory, -1);
         assert!(!Resources::cpu_mem(1, 0).fits(&negative));
+    }
+
+    /// `admits_no_more_than` is what it promises for `fits`: every
+    /// request of a small grid that fits the smaller room fits the larger.
+    #[test]
+    fn a_room_that_admits_no_more_fits_no_request_the_other_refuses() {
+        let rooms = [
+            Resources::cpu_mem(1000, 2000),
+            Resources::cpu_mem(500, 2000),
+            Resources::cpu_mem(1000, 0),
+            Resources::cpu_mem(1500, 1000),
+            Resources::cpu_mem(1000, -1),
+            Resources::NOTHING_FITS,
+        ];
+        let requests: Vec<Resources> = [0, 400, 500, 1000, 1500]
+            .iter()
+            .flat_map(|&c| [0, 1000, 2000].map(|m| Resources::cpu_mem(c, m)))
+            .collect();
+        for small in &rooms {
+            for large in &rooms {
+                let claimed = small.admits_no_more_than(large);
+                let holds = requests.iter().all(|r| !r.fits(small) || r.fits(large));
+                if claimed {
+                    assert!(holds, "{small:?} admits more than {large:?}");
+                }
+            }
+        }
+        assert!(Resources::cpu_mem(500, 2000).admits_no_more_than(&Resources::cpu_mem(1000, 2000)));
+        assert!(
+            !Resources::cpu_mem(1500, 1000).admits_no_more_than(&Resources::cpu_mem(1000, 2000))
+        );
+        assert!(Resources::cpu_mem(1000, -1).admits_no_more_than(&Resources::cpu_mem(1, 1)));
+        assert!(!Resources::cpu_mem(1, 1).admits_no_more_than(&Resources::NOTHING_FITS));
     }
 
     #[test]

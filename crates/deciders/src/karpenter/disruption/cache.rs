@@ -1,11 +1,12 @@
 //! What a caller keeps from one disruption pass to the next so that the
 //! next one is cheaper, and nothing else: each node's candidate facts by
-//! node revision, and consolidation's last savings-ratio order. A pass
-//! reads the same decisions with or without it. Depends on nothing else of
-//! the disruption controller (candidates and ordering read it).
+//! node revision, consolidation's last savings-ratio order, and
+//! single-node consolidation's no-op verdicts (see `verdicts`). A pass
+//! reads the same decisions with or without it.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::verdicts::Verdicts;
 use crate::cluster::{Cluster, Node, NodeId, PodId};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
 use crate::pods::{eviction_cost, is_active, is_reschedulable};
@@ -95,6 +96,8 @@ impl NodeFacts {
 pub struct CandidateCache {
     kept: Mutex<Vec<(NodeId, u64, Arc<NodeFacts>)>>,
     consolidation_order: Mutex<LastOrder>,
+    /// Single-node consolidation's no-op verdicts.
+    pub(super) verdicts: Verdicts,
 }
 
 impl CandidateCache {

@@ -23,6 +23,7 @@ use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLO
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::nodepool::DisruptionReason;
 use crate::pdb::PdbLimits;
+use crate::scheduler::{NodeId, PodId};
 
 /// Upstream `MinInstanceTypesForSpotToSpotConsolidation`.
 pub const MIN_INSTANCE_TYPES_FOR_SPOT_TO_SPOT: usize = 15;
@@ -52,17 +53,44 @@ pub(crate) fn consolidate(
     closure: &Closure,
     quiet: bool,
 ) -> Decision {
+    consolidate_traced(input, pdbs, view, candidates, closure, quiet).0
+}
+
+/// [`consolidate`], with the pods its simulation placed and where it put
+/// them on existing nodes (what a kept verdict rests on).
+pub(crate) fn consolidate_traced(
+    input: &PassInput<'_>,
+    pdbs: &PdbLimits,
+    view: &SimulationView,
+    candidates: &[&Candidate],
+    closure: &Closure,
+    quiet: bool,
+) -> (Decision, SimulationTrace) {
     let quiet_price = quiet.then(|| price_to_beat(input, candidates));
-    let simulation = view.simulate_on(input, pdbs, candidates, closure, quiet_price);
+    let mut simulation = view.simulate_on(input, pdbs, candidates, closure, quiet_price);
+    let trace = SimulationTrace {
+        pods: std::mem::take(&mut simulation.pods),
+        placed_on_existing: std::mem::take(&mut simulation.placed_on_existing),
+    };
     // A quiet no-op needs no reason: the pods that would not schedule are
     // not named.
     if quiet && !simulation.all_non_pending_scheduled() {
-        return Decision::NoOp(None);
+        return (Decision::NoOp(None), trace);
     }
-    match decide_consolidation(input, candidates, simulation) {
+    let decision = match decide_consolidation(input, candidates, simulation) {
         Decision::NoOp(_) if quiet => Decision::NoOp(None),
         decision => decision,
-    }
+    };
+    (decision, trace)
+}
+
+/// What a consolidation simulation placed, and where on existing nodes.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SimulationTrace {
+    /// The pods given to the solve, in order.
+    pub pods: Vec<PodId>,
+    /// Pods the solve put on existing nodes.
+    pub placed_on_existing: Vec<(PodId, NodeId)>,
 }
 
 /// A consolidation decision turned into `method`'s command (no-ops give

@@ -63,6 +63,12 @@ impl Disruption {
         &self.options
     }
 
+    /// How many single-node consolidation verdicts its passes reused
+    /// instead of simulating.
+    pub fn verdicts_reused(&self) -> u64 {
+        self.candidate_cache.verdicts.reused()
+    }
+
     fn pass_input<'a>(
         &'a self,
         input: &DisruptionInput<'a>,
@@ -84,6 +90,7 @@ impl Disruption {
     /// disrupted, before the recorder's dedupe ([`Disruption::publish`]).
     pub fn pass(&self, input: &DisruptionInput<'_>, provisioner: &Provisioner) -> PassOutcome {
         let prepared = provisioner.prepared(input.nodepools, input.daemonsets);
+        self.candidate_cache.verdicts.begin_pass(&prepared);
         super::pass::run_pass(&self.pass_input(input, &prepared))
     }
 

@@ -9,7 +9,7 @@
 //!
 //! Layers, each using only those before it: `reasons` (every reason as a
 //! value whose `Display` is upstream's sentence) and `cache` (what a caller
-//! keeps between passes); `types`; the foundations; `context` (what a pass
+//! keeps between passes, single-node's kept verdicts in `verdicts`); `types`; the foundations; `context` (what a pass
 //! reads); `methods` (one file per method); `pass` and `validation`;
 //! `controller`, the entry points.
 
@@ -31,6 +31,7 @@ pub mod reasons;
 pub mod simulate;
 pub mod types;
 mod validation;
+mod verdicts;
 
 #[cfg(test)]
 mod controller_tests;

@@ -27,8 +27,8 @@ use std::sync::{Arc, OnceLock};
 use super::types::Candidate;
 use super::types::PassInput;
 use crate::karpenter::provisioning::{
-    Closure, ExistingNodes, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup,
-    StopEarly, solve_with_closure,
+    Closure, ExistingNodes, OpenViews, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult,
+    SolveSetup, StopEarly, solve_with_closure,
 };
 use crate::pdb::PdbLimits;
 use crate::pods::{is_disruptable, is_reschedulable};
@@ -64,6 +64,11 @@ pub struct Simulation {
     pub result: SchedulingResult,
     /// Errors of pods that were not pending before (only these block).
     pub non_pending_errors: Vec<(PodId, String)>,
+    /// The pods the solve was given, in its input order.
+    pub pods: Vec<PodId>,
+    /// Where the solve put pods on existing nodes, uninitialized ones
+    /// included (before those placements became errors).
+    pub placed_on_existing: Vec<(PodId, NodeId)>,
 }
 
 impl Simulation {
@@ -239,25 +244,7 @@ impl SimulationView {
         closure: &Closure,
         quiet: Option<PriceToBeat>,
     ) -> Simulation {
-        // Pending pods first, then the candidates' (each pod once), then
-        // those of deleting nodes (never pending, each on one node).
-        let mut pods: Vec<PodId> = self.pending.iter().copied().collect();
-        let mut from_candidates: BTreeSet<PodId> = BTreeSet::new();
-        for candidate in candidates {
-            for &pod in candidate.reschedulable_pods.iter() {
-                if currently_reschedulable(input.cluster, pdbs, pod, input.now)
-                    && !self.pending.contains(&pod)
-                    && from_candidates.insert(pod)
-                {
-                    pods.push(pod);
-                }
-            }
-        }
-        for &pod in &self.deleting_node_pods {
-            if !from_candidates.contains(&pod) {
-                pods.push(pod);
-            }
-        }
+        let (pods, from_candidates) = self.pods_to_place(input, pdbs, candidates);
         let closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
         let moving: Vec<PodId> = match quiet {
             Some(_) => from_candidates
@@ -290,6 +277,7 @@ impl SimulationView {
             stop_early,
         };
         let mut result = solve_with_closure(&provisioning, setup, existing, closure, &closed);
+        let placed_on_existing = result.existing.clone();
         self.reject_uninitialized_destinations(input.cluster, &mut result, quiet.is_none());
         let non_pending_errors = result
             .errors
@@ -300,7 +288,49 @@ impl SimulationView {
         Simulation {
             result,
             non_pending_errors,
+            pods,
+            placed_on_existing,
         }
+    }
+
+    /// The pods a simulation of removing `candidates` places, in order:
+    /// pending pods first, then the candidates' (each pod once), then those
+    /// of deleting nodes (never pending, each on one node); and the set of
+    /// the candidates' own.
+    pub(crate) fn pods_to_place(
+        &self,
+        input: &PassInput<'_>,
+        pdbs: &PdbLimits,
+        candidates: &[&Candidate],
+    ) -> (Vec<PodId>, BTreeSet<PodId>) {
+        let mut pods: Vec<PodId> = self.pending.iter().copied().collect();
+        let mut from_candidates: BTreeSet<PodId> = BTreeSet::new();
+        for candidate in candidates {
+            for &pod in candidate.reschedulable_pods.iter() {
+                if currently_reschedulable(input.cluster, pdbs, pod, input.now)
+                    && !self.pending.contains(&pod)
+                    && from_candidates.insert(pod)
+                {
+                    pods.push(pod);
+                }
+            }
+        }
+        for &pod in &self.deleting_node_pods {
+            if !from_candidates.contains(&pod) {
+                pods.push(pod);
+            }
+        }
+        (pods, from_candidates)
+    }
+
+    /// The placement views open to consolidation simulations (see
+    /// [`OpenViews`]).
+    ///
+    /// # Panics
+    /// If the view was not prepared for consolidation.
+    pub(crate) fn open_views(&self) -> OpenViews {
+        let existing = self.existing.get().expect("simulation view prepared");
+        existing.open_views(self.closure(true))
     }
 
     /// A decision must not rest on a node that has not finished

@@ -512,6 +512,24 @@ impl ExistingNodes {
         }
     }
 
+    /// The views open under `closure`, kept to compare a later pass's with
+    /// (see [`super::OpenViews`]).
+    pub fn open_views(&self, closure: &Closure) -> super::OpenViews {
+        let mut views: Vec<Arc<ExistingNode>> = self
+            .nodes
+            .iter()
+            .zip(&closure.open)
+            .filter(|&(_, &open)| open)
+            .map(|(view, _)| view.clone())
+            .collect();
+        views.sort_unstable_by_key(|v| v.id);
+        super::OpenViews {
+            views,
+            pool_usage: closure.pool_usage.clone(),
+            anti_affinity: !self.anti_affinity_pods.is_empty(),
+        }
+    }
+
     /// Nothing closed but the nodes marked for deletion.
     pub(super) fn unclosed(&self) -> &Closure {
         &self.unclosed

@@ -31,6 +31,7 @@ mod provisioner;
 mod scheduler;
 mod template;
 mod topology;
+mod view_changes;
 
 #[cfg(test)]
 mod tests;
@@ -40,6 +41,7 @@ pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
 pub use prepared::Prepared;
 pub use provisioner::{PREPARED_NODE_REMOVALS, Provisioner};
 pub use scheduler::MAX_INSTANCE_TYPES;
+pub use view_changes::{OpenViews, ViewChanges};
 
 use std::sync::Arc;
 

@@ -31,6 +31,7 @@ use crate::testing::{pdb, pool};
 use crate::time::{SimDuration, SimTime};
 
 mod threads;
+mod verdict_reuse;
 
 const NOW: SimTime = SimTime::from_secs(3600);
 

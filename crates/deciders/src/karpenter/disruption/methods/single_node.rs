@@ -14,7 +14,9 @@ use super::consolidation_should_disrupt;
 use super::method::{DisruptionMethod, MethodOutcome};
 use crate::karpenter::disruption::balanced::{self, PoolTotals};
 use crate::karpenter::disruption::candidates::FilterVerdict;
-use crate::karpenter::disruption::consolidation::{Decision, consolidate, consolidation_command};
+use crate::karpenter::disruption::consolidation::{
+    Decision, consolidate_traced, consolidation_command,
+};
 use crate::karpenter::disruption::context::PassContext;
 use crate::karpenter::disruption::ordering::{deal_by_nodepool, sort_for_consolidation};
 use crate::karpenter::disruption::reasons::Unconsolidatable;
@@ -148,9 +150,22 @@ fn outcomes(
     beside: Option<&AtomicBool>,
 ) -> Vec<SingleNodeOutcome> {
     let (input, view) = (ctx.input, ctx.consolidation_view());
-    let evaluate = |candidate: &Candidate, closure: &Closure| {
+    let verdicts = input.candidate_cache.map(|cache| &cache.verdicts);
+    let reused = match verdicts {
+        Some(verdicts) => verdicts.reusable(ctx, candidates),
+        None => vec![false; candidates.len()],
+    };
+    let evaluate = |i: usize, closure: &Closure| {
+        if reused[i] {
+            return SingleNodeOutcome::Silent;
+        }
+        let candidate = candidates[i];
         let quiet = input.is_quiet(candidate.node);
-        let decision = consolidate(input, &ctx.pdbs, view, &[candidate], closure, quiet);
+        let (decision, trace) =
+            consolidate_traced(input, &ctx.pdbs, view, &[candidate], closure, quiet);
+        if let (Some(verdicts), Decision::NoOp(_)) = (verdicts, &decision) {
+            verdicts.keep(ctx, candidate, trace);
+        }
         outcome_of(ctx, totals, candidate, decision)
     };
     let stopped = || beside.is_some_and(|s| s.load(Ordering::Relaxed));
@@ -159,7 +174,7 @@ fn outcomes(
         .min(candidates.len() / MIN_CANDIDATES_PER_THREAD)
         .max(1);
     if threads == 1 && beside.is_none() {
-        return up_to_first_command(candidates.iter().map(|c| evaluate(c, own)));
+        return up_to_first_command((0..candidates.len()).map(|i| evaluate(i, own)));
     }
     let next = AtomicUsize::new(0);
     let first_found = AtomicUsize::new(usize::MAX);
@@ -171,7 +186,7 @@ fn outcomes(
             if i >= candidates.len() || i > first_found.load(Ordering::Relaxed) || stopped() {
                 break;
             }
-            let outcome = evaluate(candidates[i], closure);
+            let outcome = evaluate(i, closure);
             if matches!(outcome, SingleNodeOutcome::Found(_)) {
                 first_found.fetch_min(i, Ordering::Relaxed);
             }

@@ -1,0 +1,194 @@
+//! Single-node consolidation's kept verdicts change no decision: on random
+//! small clusters changed between passes (pods bound, removed or pending,
+//! nodes added, some uninitialized, or removed), the controller object that
+//! keeps verdicts finds the very command a pass that keeps nothing finds.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::karpenter::provisioning::Provisioner;
+
+/// A change between two passes.
+#[derive(Debug, Clone)]
+enum Change {
+    Bind { node: usize, cpu: i64 },
+    Remove { pod: usize },
+    Pending { cpu: i64 },
+    AddNode { size: usize, initialized: bool },
+    RemoveNode { node: usize },
+    Wait,
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    prop_oneof![
+        3 => (0..8usize, 100..3000i64).prop_map(|(node, cpu)| Change::Bind { node, cpu }),
+        2 => (0..64usize).prop_map(|pod| Change::Remove { pod }),
+        1 => (100..3000i64).prop_map(|cpu| Change::Pending { cpu }),
+        1 => (0..4usize, any::<bool>()).prop_map(|(size, initialized)| Change::AddNode { size, initialized }),
+        1 => (0..8usize).prop_map(|node| Change::RemoveNode { node }),
+        2 => Just(Change::Wait),
+    ]
+}
+
+const SIZES: [&str; 4] = ["fake-it-1", "fake-it-2", "fake-it-3", "fake-it-4"];
+
+struct Run {
+    env: Env,
+    nodes: Vec<NodeId>,
+    pods: Vec<PodId>,
+    added: usize,
+}
+
+impl Run {
+    fn add_node(&mut self, size: usize, initialized: bool) {
+        let name = format!("n{:02}", self.added);
+        self.added += 1;
+        let id = self.env.node(&name, SIZES[size], CapacityType::OnDemand);
+        if !initialized {
+            let node = self.env.cluster.node_mut(id).unwrap();
+            node.initialized = false;
+            node.claim.as_mut().unwrap().lifecycle.initialized_at = None;
+        }
+        self.nodes.push(id);
+    }
+
+    fn apply(&mut self, change: &Change) {
+        match *change {
+            Change::Bind { node, cpu } if !self.nodes.is_empty() => {
+                let node = self.nodes[node % self.nodes.len()];
+                self.pods.push(self.env.pod(node, cpu));
+            }
+            Change::Remove { pod } if !self.pods.is_empty() => {
+                let pod = self.pods.remove(pod % self.pods.len());
+                self.env.pending.retain(|p| *p != pod);
+                self.env.cluster.remove_pod(pod);
+            }
+            Change::Pending { cpu } if !self.nodes.is_empty() => {
+                let node = self.nodes[0];
+                let pod = self.env.pod(node, cpu);
+                self.env.cluster.unbind(pod);
+                self.env.pending.push(pod);
+                self.pods.push(pod);
+            }
+            Change::AddNode { size, initialized } => self.add_node(size, initialized),
+            Change::RemoveNode { node } if !self.nodes.is_empty() => {
+                let node = self.nodes.remove(node % self.nodes.len());
+                let on_it = self.env.cluster.node(node).unwrap().pods.clone();
+                for pod in on_it {
+                    self.pods.retain(|p| *p != pod);
+                    self.env.cluster.remove_pod(pod);
+                }
+                self.env.cluster.remove_node(node);
+            }
+            _ => {}
+        }
+        self.env.now += SimDuration::from_secs(10);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+
+    /// Kept verdicts give the decisions of full re-evaluation.
+    #[test]
+    fn verdict_reuse_decides_as_full_re_evaluation(
+        initial in proptest::collection::vec((0..4usize, proptest::collection::vec(600..2000i64, 1..4)), 2..7),
+        changes in proptest::collection::vec(change(), 1..16),
+    ) {
+        let mut run = Run { env: Env::fake(), nodes: Vec::new(), pods: Vec::new(), added: 0 };
+        run.env.require_on_demand();
+        // One node at a time, so that single-node consolidation decides
+        // most passes (multi-node needs two).
+        run.env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
+        for (size, pods) in &initial {
+            run.add_node(*size, true);
+            let node = *run.nodes.last().unwrap();
+            for &cpu in pods {
+                run.pods.push(run.env.pod(node, cpu));
+            }
+        }
+        let mut disruption = Disruption::new(run.env.options);
+        let provisioner = Provisioner::new();
+        for step in 0..=changes.len() {
+            if step > 0 {
+                run.apply(&changes[step - 1]);
+            }
+            let env = &run.env;
+            let contexts: Vec<NodePoolContext<'_>> = env
+                .pools
+                .iter()
+                .map(|(pool, catalog)| NodePoolContext { pool, catalog })
+                .collect();
+            let input = DisruptionInput {
+                cluster: &env.cluster,
+                nodepools: &contexts,
+                daemonsets: &[],
+                scales: &env.scales,
+                pending: &env.pending,
+                in_flight: &env.in_flight,
+                node_count_resource: None,
+                now: env.now,
+            };
+            let kept = disruption.next_command(&input, &provisioner);
+            let fresh = next_command(&input);
+            prop_assert_eq!(kept.command, fresh.command, "after {} changes", step);
+        }
+    }
+}
+
+/// A pass after a change that cannot matter to a quiet candidate (a pod
+/// bound to another node that had no room for the candidate's pods)
+/// reuses the candidate's verdict, and one after a change that can (room
+/// freed on that node) does not; a candidate whose own pods changed is
+/// simulated again.
+#[test]
+fn a_quiet_candidate_keeps_its_verdict_until_room_opens() {
+    let mut env = Env::fake();
+    env.require_on_demand();
+    // One node at a time: multi-node consolidation has nothing to merge.
+    env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
+    let a = env.node("a", "fake-it-1", CapacityType::OnDemand);
+    let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
+    env.pod(a, 1500);
+    let filler = env.pod(b, 1100);
+    let mut disruption = Disruption::new(env.options);
+    let provisioner = Provisioner::new();
+    let mut pass = |env: &Env| {
+        let contexts: Vec<NodePoolContext<'_>> = env
+            .pools
+            .iter()
+            .map(|(pool, catalog)| NodePoolContext { pool, catalog })
+            .collect();
+        let input = DisruptionInput {
+            cluster: &env.cluster,
+            nodepools: &contexts,
+            daemonsets: &[],
+            scales: &env.scales,
+            pending: &env.pending,
+            in_flight: &env.in_flight,
+            node_count_resource: None,
+            now: env.now,
+        };
+        let before = disruption.verdicts_reused();
+        let outcome = disruption.next_command(&input, &provisioner);
+        assert_eq!(outcome.command, next_command(&input).command);
+        (outcome.command, disruption.verdicts_reused() - before)
+    };
+    let (command, _) = pass(&env);
+    assert!(command.is_none(), "neither node can go: {command:?}");
+    env.now += SimDuration::from_secs(10);
+    env.pod(b, 50);
+    let (command, reused) = pass(&env);
+    assert!(command.is_none());
+    assert_eq!(
+        reused, 1,
+        "a's verdict rests on nothing that changed (b's pods did)"
+    );
+    env.now += SimDuration::from_secs(10);
+    env.cluster.remove_pod(filler);
+    let (_, reused) = pass(&env);
+    assert_eq!(
+        reused, 0,
+        "a's pods may now fit on b, and b's own pods changed"
+    );
+}

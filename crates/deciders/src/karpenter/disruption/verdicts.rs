@@ -1,0 +1,256 @@
+//! Single-node consolidation's no-op verdicts, kept from pass to pass so a
+//! pass simulates only the candidates whose what-if could have changed.
+//!
+//! A verdict is kept with what its simulation rested on: the candidate's
+//! node revision and price to beat, the pods the solve was given, where it
+//! put each on existing nodes, and the open placement views of that pass
+//! (see [`OpenViews`]). A later pass reuses it for a quiet candidate (one
+//! whose message would be dropped, so the verdict is all that counts) when
+//! replaying the solve would take every same step:
+//!
+//! - the same solve setup (NodePools, DaemonSets, catalogs: the same
+//!   [`Prepared`]), the same candidate revision, price to beat and pods;
+//! - no pod of the simulation has topology spread or pod (anti-)affinity
+//!   terms, and no running pod has required anti-affinity, so a pod's
+//!   fit on a node reads that node alone;
+//! - every node a pod was put on is unchanged, or only lost room and still
+//!   has room for all the pods put there, and the NodePools' limit charges
+//!   are the same where a NodePool has limits;
+//! - no view that grew (opened, or gained room or lost a taint since) could
+//!   take a pod before the node it went to (or, for a pod put on no
+//!   existing node, at all).
+//!
+//! A node whose view only lost room refuses every pod it refused then,
+//! and a node no pod went to was refused by every pod offered to it; so
+//! each pod, in the solve's order, goes where it went, and the solve ends
+//! as it did. Whether a pass reuses or recomputes, its outcome is the same
+//! (the `verdict_reuse` property test checks this against passes that keep
+//! nothing).
+//!
+//! A verdict is compared against the views of the pass that made it, not
+//! of the last pass that reused it: a node that filled, closed for its
+//! `consolidateAfter` window and reopened is then seen to have only lost
+//! room. Verdicts older than [`REBASE_AFTER_PASSES`] are re-based on the
+//! views of a pass that reused them, which holds them to that pass's
+//! rooms, so few view sets stay alive.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use super::consolidation::{SimulationTrace, price_to_beat};
+use super::context::PassContext;
+use super::types::Candidate;
+use crate::karpenter::provisioning::{OpenViews, Prepared, PriceToBeat, ViewChanges};
+use crate::kube::pod::PodSpec;
+use crate::kube::resources::Resources;
+use crate::scheduler::{Cluster, NodeId, PodId};
+
+/// Passes after which a verdict reused is re-based on the reusing pass's
+/// views.
+pub const REBASE_AFTER_PASSES: u64 = 30;
+
+/// The kept verdicts.
+#[derive(Debug, Default)]
+pub(crate) struct Verdicts(Mutex<Kept>);
+
+#[derive(Debug, Default)]
+struct Kept {
+    /// The solve setup the verdicts were made with (held, so that its
+    /// address stays its own).
+    setup: Option<Arc<Prepared>>,
+    /// Passes begun.
+    pass: u64,
+    /// The open views of the current pass, made on first use.
+    current: Option<Arc<PassViews>>,
+    verdicts: BTreeMap<NodeId, Verdict>,
+    /// Verdicts reused so far.
+    reused: u64,
+}
+
+/// The open views of one pass.
+#[derive(Debug)]
+struct PassViews {
+    pass: u64,
+    views: OpenViews,
+}
+
+#[derive(Debug)]
+struct Verdict {
+    revision: u64,
+    to_beat: PriceToBeat,
+    pods: Vec<PodId>,
+    /// Per pod of `pods`, the existing node it went to.
+    destinations: Vec<Option<NodeId>>,
+    views: Arc<PassViews>,
+}
+
+impl Verdicts {
+    fn lock(&self) -> MutexGuard<'_, Kept> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Verdicts reused so far.
+    pub(crate) fn reused(&self) -> u64 {
+        self.lock().reused
+    }
+
+    /// A pass with `setup` begins: verdicts made with another setup go.
+    pub(crate) fn begin_pass(&self, setup: &Arc<Prepared>) {
+        let mut kept = self.lock();
+        kept.pass += 1;
+        kept.current = None;
+        if !kept.setup.as_ref().is_some_and(|s| Arc::ptr_eq(s, setup)) {
+            kept.verdicts.clear();
+            kept.setup = Some(setup.clone());
+        }
+    }
+
+    /// Per candidate, whether its kept verdict holds (the candidate is
+    /// then a no-op without a simulation). Verdicts that do not hold are
+    /// dropped.
+    pub(crate) fn reusable(
+        &self,
+        ctx: &PassContext<'_, '_>,
+        candidates: &[&Candidate],
+    ) -> Vec<bool> {
+        let mut kept = self.lock();
+        if kept.verdicts.is_empty() || kept.setup.is_none() {
+            return vec![false; candidates.len()];
+        }
+        let current = kept.current_views(ctx);
+        let limits = ctx
+            .input
+            .nodepools
+            .iter()
+            .any(|c| !c.pool.limits.is_empty());
+        let mut changes: HashMap<*const PassViews, ViewChanges> = HashMap::new();
+        let mut out = Vec::with_capacity(candidates.len());
+        for candidate in candidates {
+            let node = candidate.node;
+            let holds = match kept.verdicts.get(&node) {
+                Some(verdict) if ctx.input.is_quiet(node) => {
+                    let changes = changes
+                        .entry(Arc::as_ptr(&verdict.views))
+                        .or_insert_with(|| current.views.changes_since(&verdict.views.views));
+                    verdict.holds(ctx, candidate, &current.views, changes, limits)
+                }
+                _ => false,
+            };
+            if holds {
+                kept.reused += 1;
+                let verdict = kept.verdicts.get_mut(&node).expect("just read");
+                if verdict.views.pass + REBASE_AFTER_PASSES < current.pass {
+                    verdict.views = current.clone();
+                }
+            } else {
+                kept.verdicts.remove(&node);
+            }
+            out.push(holds);
+        }
+        out
+    }
+
+    /// Keeps the no-op verdict `candidate`'s simulation `trace` found in
+    /// this pass (unless a pod's fit there depended on other pods).
+    pub(crate) fn keep(
+        &self,
+        ctx: &PassContext<'_, '_>,
+        candidate: &Candidate,
+        trace: SimulationTrace,
+    ) {
+        let cluster = ctx.input.cluster;
+        if !trace.pods.iter().all(|&p| topology_free(cluster, p)) {
+            return;
+        }
+        let mut kept = self.lock();
+        if kept.setup.is_none() {
+            return;
+        }
+        let views = kept.current_views(ctx);
+        let placed: BTreeMap<PodId, NodeId> = trace.placed_on_existing.into_iter().collect();
+        let destinations = trace.pods.iter().map(|p| placed.get(p).copied()).collect();
+        kept.verdicts.insert(
+            candidate.node,
+            Verdict {
+                revision: cluster.node_revision(candidate.node),
+                to_beat: price_to_beat(ctx.input, &[candidate]),
+                pods: trace.pods,
+                destinations,
+                views,
+            },
+        );
+    }
+}
+
+impl Kept {
+    fn current_views(&mut self, ctx: &PassContext<'_, '_>) -> Arc<PassViews> {
+        let pass = self.pass;
+        self.current
+            .get_or_insert_with(|| {
+                Arc::new(PassViews {
+                    pass,
+                    views: ctx.consolidation_view().open_views(),
+                })
+            })
+            .clone()
+    }
+}
+
+impl Verdict {
+    fn holds(
+        &self,
+        ctx: &PassContext<'_, '_>,
+        candidate: &Candidate,
+        now: &OpenViews,
+        changes: &ViewChanges,
+        limits: bool,
+    ) -> bool {
+        let input = ctx.input;
+        let node = candidate.node;
+        if self.revision != input.cluster.node_revision(node)
+            || self.to_beat != price_to_beat(input, &[candidate])
+            || !changes.same_surroundings(limits)
+        {
+            return false;
+        }
+        let (pods, _) = ctx
+            .consolidation_view()
+            .pods_to_place(input, &ctx.pdbs, &[candidate]);
+        if pods != self.pods {
+            return false;
+        }
+        let mut placed: BTreeMap<NodeId, Resources> = BTreeMap::new();
+        for (&pod, &to) in self.pods.iter().zip(&self.destinations) {
+            if let (Some(to), Some(pod)) = (to, input.cluster.pod(pod)) {
+                *placed.entry(to).or_default() += pod.spec.requests;
+            }
+        }
+        if !placed
+            .iter()
+            .all(|(&to, requests)| changes.still_takes(now, to, requests))
+        {
+            return false;
+        }
+        if changes.nothing_grew_but(node) {
+            return true;
+        }
+        self.pods.iter().zip(&self.destinations).all(|(&pod, &to)| {
+            input.cluster.pod(pod).is_some_and(|p| {
+                topology_free_spec(&p.spec) && !changes.may_divert(now, &p.spec.requests, to, node)
+            })
+        })
+    }
+}
+
+/// Whether where the pod may go reads no other pod.
+fn topology_free(cluster: &Cluster, pod: PodId) -> bool {
+    cluster
+        .pod(pod)
+        .is_some_and(|p| topology_free_spec(&p.spec))
+}
+
+fn topology_free_spec(spec: &PodSpec) -> bool {
+    spec.topology_spread.is_empty()
+        && spec.pod_affinity.is_empty()
+        && spec.pod_anti_affinity.is_empty()
+}
