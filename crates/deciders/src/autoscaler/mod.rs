@@ -42,12 +42,15 @@ pub mod controller;
 pub mod estimator;
 pub mod expander;
 pub mod groups;
+pub mod provisioning;
 pub mod scale_down;
 pub mod scale_up;
 pub mod snapshot;
 pub mod state;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_provisioning;
 #[cfg(test)]
 mod tests_scale_down;
 
@@ -59,15 +62,19 @@ pub use config::{
 };
 pub use controller::{CaView, ClusterAutoscaler};
 pub use groups::{GroupMember, LaunchChoice, LaunchFailure, NodeGroupState, NodeTemplate};
+pub use provisioning::{Condition, ConditionType, RequestStatus};
 pub use scale_down::{BlockingRule, UnremovableReason};
 pub use state::{CaState, DeletionKind, ScaleUpFailure};
 
 use crate::cloud::Catalog;
 use crate::cluster::{Cluster, NodeId, PodId};
+use crate::kube::provisioning_request::ProvisioningClass;
 use crate::pdb::PdbLimits;
+use crate::time::SimDuration;
 use crate::time::SimTime;
+use provisioning::{AtomicOutcome, ConditionUpdate, RequestState, Requests};
 use scale_down::{ScaleDownInput, plan_scale_down};
-use scale_up::{GroupSkip, ScaleUpInput, plan_scale_up};
+use scale_up::{GroupSkip, ScaleUpInput, ScaleUpMode, ScaleUpPlan, plan_scale_up_for};
 use snapshot::Snapshot;
 
 /// Everything one CA loop reads.
@@ -89,6 +96,8 @@ pub struct CaInput<'a> {
     pub now: SimTime,
     /// The random expander's pick (reduced modulo the options left).
     pub random_choice: u64,
+    /// The ProvisioningRequests in the cluster, in creation order.
+    pub provisioning_requests: &'a [RequestState],
 }
 
 /// One thing CA asks the cloud provider to do.
@@ -142,6 +151,18 @@ pub struct Actions {
     pub skipped_groups: Vec<(String, GroupSkip)>,
     /// The expander's choice (group, new nodes), before balancing.
     pub expander_choice: Option<(String, u32)>,
+    /// Pending pods left out of the regular scale-up because they consume
+    /// a ProvisioningRequest.
+    pub pods_consuming_requests: Vec<PodId>,
+    /// Conditions set on ProvisioningRequests, in order.
+    pub provisioning_request_updates: Vec<ConditionUpdate>,
+    /// The requests' retry waits after this loop.
+    pub provisioning_request_backoff: BTreeMap<String, SimDuration>,
+    /// Whether the next loop with both kinds of pods serves a request.
+    pub provisioning_request_scale_up_mode: bool,
+    /// A check-capacity request found its capacity (a successful
+    /// scale-up without nodes).
+    pub provisioning_request_capacity_found: bool,
 }
 
 /// One CA loop.
@@ -192,30 +213,108 @@ pub fn run_once(input: &CaInput<'_>) -> Actions {
     let mut snapshot = Snapshot::new(input.cluster);
     scale_up::inject_upcoming(&mut snapshot, input.cluster, &groups, &templates);
 
-    let up = plan_scale_up(
-        &mut snapshot,
-        &ScaleUpInput {
-            cluster: input.cluster,
-            config: input.config,
-            groups: &by_name,
-            templates: &templates,
-            state: &state,
-            now: input.now,
-            random_choice: input.random_choice,
-        },
-    );
-    out.pods_fit_existing = up.fit_existing.clone();
+    let up_input = ScaleUpInput {
+        cluster: input.cluster,
+        config: input.config,
+        groups: &by_name,
+        templates: &templates,
+        state: &state,
+        now: input.now,
+        random_choice: input.random_choice,
+    };
+    let pending = scale_up::unschedulable_pods(input.cluster, input.config, input.now);
+    let (placed, mut left) = scale_up::filter_out_schedulable(&mut snapshot, &pending);
+    out.pods_fit_existing = placed;
+    let mut requests = provisioning::Requests::new(input.provisioning_requests, input.now);
+    let mut injected: Option<(usize, Vec<PodId>)> = None;
+    let mut request_success = false;
+    out.provisioning_request_backoff = state.provisioning_request_backoff.clone();
+    out.provisioning_request_scale_up_mode = state.provisioning_request_scale_up_mode;
+    if cfg.enable_provisioning_requests {
+        requests.refresh();
+        let (consuming, regular) = provisioning::split_consuming(input.cluster, &left);
+        out.pods_consuming_requests = consuming;
+        left = regular;
+        injected = requests
+            .next_to_inject(
+                &mut out.provisioning_request_backoff,
+                cfg.provisioning_request_initial_backoff,
+                cfg.provisioning_request_max_backoff,
+            )
+            .map(|i| {
+                let pods = provisioning::add_request_pods(
+                    &mut snapshot,
+                    requests.request(i),
+                    input.provisioning_requests[i].created_at,
+                );
+                (i, pods)
+            });
+        requests.book(&mut snapshot);
+    }
+    // `shouldScaleUp` looks at both kinds of pods; a request's pods force
+    // the scale-up (`ProvisioningRequestScaleUpEnforcer`).
+    let forced = injected.is_some();
+    let all_new = {
+        let all: Vec<PodId> = left
+            .iter()
+            .copied()
+            .chain(injected.iter().flat_map(|(_, p)| p.iter().copied()))
+            .collect();
+        !all.is_empty()
+            && all.iter().all(|&id| {
+                snapshot.cluster().pod(id).is_some_and(|p| {
+                    p.created_at + scale_up::UNSCHEDULABLE_POD_TIME_BUFFER > input.now
+                })
+            })
+    };
+    let forced_mode = ScaleUpMode {
+        forced,
+        ..ScaleUpMode::default()
+    };
+    // `WrapperOrchestrator`: a request's pods and regular pods take turns.
+    let serve_request = match &injected {
+        None => false,
+        Some(_) if left.is_empty() => true,
+        Some(_) => state.provisioning_request_scale_up_mode,
+    };
+    let has_request = injected.is_some();
+    let up = match injected.filter(|_| serve_request) {
+        Some((index, pods)) => {
+            out.provisioning_request_scale_up_mode = !serve_request;
+            let (plan, success) =
+                provision_request(&mut snapshot, &up_input, &mut requests, index, &pods);
+            request_success = success;
+            plan
+        }
+        None => {
+            // `ScaleUp` runs (and the turn passes) unless every pod is new.
+            if has_request || (!left.is_empty() && !all_new) {
+                out.provisioning_request_scale_up_mode = !serve_request;
+            }
+            plan_scale_up_for(&mut snapshot, &up_input, &left, forced_mode)
+        }
+    };
+    let up = ScaleUpPlan {
+        all_pods_new: up.all_pods_new || (forced && all_new),
+        ..up
+    };
+    out.provisioning_request_capacity_found = request_success;
+    out.provisioning_request_updates = std::mem::take(&mut requests.updates);
     out.skipped_groups = up.skipped.clone();
     if let Some(best) = up.chosen.and_then(|i| up.options.get(i)) {
         out.expander_choice = Some((best.group.clone(), best.node_count));
-        out.pods_triggering_scale_up = best.pods.clone();
+        if !serve_request {
+            out.pods_triggering_scale_up = best.pods.clone();
+        }
     }
-    out.pods_not_helped = up
-        .remaining
-        .iter()
-        .copied()
-        .filter(|p| !out.pods_triggering_scale_up.contains(p))
-        .collect();
+    if !serve_request {
+        out.pods_not_helped = up
+            .remaining
+            .iter()
+            .copied()
+            .filter(|p| !out.pods_triggering_scale_up.contains(p))
+            .collect();
+    }
     for (group, delta) in &up.increases {
         out.actions.push(Action::ScaleUp {
             group: group.clone(),
@@ -223,7 +322,9 @@ pub fn run_once(input: &CaInput<'_>) -> Actions {
         });
     }
 
-    let scaled_up = !up.increases.is_empty();
+    // A check-capacity request provisioned counts as a successful
+    // scale-up (`ScaleUpSuccessful`): no deletions this loop.
+    let scaled_up = !up.increases.is_empty() || request_success;
     let may_delete = cfg.scale_down_enabled
         && !scaled_up
         && !up.all_pods_new
@@ -251,6 +352,48 @@ pub fn run_once(input: &CaInput<'_>) -> Actions {
         }
     }
     out
+}
+
+/// The scale-up of a loop that serves the ProvisioningRequest at `index`
+/// (`provReqOrchestrator.ScaleUp`: its class's `Provision` in a fork of
+/// the snapshot, reverted after). Returns the plan and whether a
+/// check-capacity request found its capacity.
+fn provision_request(
+    snapshot: &mut Snapshot,
+    input: &ScaleUpInput<'_>,
+    requests: &mut Requests<'_>,
+    index: usize,
+    pods: &[PodId],
+) -> (ScaleUpPlan, bool) {
+    let mark = snapshot.fork();
+    let result = match provisioning::class_of(requests, index) {
+        ProvisioningClass::CheckCapacity => {
+            let found = requests.check_capacity(index, snapshot, pods);
+            (ScaleUpPlan::default(), found)
+        }
+        ProvisioningClass::BestEffortAtomicScaleUp => {
+            let (_, rest) = scale_up::filter_out_schedulable(snapshot, pods);
+            if rest.is_empty() {
+                requests.atomic_outcome(index, AtomicOutcome::Fits);
+                (ScaleUpPlan::default(), false)
+            } else {
+                let mode = ScaleUpMode {
+                    all_or_nothing: true,
+                    forced: true,
+                };
+                let plan = plan_scale_up_for(snapshot, input, &rest, mode);
+                let outcome = if plan.increases.is_empty() {
+                    AtomicOutcome::NoScaleUp
+                } else {
+                    AtomicOutcome::ScaledUp
+                };
+                requests.atomic_outcome(index, outcome);
+                (plan, false)
+            }
+        }
+    };
+    snapshot.revert(mark);
+    result
 }
 
 /// `ScaleUpToNodeGroupMinSize` (core/scaleup/orchestrator), run after
@@ -317,6 +460,11 @@ pub fn next_state(state: &CaState, actions: &Actions, now: SimTime, config: &CaC
             Action::DecreaseTargetSize { .. } => {}
         }
     }
+    if actions.provisioning_request_capacity_found {
+        next.last_scale_up = Some(now);
+    }
+    next.provisioning_request_backoff = actions.provisioning_request_backoff.clone();
+    next.provisioning_request_scale_up_mode = actions.provisioning_request_scale_up_mode;
     next.unneeded_since = actions.unneeded.clone();
     for action in &actions.actions {
         if let Action::RemoveNode { node, .. } = action {

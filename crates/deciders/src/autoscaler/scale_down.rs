@@ -371,19 +371,29 @@ fn simulate_removal(
         match classify(pod, input.config, pdbs, input.now) {
             PodDrain::Skip => {}
             PodDrain::Move => to_move.push(pid),
+            // A booked request's pod (snapshot only) has no name to give.
+            PodDrain::Block(_) if input.cluster.pod(pid).is_none() => {
+                return Err(UnremovableReason::NoPlaceToMovePods);
+            }
             PodDrain::Block(rule) => {
                 return Err(UnremovableReason::BlockedByPod { pod: pid, rule });
             }
         }
     }
-    // PDB accounting reads the real pods (same ids as in the snapshot).
-    let real: Vec<&Pod> = to_move
+    // PDB accounting reads the real pods (same ids as in the snapshot;
+    // the pods of a booked ProvisioningRequest exist in the snapshot only).
+    let real_ids: Vec<PodId> = to_move
+        .iter()
+        .copied()
+        .filter(|&p| input.cluster.pod(p).is_some())
+        .collect();
+    let real: Vec<&Pod> = real_ids
         .iter()
         .filter_map(|&p| input.cluster.pod(p))
         .collect();
     if let Some(k) = pdbs.first_blocked(&real) {
         return Err(UnremovableReason::BlockedByPod {
-            pod: to_move[k],
+            pod: real_ids[k],
             rule: BlockingRule::NotEnoughPdb,
         });
     }

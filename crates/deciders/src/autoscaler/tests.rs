@@ -396,6 +396,7 @@ pub(super) struct World {
     pub pdbs: PdbLimits,
     pub state: CaState,
     pub launched: u32,
+    pub requests: Vec<super::provisioning::RequestState>,
 }
 
 impl World {
@@ -416,6 +417,7 @@ impl World {
             pdbs: PdbLimits::default(),
             state: CaState::default(),
             launched: 0,
+            requests: Vec::new(),
         }
     }
 
@@ -461,8 +463,19 @@ impl World {
             state: &self.state,
             now,
             random_choice,
+            provisioning_requests: &self.requests,
         });
         self.state = next_state(&self.state, &actions, now, self.config.config());
+        for u in &actions.provisioning_request_updates {
+            self.requests[u.request].status.set(
+                u.kind,
+                super::provisioning::Condition {
+                    status: u.status,
+                    reason: u.reason,
+                    since: now,
+                },
+            );
+        }
         for a in &actions.actions {
             match a {
                 Action::ScaleUp { group, delta } => {
@@ -553,6 +566,7 @@ fn the_controller_object_decides_as_the_pure_loop() {
             groups: &w.groups,
             pdbs: &w.pdbs,
             now,
+            provisioning_requests: &[],
         };
         let from_object = ca.run_once(&view);
         let pure = w.run(now, index as u64 + 1);

@@ -54,6 +54,9 @@ const CA_KEYS: Keys = Keys {
         "scaleDownGpuUtilizationThreshold",
         "scaleDownUnreadyTime",
         "expendablePodsPriorityCutoff",
+        "enableProvisioningRequests",
+        "provisioningRequestInitialBackoffTime",
+        "provisioningRequestMaxBackoffTime",
     ],
     reserved: &[],
 };
@@ -210,7 +213,7 @@ impl Reader<'_> {
         if let Some(node) = map.get("priorities") {
             config.priorities = self.priorities(node, &map.field("priorities"))?;
         }
-        let durations: [(&str, &mut crate::time::SimDuration); 7] = [
+        let durations: [(&str, &mut crate::time::SimDuration); 9] = [
             (
                 "scaleDownUnneededTime",
                 &mut config.scale_down_unneeded_time,
@@ -230,13 +233,21 @@ impl Reader<'_> {
             ("maxNodeProvisionTime", &mut config.max_node_provision_time),
             ("newPodScaleUpDelay", &mut config.new_pod_scale_up_delay),
             ("scaleDownUnreadyTime", &mut config.scale_down_unready_time),
+            (
+                "provisioningRequestInitialBackoffTime",
+                &mut config.provisioning_request_initial_backoff,
+            ),
+            (
+                "provisioningRequestMaxBackoffTime",
+                &mut config.provisioning_request_max_backoff,
+            ),
         ];
         for (key, slot) in durations {
             if let Some(node) = map.get(key) {
                 *slot = self.duration(node, &map.field(key))?;
             }
         }
-        let flags: [(&str, &mut bool); 7] = [
+        let flags: [(&str, &mut bool); 8] = [
             ("scaleDownEnabled", &mut config.scale_down_enabled),
             (
                 "balanceSimilarNodeGroups",
@@ -261,6 +272,10 @@ impl Reader<'_> {
             (
                 "enforceNodeGroupMinSize",
                 &mut config.enforce_node_group_min_size,
+            ),
+            (
+                "enableProvisioningRequests",
+                &mut config.enable_provisioning_requests,
             ),
         ];
         for (key, slot) in flags {

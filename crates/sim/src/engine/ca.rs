@@ -20,13 +20,17 @@
 //! instances given up by `DecreaseTargetSize` keep running until they
 //! register, then count as group members.
 
+use std::sync::Arc;
+
+use crate::autoscaler::provisioning::{Condition, ConditionUpdate, RequestState};
 use crate::autoscaler::{
     Action, CaView, ClusterAutoscaler, GroupMember, NodeGroupState, UnremovableReason,
     ValidCaConfig, groups,
 };
 use crate::cloud::Catalog;
+use crate::kube::provisioning_request::ProvisioningRequest;
 use crate::pdb::PdbLimits;
-use crate::scheduler::NodeId;
+use crate::scheduler::{NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 
 use super::{Engine, EngineError, Event, EventType};
@@ -73,6 +77,12 @@ pub(super) struct CaRun {
     pub(super) unremovable: Vec<UnremovableRecord>,
     /// Instances launched per group (names are never reused).
     launched_per_group: std::collections::BTreeMap<String, u64>,
+    /// The ProvisioningRequests created so far, in creation order, with
+    /// the conditions CA set.
+    pub(super) requests: Vec<RequestState>,
+    /// Pods already told they consume a request (the event is written
+    /// once per pod; upstream repeats it every loop).
+    consuming_told: std::collections::BTreeSet<PodId>,
 }
 
 impl CaRun {
@@ -94,6 +104,8 @@ impl CaRun {
             last_reason: Default::default(),
             unremovable: Vec::new(),
             launched_per_group: Default::default(),
+            requests: Vec::new(),
+            consuming_told: Default::default(),
         }
     }
 }
@@ -144,8 +156,13 @@ impl Engine<'_> {
             groups: &ca.groups,
             pdbs: &pdbs,
             now,
+            provisioning_requests: &ca.requests,
         });
         let mut acted = false;
+        self.ca_request_outcomes(
+            &actions.provisioning_request_updates,
+            &actions.pods_consuming_requests,
+        );
         // Reasons, on change, for scaledown.csv and events.
         let texts: Vec<(NodeId, String)> = actions
             .unremovable
@@ -265,6 +282,104 @@ impl Engine<'_> {
         // A loop at the same instant would see the same cluster only when
         // nothing changed; `acted` always changed it.
         self.wake_ca(next)
+    }
+
+    /// ProvisioningRequests applied by a step: a Cluster Autoscaler run
+    /// keeps them for its loops (a request already there keeps its spec,
+    /// which the API server makes immutable); Karpenter ignores them.
+    pub(super) fn add_provisioning_requests(&mut self, requests: &[Arc<ProvisioningRequest>]) {
+        let now = self.now();
+        let Some(ca) = self.autoscaler.ca_mut() else {
+            return;
+        };
+        for request in requests {
+            let exists = ca.requests.iter().any(|r| {
+                r.request.namespace == request.namespace && r.request.name == request.name
+            });
+            if !exists {
+                ca.requests.push(RequestState {
+                    request: request.clone(),
+                    created_at: now,
+                    status: Default::default(),
+                });
+            }
+        }
+    }
+
+    /// Writes the conditions a loop set on ProvisioningRequests back to
+    /// them, logging each change of status or reason, and tells pods that
+    /// consume a request why they triggered no scale-up.
+    fn ca_request_outcomes(&mut self, updates: &[ConditionUpdate], consuming: &[PodId]) {
+        let now = self.now();
+        let mut notes = Vec::new();
+        if let Some(ca) = self.autoscaler.ca_mut() {
+            for update in updates {
+                let Some(state) = ca.requests.get_mut(update.request) else {
+                    continue;
+                };
+                let before = state.status.get(update.kind);
+                state.status.set(
+                    update.kind,
+                    Condition {
+                        status: update.status,
+                        reason: update.reason,
+                        since: now,
+                    },
+                );
+                let changed =
+                    before.is_none_or(|c| c.status != update.status || c.reason != update.reason);
+                if changed {
+                    notes.push((state.key(), update.clone()));
+                }
+            }
+        }
+        for (key, update) in notes {
+            let failed = update.kind == crate::autoscaler::ConditionType::Failed
+                || (update.kind == crate::autoscaler::ConditionType::Provisioned && !update.status);
+            self.log(
+                if failed {
+                    EventType::Warning
+                } else {
+                    EventType::Normal
+                },
+                update.kind.name(),
+                format!("provisioningrequest/{key}"),
+                format!(
+                    "Status condition transitioned, Type: {}, Status: {}, Reason: {}: {}",
+                    update.kind.name(),
+                    if update.status { "True" } else { "False" },
+                    update.reason,
+                    update.message
+                ),
+            );
+        }
+        let mut new_pods = Vec::new();
+        if let Some(ca) = self.autoscaler.ca_mut() {
+            for &pod in consuming {
+                if ca.consuming_told.insert(pod) {
+                    new_pods.push(pod);
+                }
+            }
+        }
+        for pod in new_pods {
+            let Some(name) = self
+                .cluster
+                .pod(pod)
+                .and_then(|p| crate::kube::provisioning_request::consumed_request(&p.spec))
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let namespace = self.pod_meta[pod.0 as usize].namespace.clone();
+            self.log(
+                EventType::Normal,
+                "NotTriggerScaleUp",
+                self.pod_object(pod),
+                format!(
+                    "Unschedulable pod didn't trigger scale-up, because it's consuming ProvisioningRequest {namespace}/{name}"
+                ),
+            );
+        }
     }
 
     fn ca_group_mut(&mut self, group: &str) -> Option<&mut NodeGroupState> {

@@ -54,6 +54,9 @@ impl Engine<'_> {
                 None => self.not_found(target, "scale"),
             },
             StepAction::Delete { target } => self.delete(target)?,
+            StepAction::ProvisioningRequests { requests } => {
+                self.add_provisioning_requests(requests)
+            }
             StepAction::NodePools {
                 nodepools,
                 node_count_resource,
