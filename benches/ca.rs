@@ -112,6 +112,7 @@ impl CaWorld {
             state: &self.state,
             now,
             random_choice: 0,
+            provisioning_requests: &[],
         }
     }
 }

@@ -278,18 +278,15 @@ impl<'a> Requests<'a> {
             {
                 continue;
             }
-            match status.provisioned {
-                Some(p) if p.status => {
-                    if p.since + BOOKING_TIME < self.now {
-                        expired.push(i);
-                    }
+            let provisioned = status.provisioned.filter(|p| p.status);
+            if let Some(p) = provisioned {
+                if p.since + BOOKING_TIME < self.now {
+                    expired.push(i);
                 }
-                _ if failed.len() < MAX_UPDATED - expired.len() => {
-                    if self.input[i].created_at + EXPIRATION_TIME < self.now {
-                        failed.push(i);
-                    }
-                }
-                _ => {}
+            } else if failed.len() < MAX_UPDATED - expired.len()
+                && self.input[i].created_at + EXPIRATION_TIME < self.now
+            {
+                failed.push(i);
             }
         }
         for i in expired {

@@ -15,6 +15,10 @@
 //! `RemoveNode` taints the node and drains it through the termination
 //! path (an empty node drains at once), then terminates the instance.
 //!
+//! ProvisioningRequests applied by a step are kept here with the
+//! conditions CA sets on them (each change, and each attempt's outcome, is
+//! an event of the request); Karpenter runs ignore them.
+//!
 //! Simplified: the ASG does not replace instances below its desired
 //! capacity on its own (outside capacity-rebalance), and the unregistered
 //! instances given up by `DecreaseTargetSize` keep running until they
@@ -326,9 +330,11 @@ impl Engine<'_> {
                         since: now,
                     },
                 );
+                // Every attempt's outcome is logged; other conditions
+                // when they change.
                 let changed =
                     before.is_none_or(|c| c.status != update.status || c.reason != update.reason);
-                if changed {
+                if changed || update.kind == crate::autoscaler::ConditionType::Provisioned {
                     notes.push((state.key(), update.clone()));
                 }
             }
