@@ -247,6 +247,11 @@ pub struct CaConfig {
     pub provisioning_request_initial_backoff: SimDuration,
     /// `--provisioning-request-max-backoff-time` (10m): the longest wait.
     pub provisioning_request_max_backoff: SimDuration,
+    /// `--ok-total-unready-count` (3): unready nodes always tolerated.
+    pub ok_total_unready_count: u32,
+    /// `--max-total-unready-percentage` (45): above this share of unready
+    /// nodes (and the count above), CA halts.
+    pub max_total_unready_percentage: f64,
 }
 
 impl Default for CaConfig {
@@ -284,6 +289,8 @@ impl Default for CaConfig {
             enable_provisioning_requests: false,
             provisioning_request_initial_backoff: SimDuration::from_mins(1),
             provisioning_request_max_backoff: SimDuration::from_mins(10),
+            ok_total_unready_count: 3,
+            max_total_unready_percentage: 45.0,
         }
     }
 }

@@ -7,9 +7,14 @@
 //! kubernetes-sigs/cluster-autoscaler `pkg/`) and the AWS provider.
 //!
 //! One loop ([`run_once`], after `core/static_autoscaler.go` `RunOnce`):
-//! open scale-ups are checked (all nodes registered ⇒ closed and backoff
-//! reset; past `maxNodeProvisionTime` ⇒ [`Action::DecreaseTargetSize`] and
-//! backoff); stale backoffs are dropped; a snapshot gets one template node
+//! open scale-ups are checked (no node upcoming ⇒ closed and backoff
+//! reset; past `maxNodeProvisionTime` ⇒ backoff, and
+//! [`Action::DecreaseTargetSize`] when the AWS provider allows it: not
+//! below the instances the group has); instances without a Node object
+//! `maxNodeProvisionTime` after CA first saw them are deleted
+//! ([`Action::DeleteUnregistered`], down to min size); too many unready
+//! nodes (`okTotalUnreadyCount`, `maxTotalUnreadyPercentage`) stop the loop
+//! there; stale backoffs are dropped; a snapshot gets one template node
 //! per upcoming node; [`scale_up`] plans at most one expander choice
 //! (+ balancing); [`scale_down`] updates the unneeded timers and, unless in
 //! cooldown or a scale-up happened this loop, picks deletions.
@@ -23,12 +28,12 @@
 //! whatever the ASG then launches ([`groups::asg_launch`]).
 //!
 //! Simplified versus upstream (see also each submodule):
-//! - no cluster-health gate (unready counts), no `fixNodeGroupSize`, no
-//!   unregistered-node cleanup, no resource quotas (`--cores-total`,
-//!   `--memory-total`), no GPU or DRA utilization, no scale-up to min size,
-//!   no fast-path binpacking, no per-ASG option tags;
-//! - registered means Ready: unready-node timers (`scale-down-unready-time`)
-//!   are not modelled;
+//! - no `fixNodeGroupSize`, no per-group health (`IsNodeGroupHealthy`), no
+//!   resource quotas (`--cores-total`, `--memory-total`), no DRA
+//!   utilization, no fast-path binpacking;
+//! - a node is Ready once registered unless the scenario makes its launch
+//!   hang (then CA's not-started / unready / unregistered rules apply);
+//!   `maxNodeStartupTime` is the default 15 min;
 //! - pods of nodes being drained are not re-injected as pending
 //!   (CurrentlyDrainedNodes): they count once evicted and re-created;
 //! - terminating pods never block or move; the replica-count rule
@@ -53,6 +58,8 @@ mod tests;
 mod tests_provisioning;
 #[cfg(test)]
 mod tests_scale_down;
+#[cfg(test)]
+mod tests_unready;
 
 use std::collections::BTreeMap;
 
@@ -61,7 +68,9 @@ pub use config::{
     OnDemandAllocationStrategy, SpotAllocationStrategy, TerminationHandler, ValidCaConfig,
 };
 pub use controller::{CaView, ClusterAutoscaler};
-pub use groups::{GroupMember, LaunchChoice, LaunchFailure, NodeGroupState, NodeTemplate};
+pub use groups::{
+    GroupMember, LaunchChoice, LaunchFailure, NodeGroupState, NodeTemplate, Readiness,
+};
 pub use provisioning::{Condition, ConditionType, RequestStatus};
 pub use scale_down::{BlockingRule, UnremovableReason};
 pub use state::{CaState, DeletionKind, ScaleUpFailure};
@@ -118,6 +127,12 @@ pub enum Action {
         /// Nodes removed from the desired capacity.
         delta: u32,
     },
+    /// Terminate an instance that never registered
+    /// (`removeOldUnregisteredNodes`), decrementing the desired capacity.
+    DeleteUnregistered {
+        /// The node (an instance without a Node object).
+        node: NodeId,
+    },
     /// Drain (unless empty) and terminate the node, decrementing the
     /// group's desired capacity.
     RemoveNode {
@@ -163,6 +178,11 @@ pub struct Actions {
     /// A check-capacity request found its capacity (a successful
     /// scale-up without nodes).
     pub provisioning_request_capacity_found: bool,
+    /// Too many nodes are unready (`IsClusterHealthy`): the loop stopped
+    /// after removing long-unregistered instances.
+    pub cluster_unhealthy: bool,
+    /// When CA first saw each instance that has no Node object yet.
+    pub unregistered_since: BTreeMap<NodeId, SimTime>,
 }
 
 /// One CA loop.
@@ -173,25 +193,113 @@ pub fn run_once(input: &CaInput<'_>) -> Actions {
     // unregistered instances at once.
     let mut groups: Vec<NodeGroupState> = input.groups.to_vec();
 
-    // Open scale-ups: completed or timed out (clusterstate).
     let mut state = input.state.without_stale_backoff(input.now, cfg);
+    // When each instance without a Node object was first seen: by a loop
+    // after its launch (the cloud lists a new instance after the scale-up
+    // that asked for it, so it is seen later than the request was made).
+    let mut seen = BTreeMap::new();
+    for m in groups.iter().flat_map(|g| &g.members) {
+        let Some(node) = input.cluster.node(m.node) else {
+            continue;
+        };
+        if node.registered || m.not_ready_since.is_some() {
+            continue;
+        }
+        match state.unregistered_since.get(&m.node) {
+            Some(&since) => {
+                seen.insert(m.node, since);
+            }
+            None if node.created_at < input.now => {
+                seen.insert(m.node, input.now);
+            }
+            None => {}
+        }
+    }
+    state.unregistered_since = seen.clone();
+    out.unregistered_since = seen.clone();
+    // Open scale-ups: completed or timed out (clusterstate
+    // `updateScaleRequests`).
     for (group, request) in &input.state.scale_up_requests {
         let Some(g) = groups.iter_mut().find(|g| &g.name == group) else {
             continue;
         };
-        let upcoming = g.upcoming(input.cluster);
+        let provision_time = cfg.options_for(group).max_node_provision_time;
+        let upcoming = g.upcoming(input.cluster, input.now, provision_time, &seen);
         if upcoming == 0 {
             out.completed_scale_ups.push(group.clone());
             state = state.with_scale_up_completed(group);
         } else if input.now > request.expected_add_time {
             out.timed_out_scale_ups.push(group.clone());
-            out.actions.push(Action::DecreaseTargetSize {
-                group: group.clone(),
-                delta: upcoming,
-            });
-            g.target_size -= upcoming;
+            // The revert (`DecreaseTargetSize` by the request's increase)
+            // is refused by the AWS provider when it would go below the
+            // instances the group has: those are removed as long
+            // unregistered instead.
+            let delta = request.increase.min(g.target_size);
+            if g.target_size - delta >= g.members.len() as u32 && delta > 0 {
+                out.actions.push(Action::DecreaseTargetSize {
+                    group: group.clone(),
+                    delta,
+                });
+                g.target_size -= delta;
+            }
             state = state.with_failed_scale_up(group, ScaleUpFailure::Timeout, input.now, cfg);
         }
+    }
+    // `removeOldUnregisteredNodes`: instances without a Node object
+    // `maxNodeProvisionTime` after their launch are deleted, down to the
+    // group's min size.
+    for spec in &cfg.node_groups {
+        let Some(g) = groups.iter_mut().find(|g| g.name == spec.name) else {
+            continue;
+        };
+        let provision_time = cfg.options_for(&spec.name).max_node_provision_time;
+        let old: Vec<NodeId> = g
+            .members
+            .iter()
+            .filter(|m| {
+                !input.state.deletions_in_progress.contains_key(&m.node)
+                    && input
+                        .cluster
+                        .node(m.node)
+                        .is_some_and(|n| !n.marked_for_deletion)
+                    && m.readiness(input.cluster, input.now, provision_time, &seen)
+                        == Readiness::LongUnregistered
+            })
+            .map(|m| m.node)
+            .collect();
+        let room = g.target_size.saturating_sub(spec.min_size) as usize;
+        for node in old.into_iter().take(room) {
+            out.actions.push(Action::DeleteUnregistered { node });
+            g.target_size -= 1;
+            g.members.retain(|m| m.node != node);
+        }
+    }
+    // `IsClusterHealthy`: too many unready nodes stop the loop, and the
+    // unneeded timers are forgotten.
+    let seen_ref = &seen;
+    let unready = groups
+        .iter()
+        .flat_map(|g| {
+            let provision_time = cfg.options_for(&g.name).max_node_provision_time;
+            g.members.iter().filter(move |m| {
+                m.readiness(input.cluster, input.now, provision_time, seen_ref)
+                    == Readiness::Unready
+            })
+        })
+        .count() as u32;
+    let registered = input.cluster.nodes().filter(|(_, n)| n.registered).count() as u32
+        + groups
+            .iter()
+            .flat_map(|g| &g.members)
+            .filter(|m| m.not_ready_since.is_some())
+            .count() as u32;
+    if unready > cfg.ok_total_unready_count
+        && f64::from(unready) > cfg.max_total_unready_percentage / 100.0 * f64::from(registered)
+    {
+        out.cluster_unhealthy = true;
+        out.provisioning_request_backoff = state.provisioning_request_backoff.clone();
+        out.provisioning_request_scale_up_mode = state.provisioning_request_scale_up_mode;
+        return out;
     }
 
     let by_name: BTreeMap<String, &NodeGroupState> =
@@ -211,7 +319,15 @@ pub fn run_once(input: &CaInput<'_>) -> Actions {
         })
         .collect();
     let mut snapshot = Snapshot::new(input.cluster);
-    scale_up::inject_upcoming(&mut snapshot, input.cluster, &groups, &templates);
+    scale_up::inject_upcoming(
+        &mut snapshot,
+        input.cluster,
+        input.config,
+        &groups,
+        &templates,
+        &state,
+        input.now,
+    );
 
     let up_input = ScaleUpInput {
         cluster: input.cluster,
@@ -457,13 +573,14 @@ pub fn next_state(state: &CaState, actions: &Actions, now: SimTime, config: &CaC
                 };
                 next.deletions_in_progress.insert(*node, kind);
             }
-            Action::DecreaseTargetSize { .. } => {}
+            Action::DecreaseTargetSize { .. } | Action::DeleteUnregistered { .. } => {}
         }
     }
     if actions.provisioning_request_capacity_found {
         next.last_scale_up = Some(now);
     }
     next.provisioning_request_backoff = actions.provisioning_request_backoff.clone();
+    next.unregistered_since = actions.unregistered_since.clone();
     next.provisioning_request_scale_up_mode = actions.provisioning_request_scale_up_mode;
     next.unneeded_since = actions.unneeded.clone();
     for action in &actions.actions {

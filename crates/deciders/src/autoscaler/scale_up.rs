@@ -93,20 +93,32 @@ pub fn unschedulable_pods(cluster: &Cluster, config: &ValidCaConfig, now: SimTim
     pods.into_iter().map(|(_, _, id)| id).collect()
 }
 
-/// Adds one template copy per upcoming node of each group.
+/// Adds one template copy per upcoming node of each group with an open
+/// scale-up that is not backed off (clusterstate `GetUpcomingNodes`: other
+/// upcoming nodes would make pods look schedulable forever).
 pub fn inject_upcoming(
     snapshot: &mut Snapshot,
     cluster: &Cluster,
+    config: &ValidCaConfig,
     groups: &[NodeGroupState],
     templates: &BTreeMap<String, NodeTemplate>,
+    state: &CaState,
+    now: SimTime,
 ) {
-    for state in groups {
-        let Some(template) = templates.get(&state.name) else {
+    let cfg = config.config();
+    for group in groups {
+        let Some(template) = templates.get(&group.name) else {
             continue;
         };
-        for i in 0..state.upcoming(cluster) {
+        if !state.scale_up_requests.contains_key(&group.name)
+            || state.is_backed_off(&group.name, now)
+        {
+            continue;
+        }
+        let provision_time = cfg.options_for(&group.name).max_node_provision_time;
+        for i in 0..group.upcoming(cluster, now, provision_time, &state.unregistered_since) {
             let mut node = template.node.clone();
-            node.name = format!("upcoming-{}-{i}", state.name);
+            node.name = format!("upcoming-{}-{i}", group.name);
             node.labels.insert(LABEL_HOSTNAME, node.name.clone());
             snapshot.add_node(node, &template.daemon_pods);
         }
@@ -302,7 +314,15 @@ pub fn plan_scale_up_for(
         + input
             .groups
             .values()
-            .map(|s| s.upcoming(input.cluster))
+            .map(|s| {
+                let provision_time = cfg.options_for(&s.name).max_node_provision_time;
+                s.upcoming(
+                    input.cluster,
+                    input.now,
+                    provision_time,
+                    &input.state.unregistered_since,
+                )
+            })
             .sum::<u32>();
     let cluster_room = if cfg.max_nodes_total > 0 {
         cfg.max_nodes_total.saturating_sub(all_nodes)

@@ -78,6 +78,9 @@ pub struct CaState {
     /// ProvisioningRequest (`ProvisioningRequestScaleUpMode`, flipped
     /// after every scale-up attempt).
     pub provisioning_request_scale_up_mode: bool,
+    /// When each instance without a Node object was first seen
+    /// (clusterstate `UnregisteredSince`).
+    pub unregistered_since: BTreeMap<NodeId, SimTime>,
 }
 
 /// How a scale-down deletion started.

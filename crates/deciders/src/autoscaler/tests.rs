@@ -449,6 +449,7 @@ impl World {
             capacity_type: choice.capacity_type,
             ready_since: registered.then_some(now),
             scale_down_disabled: false,
+            not_ready_since: None,
         });
         id
     }
@@ -485,6 +486,15 @@ impl World {
                 Action::DecreaseTargetSize { group, delta } => {
                     let g = self.groups.iter_mut().find(|g| &g.name == group).unwrap();
                     g.target_size -= delta;
+                }
+                Action::DeleteUnregistered { node } => {
+                    for g in &mut self.groups {
+                        if g.member(*node).is_some() {
+                            g.target_size -= 1;
+                            g.members.retain(|m| m.node != *node);
+                        }
+                    }
+                    self.cluster.remove_node(*node);
                 }
                 Action::RemoveNode { .. } => {}
             }

@@ -488,6 +488,7 @@ fn load_ca(
     pricing: &Pricing,
     config: &super::ClusterAutoscalerConfig,
 ) -> Result<CaSetup, PrepareError> {
+    let config_in = config;
     let catalog = pricing.catalog(&scenario.region, &Default::default())?;
     if let Some(unknown) = config
         .instance_types
@@ -522,7 +523,11 @@ fn load_ca(
             problem: Box::new(Problem::ClusterAutoscaler(err)),
         })
     })?;
-    Ok(CaSetup { config, catalog })
+    Ok(CaSetup {
+        config,
+        catalog,
+        startup_failures: config_in.startup_failures.clone(),
+    })
 }
 
 /// Reads the scenario's spot files, checked against the region's catalog

@@ -312,3 +312,84 @@ fn a_ca_variant_prepares_into_a_ca_run() {
     assert_eq!(ca.config.config().node_groups[0].name, "g");
     assert!(ca.catalog.get("m5.xlarge").is_some());
 }
+
+/// The ProvisioningRequest and cluster-health flags read under CA's flag
+/// names with CA's defaults (`--enable-provisioning-requests` false,
+/// backoff 1m/10m, `--ok-total-unready-count` 3,
+/// `--max-total-unready-percentage` 45).
+#[test]
+fn provisioning_request_and_health_flags_read_with_defaults() {
+    let read = |extra: &str| {
+        let scenario = parse_ca(&format!("{GROUP}{extra}")).unwrap();
+        let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+            panic!("not a CA variant");
+        };
+        ca.config.clone()
+    };
+    let d = read("");
+    assert!(!d.enable_provisioning_requests);
+    assert_eq!(
+        d.provisioning_request_initial_backoff,
+        SimDuration::from_mins(1)
+    );
+    assert_eq!(
+        d.provisioning_request_max_backoff,
+        SimDuration::from_mins(10)
+    );
+    assert_eq!(
+        (d.ok_total_unready_count, d.max_total_unready_percentage),
+        (3, 45.0)
+    );
+    let set = read(
+        "      enableProvisioningRequests: true\n      provisioningRequestInitialBackoffTime: 30s\n      provisioningRequestMaxBackoffTime: 5m\n      okTotalUnreadyCount: 0\n      maxTotalUnreadyPercentage: 10\n",
+    );
+    assert!(set.enable_provisioning_requests);
+    assert_eq!(
+        set.provisioning_request_initial_backoff,
+        SimDuration::from_secs(30)
+    );
+    assert_eq!(
+        set.provisioning_request_max_backoff,
+        SimDuration::from_mins(5)
+    );
+    assert_eq!(
+        (set.ok_total_unready_count, set.max_total_unready_percentage),
+        (0, 10.0)
+    );
+    let err = ca_error(&format!("{GROUP}      maxTotalUnreadyPercentage: 101\n"));
+    assert!(err.contains("maxTotalUnreadyPercentage"), "{err}");
+}
+
+/// A group's `startupFailure`: the window of launches that hang and how.
+#[test]
+fn startup_failure_reads_a_window_and_a_node_state() {
+    let block = "      nodeGroups:\n        - name: g\n          instanceTypes: [m5.xlarge]\n          maxSize: 5\n          startupFailure: {from: 2h, until: 3h, node: NotReady}\n        - {name: h, instanceTypes: [m5.xlarge], maxSize: 5, startupFailure: {node: Unregistered}}\n";
+    let scenario = parse_ca(block).unwrap();
+    let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+        panic!("not a CA variant");
+    };
+    let g = ca.startup_failures["g"];
+    assert_eq!(
+        g.from,
+        crate::time::SimTime::ZERO + SimDuration::from_hours(2)
+    );
+    assert_eq!(
+        g.until,
+        Some(crate::time::SimTime::ZERO + SimDuration::from_hours(3))
+    );
+    assert_eq!(g.kind, crate::sim::engine::StartupFailureKind::NotReady);
+    let h = ca.startup_failures["h"];
+    assert_eq!((h.from, h.until), (crate::time::SimTime::ZERO, None));
+    assert_eq!(h.kind, crate::sim::engine::StartupFailureKind::Unregistered);
+    let empty = ca_error(
+        "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, startupFailure: {from: 2h, until: 1h, node: NotReady}}\n",
+    );
+    assert!(
+        empty.contains("startupFailure.until: until (1h) must be after from (2h)"),
+        "{empty}"
+    );
+    let kind = ca_error(
+        "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, startupFailure: {node: Broken}}\n",
+    );
+    assert!(kind.contains("startupFailure.node"), "{kind}");
+}

@@ -19,10 +19,14 @@
 //! conditions CA sets on them (each change, and each attempt's outcome, is
 //! an event of the request); Karpenter runs ignore them.
 //!
+//! A group's `startupFailure` makes its launches in a window hang: an
+//! `Unregistered` instance never gets a Node object (billed until CA
+//! deletes it as long unregistered), a `NotReady` one registers after the
+//! launch latency but never turns Ready (no pod binds; CA sees it as not
+//! started, then unready, and removes it after `scaleDownUnreadyTime`).
+//!
 //! Simplified: the ASG does not replace instances below its desired
-//! capacity on its own (outside capacity-rebalance), and the unregistered
-//! instances given up by `DecreaseTargetSize` keep running until they
-//! register, then count as group members.
+//! capacity on its own (outside capacity-rebalance).
 
 use std::sync::Arc;
 
@@ -54,6 +58,37 @@ pub struct CaSetup {
     pub config: ValidCaConfig,
     /// The region's catalog, restricted to the scenario's zones.
     pub catalog: Catalog,
+    /// Groups whose launches hang, by group name.
+    pub startup_failures: std::collections::BTreeMap<String, StartupFailure>,
+}
+
+/// Launches of a group that never become Ready nodes (a broken launch
+/// template, AMI or bootstrap script), from `from` until `until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartupFailure {
+    /// First launch affected.
+    pub from: SimTime,
+    /// Launches from here on start normally; `None`: to the end.
+    pub until: Option<SimTime>,
+    /// How the instance hangs.
+    pub kind: StartupFailureKind,
+}
+
+/// How a hanging instance looks to Kubernetes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartupFailureKind {
+    /// The kubelet never joins: no Node object (CA: unregistered).
+    Unregistered,
+    /// The Node registers but never turns Ready (CA: not started, then
+    /// unready).
+    NotReady,
+}
+
+impl StartupFailure {
+    /// Whether a launch at `at` hangs.
+    pub fn covers(&self, at: SimTime) -> bool {
+        at >= self.from && self.until.is_none_or(|u| at < u)
+    }
 }
 
 /// One row of `scaledown.csv`: why a node was not removed.
@@ -87,6 +122,10 @@ pub(super) struct CaRun {
     /// Pods already told they consume a request (the event is written
     /// once per pod; upstream repeats it every loop).
     consuming_told: std::collections::BTreeSet<PodId>,
+    /// Launched instances that hang, with how.
+    hanging: std::collections::BTreeMap<NodeId, StartupFailureKind>,
+    /// The last loop found the cluster unhealthy (logged on change).
+    unhealthy: bool,
 }
 
 impl CaRun {
@@ -110,6 +149,8 @@ impl CaRun {
             launched_per_group: Default::default(),
             requests: Vec::new(),
             consuming_told: Default::default(),
+            hanging: Default::default(),
+            unhealthy: false,
         }
     }
 }
@@ -163,6 +204,32 @@ impl Engine<'_> {
             provisioning_requests: &ca.requests,
         });
         let mut acted = false;
+        for group in &actions.timed_out_scale_ups {
+            let wait = setup
+                .config
+                .config()
+                .options_for(group)
+                .max_node_provision_time;
+            self.log(
+                EventType::Warning,
+                "ScaleUpTimedOut",
+                format!("nodegroup/{group}"),
+                format!("Nodes added to group {group} failed to register within {wait}; the group is backed off"),
+            );
+        }
+        let was_unhealthy = self
+            .autoscaler
+            .ca_mut()
+            .map(|ca| std::mem::replace(&mut ca.unhealthy, actions.cluster_unhealthy))
+            .unwrap_or(false);
+        if actions.cluster_unhealthy && !was_unhealthy {
+            self.log(
+                EventType::Warning,
+                "ClusterUnhealthy",
+                "cluster-autoscaler".to_string(),
+                "Cluster is unhealthy: too many unready nodes; Cluster Autoscaler halts scale-up and scale-down".to_string(),
+            );
+        }
         self.ca_request_outcomes(
             &actions.provisioning_request_updates,
             &actions.pods_consuming_requests,
@@ -254,6 +321,25 @@ impl Engine<'_> {
                         format!("Nodes did not register within maxNodeProvisionTime; target size decreased by {delta}"),
                     );
                 }
+                Action::DeleteUnregistered { node } => {
+                    let name = self.node_name(*node);
+                    self.log(
+                        EventType::Normal,
+                        "DeleteUnregistered",
+                        format!("node/{name}"),
+                        format!("Removed unregistered node {name}"),
+                    );
+                    if let Some(ca) = self.autoscaler.ca_mut()
+                        && let Some(g) = ca
+                            .groups
+                            .iter_mut()
+                            .find(|g| g.members.iter().any(|m| m.node == *node))
+                    {
+                        g.target_size = g.target_size.saturating_sub(1);
+                        g.members.retain(|m| m.node != *node);
+                    }
+                    self.start_termination(*node, "cluster-autoscaler unregistered node")?;
+                }
                 Action::RemoveNode { node, empty } => {
                     acted = true;
                     let name = self.node_name(*node);
@@ -286,6 +372,32 @@ impl Engine<'_> {
         // A loop at the same instant would see the same cluster only when
         // nothing changed; `acted` always changed it.
         self.wake_ca(next)
+    }
+
+    /// A hanging instance's Node registered: with
+    /// [`StartupFailureKind::NotReady`] it stays NotReady (no pods bind)
+    /// and CA sees it as registered from now; returns whether it hangs.
+    pub(super) fn ca_registers_not_ready(&mut self, node: NodeId) -> bool {
+        let now = self.now();
+        let Some(ca) = self.autoscaler.ca_mut() else {
+            return false;
+        };
+        if ca.hanging.get(&node) != Some(&StartupFailureKind::NotReady) {
+            return false;
+        }
+        for m in ca.groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
+            if m.node == node {
+                m.not_ready_since = Some(now);
+            }
+        }
+        let name = self.node_name(node);
+        self.log(
+            EventType::Warning,
+            "NodeNotReady",
+            format!("node/{name}"),
+            "Node registered but its kubelet never reports Ready".to_string(),
+        );
+        true
     }
 
     /// ProvisioningRequests applied by a step: a Cluster Autoscaler run
@@ -489,7 +601,20 @@ impl Engine<'_> {
                 reason,
             )?;
             let latency = self.input.launch_latency.sample(&mut self.latency_rng);
-            self.schedule(now + latency, Event::NodeReady(node_id))?;
+            let hang = setup
+                .startup_failures
+                .get(group)
+                .filter(|f| f.covers(now))
+                .map(|f| f.kind);
+            if let Some(kind) = hang
+                && let Some(ca) = self.autoscaler.ca_mut()
+            {
+                ca.hanging.insert(node_id, kind);
+            }
+            // An instance whose kubelet never joins has no registration.
+            if hang != Some(StartupFailureKind::Unregistered) {
+                self.schedule(now + latency, Event::NodeReady(node_id))?;
+            }
             self.ca_track_spot(
                 node_id,
                 &choice.instance_type,
@@ -503,6 +628,7 @@ impl Engine<'_> {
                 capacity_type: choice.capacity_type,
                 ready_since: None,
                 scale_down_disabled: false,
+                not_ready_since: None,
             });
             self.log(
                 EventType::Normal,

@@ -106,7 +106,7 @@ use super::queue::{EventQueue, ScheduleError};
 use super::rng::{RngStreams, SimRng, Stream};
 use super::time::{SimDuration, SimTime};
 
-pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
+pub use ca::{CaSetup, SCAN_INTERVAL, StartupFailure, StartupFailureKind, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use event_log::EventSink;
 pub use export::ClusterExport;

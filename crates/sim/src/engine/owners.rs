@@ -640,6 +640,12 @@ impl Engine<'_> {
         if node.registered {
             return Ok(());
         }
+        if self.ca_registers_not_ready(node_id) {
+            return self.touch();
+        }
+        let Some(node) = self.cluster.node_mut(node_id) else {
+            return Ok(());
+        };
         node.registered = true;
         node.initialized = true;
         if let Some(claim) = &node.claim {
