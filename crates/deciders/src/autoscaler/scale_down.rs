@@ -34,6 +34,10 @@ use crate::kube::resources::ResourceKind;
 use crate::pdb::PdbLimits;
 use crate::time::SimTime;
 
+/// Node annotation that keeps a node from scale-down
+/// (`ScaleDownDisabledAnnotation`).
+pub const SCALE_DOWN_DISABLED_ANNOTATION: &str =
+    "cluster-autoscaler.kubernetes.io/scale-down-disabled";
 /// Pod annotation overriding the drain rules.
 pub const SAFE_TO_EVICT_ANNOTATION: &str = "cluster-autoscaler.kubernetes.io/safe-to-evict";
 /// Pod annotation listing local volumes that may be lost.

@@ -393,3 +393,97 @@ fn startup_failure_reads_a_window_and_a_node_state() {
     );
     assert!(kind.contains("startupFailure.node"), "{kind}");
 }
+
+/// A Cluster Autoscaler variant over a cluster snapshot takes the nodes of
+/// its node groups as members, as CA knows an ASG's instances: by the
+/// node-group label (the fixture's `system` node) or, for a group that
+/// declares labels, by those labels with its instance type and zone (the
+/// fixture's unmanaged m5.large in us-east-1c). Its scale-down may then
+/// remove them, unless the node object carries
+/// `cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`
+/// (scale-down eligibility `ScaleDownDisabledAnnotation`); Karpenter's
+/// nodes stay outside every group (`NotAutoscaled`).
+#[test]
+fn snapshot_nodes_of_node_groups_are_adopted_by_a_ca_variant() {
+    let fixture = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/small.yaml"
+    ));
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let run = |snapshot: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("snap.yaml"), snapshot).unwrap();
+        let scenario = "duration: 40m\ninitialState: snap.yaml\nvariants:\n  - name: ca\n    clusterAutoscaler:\n      nodeGroups:\n        - {name: system, instanceTypes: [m5.large], zones: [us-east-1a], maxSize: 3}\n        - {name: batch, instanceTypes: [m5.large], zones: [us-east-1c], maxSize: 3, labels: {kubernetes.io/arch: amd64}}\n";
+        std::fs::write(dir.path().join("s.yaml"), scenario).unwrap();
+        let scenario = Scenario::load(&dir.path().join("s.yaml"), &BundledRegions).unwrap();
+        let prepared = prepare(&scenario, None).unwrap();
+        crate::sim::engine::run(&prepared.runs[0], &mut |_| {}).unwrap()
+    };
+    let reasons = |out: &crate::sim::engine::RunOutput, node: &str| -> Vec<String> {
+        out.scale_down
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter(|r| r.node == node)
+            .map(|r| r.reason.clone())
+            .collect()
+    };
+    let adopted = |out: &crate::sim::engine::RunOutput, node: &str| {
+        out.events.iter().any(|e| {
+            e.reason == "Adopted"
+                && e.object == format!("node/{node}")
+                && e.message.contains("(Cluster Autoscaler)")
+        })
+    };
+    let system = "ip-10-0-2-20.ec2.internal";
+    let plain = run(&text);
+    assert!(adopted(&plain, system));
+    assert!(adopted(&plain, "ip-10-0-3-30.ec2.internal"));
+    assert!(!adopted(&plain, "ip-10-0-1-10.ec2.internal"));
+    assert!(!reasons(&plain, system).contains(&"NotAutoscaled".to_string()));
+    assert_eq!(
+        reasons(&plain, "ip-10-0-1-10.ec2.internal")
+            .first()
+            .map(String::as_str),
+        Some("NotAutoscaled")
+    );
+    let marked = "      node.alpha.kubernetes.io/ttl: '0'\n      volumes.kubernetes.io/controller-managed-attach-detach: 'true'\n    creationTimestamp: '2026-11-01T00:00:00Z'";
+    assert!(text.contains(marked));
+    let disabled_text = text.replacen(
+        marked,
+        &marked.replacen(
+            "\n",
+            "\n      cluster-autoscaler.kubernetes.io/scale-down-disabled: 'true'\n",
+            1,
+        ),
+        1,
+    );
+    let disabled = run(&disabled_text);
+    assert_eq!(
+        reasons(&disabled, system),
+        vec!["ScaleDownDisabledAnnotation".to_string()]
+    );
+    let removed = |out: &crate::sim::engine::RunOutput| {
+        out.events
+            .iter()
+            .any(|e| e.reason == "ScaleDown" && e.object == format!("node/{system}"))
+    };
+    assert!(!removed(&disabled));
+    // Empty (DaemonSet pods only): removed after the 10 min unneeded time,
+    // at the first loop past it.
+    let removal = plain
+        .events
+        .iter()
+        .find(|e| e.reason == "ScaleDown" && e.object == format!("node/{system}"))
+        .map(|e| e.time);
+    assert_eq!(
+        removal,
+        Some(crate::time::SimTime::ZERO + SimDuration::from_secs(610))
+    );
+    // The label-matched node is a member too: judged, here kept by a PDB.
+    assert!(
+        reasons(&plain, "ip-10-0-3-30.ec2.internal")[0].starts_with("BlockedByPod"),
+        "{:?}",
+        reasons(&plain, "ip-10-0-3-30.ec2.internal")
+    );
+}

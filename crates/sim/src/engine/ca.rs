@@ -37,6 +37,8 @@ use crate::autoscaler::{
 };
 use crate::cloud::Catalog;
 use crate::kube::provisioning_request::ProvisioningRequest;
+
+use super::{InitialNode, NodeOwner};
 use crate::pdb::PdbLimits;
 use crate::scheduler::{NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
@@ -398,6 +400,61 @@ impl Engine<'_> {
             "Node registered but its kubelet never reports Ready".to_string(),
         );
         true
+    }
+
+    /// The node group of a snapshot node in a Cluster Autoscaler run: the
+    /// group named by its node-group label (`eks.amazonaws.com/nodegroup`,
+    /// `alpha.eksctl.io/nodegroup-name`), else the first group that
+    /// declares labels, all carried by the node, and lists its instance
+    /// type and zone (CA on AWS knows membership from the ASG; a snapshot
+    /// has only the node). Karpenter's nodes belong to none.
+    pub(super) fn ca_group_of_snapshot_node(&self, initial: &InitialNode) -> Option<String> {
+        let setup = self.input.cluster_autoscaler.as_ref()?;
+        if initial.node.claim.is_some() || initial.owner == NodeOwner::Karpenter {
+            return None;
+        }
+        let groups = &setup.config.config().node_groups;
+        if let NodeOwner::NodeGroup(name) = &initial.owner
+            && groups.iter().any(|g| &g.name == name)
+        {
+            return Some(name.clone());
+        }
+        groups
+            .iter()
+            .find(|g| {
+                !g.labels.is_empty()
+                    && g.labels
+                        .iter()
+                        .all(|(k, v)| initial.node.labels.get(k) == Some(v.as_str()))
+                    && g.instance_types.contains(&initial.instance_type)
+                    && g.zones.contains(&initial.zone)
+            })
+            .map(|g| g.name.clone())
+    }
+
+    /// Makes a snapshot node a member of `group`: it counts in the group's
+    /// size, may serve as its template, and scale-down may remove it
+    /// (unless annotated `scale-down-disabled`).
+    pub(super) fn ca_adopt_snapshot_node(
+        &mut self,
+        node: NodeId,
+        group: &str,
+        initial: &InitialNode,
+    ) {
+        let ready_since = initial.node.registered.then_some(initial.node.created_at);
+        let Some(g) = self.ca_group_mut(group) else {
+            return;
+        };
+        g.target_size += 1;
+        g.members.push(GroupMember {
+            node,
+            instance_type: initial.instance_type.clone(),
+            zone: initial.zone.clone(),
+            capacity_type: initial.capacity_type,
+            ready_since,
+            scale_down_disabled: initial.scale_down_disabled,
+            not_ready_since: None,
+        });
     }
 
     /// ProvisioningRequests applied by a step: a Cluster Autoscaler run
