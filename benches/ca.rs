@@ -112,6 +112,7 @@ impl CaWorld {
             state: &self.state,
             now,
             random_choice: 0,
+            provisioning_requests: &[],
         }
     }
 }
@@ -238,6 +239,7 @@ fn ca_world(nodes: usize) -> CaWorld {
             capacity_type: choice.capacity_type,
             ready_since: Some(SimTime::ZERO),
             scale_down_disabled: false,
+            not_ready_since: None,
         });
         cluster.add_pod(pod(
             format!("kube-proxy-{i}"),

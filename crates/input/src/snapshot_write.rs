@@ -744,15 +744,22 @@ impl Writer<'_> {
             "labels".into(),
             string_map(labels.iter().map(|(k, v)| (k.as_str(), v.as_str()))),
         );
+        let mut annotations = Map::new();
         if node
             .claim
             .as_ref()
             .is_some_and(|c| c.lifecycle.do_not_disrupt)
         {
-            metadata.insert(
-                "annotations".into(),
-                json!({DO_NOT_DISRUPT_ANNOTATION: "true"}),
+            annotations.insert(DO_NOT_DISRUPT_ANNOTATION.into(), json!("true"));
+        }
+        if initial.scale_down_disabled {
+            annotations.insert(
+                crate::autoscaler::scale_down::SCALE_DOWN_DISABLED_ANNOTATION.into(),
+                json!("true"),
             );
+        }
+        if !annotations.is_empty() {
+            metadata.insert("annotations".into(), Value::Object(annotations));
         }
         let mut spec = Map::new();
         spec.insert(

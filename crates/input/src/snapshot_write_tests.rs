@@ -306,6 +306,7 @@ fn fixture() -> Fixture {
         zone: zone.to_string(),
         capacity_type: CapacityType::Spot,
         price: Price::from_micros(80_000),
+        scale_down_disabled: false,
     };
 
     let mut running = node(

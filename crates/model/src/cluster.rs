@@ -144,6 +144,9 @@ pub enum OwnerKind {
     Job,
     /// A DaemonSet.
     DaemonSet,
+    /// A ProvisioningRequest: the in-memory pods the Cluster Autoscaler
+    /// makes from its pod sets (never real pods).
+    ProvisioningRequest,
 }
 
 /// A pod's owner.

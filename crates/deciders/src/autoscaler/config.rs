@@ -239,6 +239,19 @@ pub struct CaConfig {
     /// `--enforce-node-group-min-size` (false): groups below their minimum
     /// size are scaled up to it.
     pub enforce_node_group_min_size: bool,
+    /// `--enable-provisioning-requests` (false): ProvisioningRequests are
+    /// processed and the pods consuming them left out of regular scale-ups.
+    pub enable_provisioning_requests: bool,
+    /// `--provisioning-request-initial-backoff-time` (1m): the first wait
+    /// before a request not provisioned is tried again.
+    pub provisioning_request_initial_backoff: SimDuration,
+    /// `--provisioning-request-max-backoff-time` (10m): the longest wait.
+    pub provisioning_request_max_backoff: SimDuration,
+    /// `--ok-total-unready-count` (3): unready nodes always tolerated.
+    pub ok_total_unready_count: u32,
+    /// `--max-total-unready-percentage` (45): above this share of unready
+    /// nodes (and the count above), CA halts.
+    pub max_total_unready_percentage: f64,
 }
 
 impl Default for CaConfig {
@@ -273,6 +286,11 @@ impl Default for CaConfig {
             scale_down_gpu_utilization_threshold: 0.5,
             scale_down_unready_time: SimDuration::from_mins(20),
             enforce_node_group_min_size: false,
+            enable_provisioning_requests: false,
+            provisioning_request_initial_backoff: SimDuration::from_mins(1),
+            provisioning_request_max_backoff: SimDuration::from_mins(10),
+            ok_total_unready_count: 3,
+            max_total_unready_percentage: 45.0,
         }
     }
 }

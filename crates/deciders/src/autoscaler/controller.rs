@@ -5,6 +5,7 @@
 //! followed by [`super::next_state`]; a caller that knows nothing of the
 //! engine gets the same decisions from a fresh one.
 
+use super::provisioning::RequestState;
 use super::state::{CaState, ScaleUpFailure};
 use super::{Actions, CaInput, NodeGroupState, ValidCaConfig, next_state, run_once};
 use crate::cloud::Catalog;
@@ -25,6 +26,8 @@ pub struct CaView<'a> {
     pub pdbs: &'a PdbLimits,
     /// Now.
     pub now: SimTime,
+    /// The ProvisioningRequests in the cluster, in creation order.
+    pub provisioning_requests: &'a [RequestState],
 }
 
 /// The Cluster Autoscaler: configuration plus the state it carries across
@@ -73,6 +76,7 @@ impl ClusterAutoscaler {
             state: &self.state,
             now: view.now,
             random_choice: self.loops,
+            provisioning_requests: view.provisioning_requests,
         });
         self.state = next_state(&self.state, &actions, view.now, self.config.config());
         actions

@@ -25,6 +25,8 @@
 //! `capacity-optimized` the lowest interruption band (then override order).
 //! No offering anywhere ⇒ the launch fails (insufficient capacity).
 
+use std::collections::BTreeMap;
+
 use super::config::{
     CapacitySplit, NodeGroupSpec, OnDemandAllocationStrategy, SpotAllocationStrategy,
 };
@@ -63,6 +65,28 @@ pub struct GroupMember {
     pub ready_since: Option<SimTime>,
     /// Node annotation `cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`.
     pub scale_down_disabled: bool,
+    /// The node registered but is not Ready (its kubelet joined, the node
+    /// never became Ready): since when. Such a node takes no pods.
+    pub not_ready_since: Option<SimTime>,
+}
+
+/// How long a registered node may stay not Ready and still count as
+/// starting (`--max-node-startup-time`, clusterstate `MaxNodeStartupTime`).
+pub const MAX_NODE_STARTUP_TIME: SimDuration = SimDuration::from_mins(15);
+
+/// A member's readiness as clusterstate `updateReadinessStats` sorts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Readiness {
+    /// Registered and Ready.
+    Ready,
+    /// Registered, not Ready, within the startup time: still upcoming.
+    NotStarted,
+    /// Registered and not Ready past the startup time.
+    Unready,
+    /// No Node object yet, within `maxNodeProvisionTime` of its launch.
+    Unregistered,
+    /// No Node object `maxNodeProvisionTime` after its launch.
+    LongUnregistered,
 }
 
 /// The live state of one node group (the cloud provider's view).
@@ -85,15 +109,66 @@ impl NodeGroupState {
             .count() as u32
     }
 
-    /// Requested but not yet registered nodes: `target − registered`
-    /// (clusterstate `GetUpcomingNodes`).
-    pub fn upcoming(&self, cluster: &Cluster) -> u32 {
-        self.target_size.saturating_sub(self.registered(cluster))
+    /// Requested nodes not yet there: `target − (ready + unready + long
+    /// unregistered)` (clusterstate `calculateUpcomingNodesInNodeGroup`):
+    /// not-started and unregistered members count, as do instances not
+    /// launched yet. `provision_time` is the group's
+    /// `maxNodeProvisionTime`.
+    pub fn upcoming(
+        &self,
+        cluster: &Cluster,
+        now: SimTime,
+        provision_time: SimDuration,
+        unregistered_since: &BTreeMap<NodeId, SimTime>,
+    ) -> u32 {
+        let there = self
+            .members
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m.readiness(cluster, now, provision_time, unregistered_since),
+                    Readiness::Ready | Readiness::Unready | Readiness::LongUnregistered
+                )
+            })
+            .count() as u32;
+        self.target_size.saturating_sub(there)
     }
 
     /// The member running `node`, if any.
     pub fn member(&self, node: NodeId) -> Option<&GroupMember> {
         self.members.iter().find(|m| m.node == node)
+    }
+}
+
+impl GroupMember {
+    /// The member's readiness at `now`; `provision_time` is the group's
+    /// `maxNodeProvisionTime`, `unregistered_since` when CA first saw each
+    /// instance without a Node object. A member whose node is gone counts
+    /// as unregistered (it leaves the group in the caller's next refresh).
+    pub fn readiness(
+        &self,
+        cluster: &Cluster,
+        now: SimTime,
+        provision_time: SimDuration,
+        unregistered_since: &BTreeMap<NodeId, SimTime>,
+    ) -> Readiness {
+        let Some(node) = cluster.node(self.node) else {
+            return Readiness::Unregistered;
+        };
+        if node.registered {
+            return Readiness::Ready;
+        }
+        match self.not_ready_since {
+            Some(since) if since + MAX_NODE_STARTUP_TIME > now => Readiness::NotStarted,
+            Some(_) => Readiness::Unready,
+            None if unregistered_since
+                .get(&self.node)
+                .is_some_and(|&since| since + provision_time < now) =>
+            {
+                Readiness::LongUnregistered
+            }
+            None => Readiness::Unregistered,
+        }
     }
 }
 

@@ -17,15 +17,16 @@
 //!    A successful simulation is committed: later candidates see the moved
 //!    pods, the cordon and the spent PDB budget.
 //! 3. Unneeded nodes keep their first-seen time; one is removable once
-//!    unneeded for longer than `scaleDownUnneededTime` and its group stays
-//!    above min size counting deletions in progress.
+//!    unneeded for longer than `scaleDownUnneededTime` (a registered node
+//!    that is not Ready past its startup time: `scaleDownUnreadyTime`) and
+//!    its group stays above min size counting deletions in progress.
 //! 4. Budgets: at most `maxScaleDownParallelism` deletions in flight, of
 //!    which `maxDrainParallelism` non-empty; empty nodes first.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::config::{CaConfig, GroupOptions};
-use super::groups::{NodeGroupState, is_mirror};
+use super::groups::{NodeGroupState, Readiness, is_mirror};
 use super::snapshot::Snapshot;
 use super::state::{CaState, DeletionKind};
 use crate::cluster::{Cluster, NodeId, Pod, PodId};
@@ -33,6 +34,10 @@ use crate::kube::resources::ResourceKind;
 use crate::pdb::PdbLimits;
 use crate::time::SimTime;
 
+/// Node annotation that keeps a node from scale-down
+/// (`ScaleDownDisabledAnnotation`).
+pub const SCALE_DOWN_DISABLED_ANNOTATION: &str =
+    "cluster-autoscaler.kubernetes.io/scale-down-disabled";
 /// Pod annotation overriding the drain rules.
 pub const SAFE_TO_EVICT_ANNOTATION: &str = "cluster-autoscaler.kubernetes.io/safe-to-evict";
 /// Pod annotation listing local volumes that may be lost.
@@ -78,6 +83,8 @@ pub enum UnremovableReason {
     NoPlaceToMovePods,
     /// Unneeded, but not for long enough yet.
     NotUnneededLongEnough,
+    /// Unready and unneeded, but not for `scaleDownUnreadyTime` yet.
+    NotUnreadyLongEnough,
     /// The group would go below its min size.
     NodeGroupMinSizeReached,
 }
@@ -338,6 +345,50 @@ pub fn plan_scale_down(snapshot: &mut Snapshot, input: &ScaleDownInput<'_>) -> S
     }
     candidates.sort();
     let mut needs_drain: BTreeMap<NodeId, bool> = BTreeMap::new();
+    // Registered nodes that are not Ready past their startup time: the
+    // kube-scheduler gave them no pods, so nothing moves; they are unneeded
+    // unless an eligibility rule keeps them (clusterstate `Unready`).
+    let mut unready = BTreeSet::new();
+    for g in input.groups {
+        let options = cfg.options_for(&g.name);
+        for m in &g.members {
+            let Some(node) = input.cluster.node(m.node) else {
+                continue;
+            };
+            if m.readiness(
+                input.cluster,
+                input.now,
+                options.max_node_provision_time,
+                &input.state.unregistered_since,
+            ) != Readiness::Unready
+            {
+                continue;
+            }
+            let reason = if node.marked_for_deletion {
+                Some(UnremovableReason::CurrentlyBeingDeleted)
+            } else if m.scale_down_disabled {
+                Some(UnremovableReason::ScaleDownDisabledAnnotation)
+            } else if !underutilized(input.cluster, m.node, &options) {
+                Some(UnremovableReason::NotUnderutilized)
+            } else {
+                None
+            };
+            match reason {
+                Some(reason) => plan.unremovable.push((m.node, reason)),
+                None => {
+                    let since = input
+                        .state
+                        .unneeded_since
+                        .get(&m.node)
+                        .copied()
+                        .unwrap_or(input.now);
+                    plan.unneeded.insert(m.node, since);
+                    needs_drain.insert(m.node, false);
+                    unready.insert(m.node);
+                }
+            }
+        }
+    }
     for (_, _, id) in candidates {
         match simulate_removal(snapshot, input, &mut pdbs, id, &destinations) {
             Ok(moved) => {
@@ -353,7 +404,7 @@ pub fn plan_scale_down(snapshot: &mut Snapshot, input: &ScaleDownInput<'_>) -> S
             Err(reason) => plan.unremovable.push((id, reason)),
         }
     }
-    select_removals(&mut plan, input, &needs_drain);
+    select_removals(&mut plan, input, &needs_drain, &unready);
     plan.unremovable.sort();
     plan
 }
@@ -371,19 +422,29 @@ fn simulate_removal(
         match classify(pod, input.config, pdbs, input.now) {
             PodDrain::Skip => {}
             PodDrain::Move => to_move.push(pid),
+            // A booked request's pod (snapshot only) has no name to give.
+            PodDrain::Block(_) if input.cluster.pod(pid).is_none() => {
+                return Err(UnremovableReason::NoPlaceToMovePods);
+            }
             PodDrain::Block(rule) => {
                 return Err(UnremovableReason::BlockedByPod { pod: pid, rule });
             }
         }
     }
-    // PDB accounting reads the real pods (same ids as in the snapshot).
-    let real: Vec<&Pod> = to_move
+    // PDB accounting reads the real pods (same ids as in the snapshot;
+    // the pods of a booked ProvisioningRequest exist in the snapshot only).
+    let real_ids: Vec<PodId> = to_move
+        .iter()
+        .copied()
+        .filter(|&p| input.cluster.pod(p).is_some())
+        .collect();
+    let real: Vec<&Pod> = real_ids
         .iter()
         .filter_map(|&p| input.cluster.pod(p))
         .collect();
     if let Some(k) = pdbs.first_blocked(&real) {
         return Err(UnremovableReason::BlockedByPod {
-            pod: to_move[k],
+            pod: real_ids[k],
             rule: BlockingRule::NotEnoughPdb,
         });
     }
@@ -406,6 +467,7 @@ fn select_removals(
     plan: &mut ScaleDownPlan,
     input: &ScaleDownInput<'_>,
     needs_drain: &BTreeMap<NodeId, bool>,
+    unready: &BTreeSet<NodeId>,
 ) {
     let cfg = input.config;
     let cluster = input.cluster;
@@ -460,11 +522,22 @@ fn select_removals(
             let Some(g) = input.groups.iter().find(|g| g.member(id).is_some()) else {
                 continue;
             };
-            // Planned nodes are registered, hence Ready: the unready time
-            // (`scaleDownUnreadyTime`) never applies to them.
-            if since + cfg.options_for(&g.name).scale_down_unneeded_time >= input.now {
-                plan.unremovable
-                    .push((id, UnremovableReason::NotUnneededLongEnough));
+            // `RemovableAt`: a Ready node waits the unneeded time, an
+            // unready one the unready time.
+            let options = cfg.options_for(&g.name);
+            let (wait, not_yet) = if unready.contains(&id) {
+                (
+                    options.scale_down_unready_time,
+                    UnremovableReason::NotUnreadyLongEnough,
+                )
+            } else {
+                (
+                    options.scale_down_unneeded_time,
+                    UnremovableReason::NotUnneededLongEnough,
+                )
+            };
+            if since + wait >= input.now {
+                plan.unremovable.push((id, not_yet));
                 continue;
             }
             let min = cfg

@@ -51,6 +51,8 @@ pub enum GroupSkip {
     NoPodFits,
     /// The limiter allowed no node (max-nodes-total).
     NoRoom,
+    /// All or nothing: the group's option leaves pods out.
+    NotAllPodsFit,
 }
 
 /// What the scale-up part of a loop decided.
@@ -91,20 +93,32 @@ pub fn unschedulable_pods(cluster: &Cluster, config: &ValidCaConfig, now: SimTim
     pods.into_iter().map(|(_, _, id)| id).collect()
 }
 
-/// Adds one template copy per upcoming node of each group.
+/// Adds one template copy per upcoming node of each group with an open
+/// scale-up that is not backed off (clusterstate `GetUpcomingNodes`: other
+/// upcoming nodes would make pods look schedulable forever).
 pub fn inject_upcoming(
     snapshot: &mut Snapshot,
     cluster: &Cluster,
+    config: &ValidCaConfig,
     groups: &[NodeGroupState],
     templates: &BTreeMap<String, NodeTemplate>,
+    state: &CaState,
+    now: SimTime,
 ) {
-    for state in groups {
-        let Some(template) = templates.get(&state.name) else {
+    let cfg = config.config();
+    for group in groups {
+        let Some(template) = templates.get(&group.name) else {
             continue;
         };
-        for i in 0..state.upcoming(cluster) {
+        if !state.scale_up_requests.contains_key(&group.name)
+            || state.is_backed_off(&group.name, now)
+        {
+            continue;
+        }
+        let provision_time = cfg.options_for(&group.name).max_node_provision_time;
+        for i in 0..group.upcoming(cluster, now, provision_time, &state.unregistered_since) {
             let mut node = template.node.clone();
-            node.name = format!("upcoming-{}-{i}", state.name);
+            node.name = format!("upcoming-{}-{i}", group.name);
             node.labels.insert(LABEL_HOSTNAME, node.name.clone());
             snapshot.add_node(node, &template.daemon_pods);
         }
@@ -246,41 +260,76 @@ fn target(input: &ScaleUpInput<'_>, group: &str) -> u32 {
 /// Runs the scale-up part of a loop on `snapshot` (which keeps the pods
 /// placed by filter-out-schedulable).
 pub fn plan_scale_up(snapshot: &mut Snapshot, input: &ScaleUpInput<'_>) -> ScaleUpPlan {
-    let cfg = input.config.config();
-    let mut plan = ScaleUpPlan::default();
     let pending = unschedulable_pods(input.cluster, input.config, input.now);
     let (placed, left) = filter_out_schedulable(snapshot, &pending);
+    let mut plan = plan_scale_up_for(snapshot, input, &left, ScaleUpMode::default());
     plan.fit_existing = placed;
-    plan.remaining = left.clone();
+    plan
+}
+
+/// How a scale-up treats its pods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ScaleUpMode {
+    /// Either every pod gets capacity or no node is asked for
+    /// (`allOrNothing`, a best-effort atomic ProvisioningRequest).
+    pub all_or_nothing: bool,
+    /// Scale up even when every pod is new or `maxNodesTotal` is reached
+    /// (`ProvisioningRequestScaleUpEnforcer`, for a request's pods).
+    pub forced: bool,
+}
+
+/// The scale-up part of a loop for `left`, the pods filter-out-schedulable
+/// left (they may be pods that exist only in `snapshot`).
+pub fn plan_scale_up_for(
+    snapshot: &mut Snapshot,
+    input: &ScaleUpInput<'_>,
+    left: &[PodId],
+    mode: ScaleUpMode,
+) -> ScaleUpPlan {
+    let cfg = input.config.config();
+    let mut plan = ScaleUpPlan {
+        remaining: left.to_vec(),
+        ..ScaleUpPlan::default()
+    };
     if left.is_empty() {
         return plan;
     }
     let registered = input.cluster.nodes().filter(|(_, n)| n.registered).count() as u32;
-    if cfg.max_nodes_total > 0 && registered >= cfg.max_nodes_total {
+    if cfg.max_nodes_total > 0 && registered >= cfg.max_nodes_total && !mode.forced {
         return plan;
     }
     let buffer = UNSCHEDULABLE_POD_TIME_BUFFER;
     if left.iter().all(|&id| {
-        input
-            .cluster
+        snapshot
+            .cluster()
             .pod(id)
             .is_some_and(|p| p.created_at + buffer > input.now)
     }) {
         plan.all_pods_new = true;
-        return plan;
+        if !mode.forced {
+            return plan;
+        }
     }
     let all_nodes: u32 = input.cluster.node_count() as u32
         + input
             .groups
             .values()
-            .map(|s| s.upcoming(input.cluster))
+            .map(|s| {
+                let provision_time = cfg.options_for(&s.name).max_node_provision_time;
+                s.upcoming(
+                    input.cluster,
+                    input.now,
+                    provision_time,
+                    &input.state.unregistered_since,
+                )
+            })
             .sum::<u32>();
     let cluster_room = if cfg.max_nodes_total > 0 {
         cfg.max_nodes_total.saturating_sub(all_nodes)
     } else {
         u32::MAX
     };
-    let eq_groups = equivalence_groups(input.cluster, &left);
+    let eq_groups = equivalence_groups(snapshot.cluster(), left);
     // Per valid group: which equivalence groups fit an empty template node.
     let mut valid: Vec<(&str, Vec<usize>)> = Vec::new();
     for spec in &cfg.node_groups {
@@ -359,10 +408,15 @@ pub fn plan_scale_up(snapshot: &mut Snapshot, input: &ScaleUpInput<'_>) -> Scale
             plan.skipped.push((name.to_string(), GroupSkip::NoPodFits));
             continue;
         }
+        if mode.all_or_nothing && est.pods.len() < left.len() {
+            plan.skipped
+                .push((name.to_string(), GroupSkip::NotAllPodsFit));
+            continue;
+        }
         let pod_requests: Resources = est
             .pods
             .iter()
-            .filter_map(|&id| input.cluster.pod(id))
+            .filter_map(|&id| snapshot.cluster().pod(id))
             .map(|p| p.spec.requests)
             .sum();
         plan.options.push(ScaleUpOption {
@@ -384,6 +438,9 @@ pub fn plan_scale_up(snapshot: &mut Snapshot, input: &ScaleUpInput<'_>) -> Scale
     plan.chosen = Some(best);
     let option = &plan.options[best];
     let new_nodes = option.node_count.min(cluster_room);
+    if mode.all_or_nothing && new_nodes < option.node_count {
+        return plan;
+    }
     let fitting = valid
         .iter()
         .find(|(n, _)| *n == option.group)
@@ -393,7 +450,13 @@ pub fn plan_scale_up(snapshot: &mut Snapshot, input: &ScaleUpInput<'_>) -> Scale
         .chain(similar_of(&option.group, &fitting))
         .map(|g| (g.to_string(), target(input, g), room(g)))
         .collect();
-    plan.increases = balance(&mut targets, new_nodes);
+    let increases = balance(&mut targets, new_nodes);
+    let total: u32 = increases.iter().map(|(_, n)| n).sum();
+    // `abortAllOrNothing`: the groups' limits cannot take every node.
+    if mode.all_or_nothing && total < new_nodes {
+        return plan;
+    }
+    plan.increases = increases;
     plan
 }
 

@@ -71,6 +71,16 @@ pub struct CaState {
     /// deletion budgets until the node is gone, whatever its pods do
     /// meanwhile.
     pub deletions_in_progress: BTreeMap<NodeId, DeletionKind>,
+    /// The wait before each ProvisioningRequest not provisioned is tried
+    /// again, by `namespace/name` (the injector's backoff cache).
+    pub provisioning_request_backoff: BTreeMap<String, SimDuration>,
+    /// The next loop with both kinds of pods pending serves a
+    /// ProvisioningRequest (`ProvisioningRequestScaleUpMode`, flipped
+    /// after every scale-up attempt).
+    pub provisioning_request_scale_up_mode: bool,
+    /// When each instance without a Node object was first seen
+    /// (clusterstate `UnregisteredSince`).
+    pub unregistered_since: BTreeMap<NodeId, SimTime>,
 }
 
 /// How a scale-down deletion started.

@@ -396,6 +396,7 @@ pub(super) struct World {
     pub pdbs: PdbLimits,
     pub state: CaState,
     pub launched: u32,
+    pub requests: Vec<super::provisioning::RequestState>,
 }
 
 impl World {
@@ -416,6 +417,7 @@ impl World {
             pdbs: PdbLimits::default(),
             state: CaState::default(),
             launched: 0,
+            requests: Vec::new(),
         }
     }
 
@@ -447,6 +449,7 @@ impl World {
             capacity_type: choice.capacity_type,
             ready_since: registered.then_some(now),
             scale_down_disabled: false,
+            not_ready_since: None,
         });
         id
     }
@@ -461,8 +464,19 @@ impl World {
             state: &self.state,
             now,
             random_choice,
+            provisioning_requests: &self.requests,
         });
         self.state = next_state(&self.state, &actions, now, self.config.config());
+        for u in &actions.provisioning_request_updates {
+            self.requests[u.request].status.set(
+                u.kind,
+                super::provisioning::Condition {
+                    status: u.status,
+                    reason: u.reason,
+                    since: now,
+                },
+            );
+        }
         for a in &actions.actions {
             match a {
                 Action::ScaleUp { group, delta } => {
@@ -472,6 +486,15 @@ impl World {
                 Action::DecreaseTargetSize { group, delta } => {
                     let g = self.groups.iter_mut().find(|g| &g.name == group).unwrap();
                     g.target_size -= delta;
+                }
+                Action::DeleteUnregistered { node } => {
+                    for g in &mut self.groups {
+                        if g.member(*node).is_some() {
+                            g.target_size -= 1;
+                            g.members.retain(|m| m.node != *node);
+                        }
+                    }
+                    self.cluster.remove_node(*node);
                 }
                 Action::RemoveNode { .. } => {}
             }
@@ -553,6 +576,7 @@ fn the_controller_object_decides_as_the_pure_loop() {
             groups: &w.groups,
             pdbs: &w.pdbs,
             now,
+            provisioning_requests: &[],
         };
         let from_object = ca.run_once(&view);
         let pure = w.run(now, index as u64 + 1);

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::SnapshotError;
+use crate::autoscaler::scale_down::SCALE_DOWN_DISABLED_ANNOTATION as ANNOTATION_SCALE_DOWN_DISABLED;
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::cluster::{ClaimLifecycle, DriftedCondition, NodeClaimInfo};
 use crate::karpenter::disruption::drift::{NODEPOOL_HASH_VERSION, nodepool_hash};
@@ -42,6 +43,10 @@ pub const TAINT_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
 const ANNOTATION_NODEPOOL_HASH: &str = "karpenter.sh/nodepool-hash";
 const ANNOTATION_NODEPOOL_HASH_VERSION: &str = "karpenter.sh/nodepool-hash-version";
 const ANNOTATION_DO_NOT_DISRUPT: &str = "karpenter.sh/do-not-disrupt";
+
+fn annotation_true(annotations: &BTreeMap<String, String>, key: &str) -> bool {
+    annotations.get(key).map(String::as_str) == Some("true")
+}
 
 /// A Node item as read.
 #[derive(Debug, Clone)]
@@ -535,6 +540,7 @@ pub(super) fn resolve_nodes(
             zone: facts.zone,
             capacity_type: facts.capacity_type,
             price: facts.price,
+            scale_down_disabled: annotation_true(&raw.annotations, ANNOTATION_SCALE_DOWN_DISABLED),
         });
     }
     // NodeClaims still launching: their instance exists (and is billed)
@@ -601,6 +607,7 @@ pub(super) fn resolve_nodes(
             zone: facts.zone,
             capacity_type: facts.capacity_type,
             price: facts.price,
+            scale_down_disabled: false,
         });
     }
     if not_launched > 0 {

@@ -27,11 +27,16 @@ use super::convert::{self, Ctx, PriorityClasses, RuntimeClassInfo, check_labels}
 use super::error::{ManifestError, Position, Warnings};
 use crate::kube::names::{check_dns_label, check_dns_subdomain, generated_name};
 use crate::kube::pod::DURATION_ANNOTATION;
+use crate::kube::provisioning_request::ProvisioningRequest;
 use crate::kube::resources::ResourceNames;
 use crate::kube::workload::{
     IntOrPercent, JobSpec, PodDisruptionBudget, UnhealthyPodEvictionPolicy, Workload, WorkloadKind,
 };
 use crate::time::duration::parse_go_duration;
+
+#[path = "provreq.rs"]
+mod provreq;
+pub use provreq::PROVISIONING_KINDS;
 
 /// The core kinds this module reads, with the one apiVersion each is read
 /// as. A CronJob is checked like the others but not simulated (scenario
@@ -203,6 +208,8 @@ pub struct CoreManifests {
     pub workloads: Vec<Workload>,
     /// Disruption budgets.
     pub pdbs: Vec<PodDisruptionBudget>,
+    /// ProvisioningRequests, their pod sets resolved.
+    pub provisioning_requests: Vec<ProvisioningRequest>,
 }
 
 /// Collects core documents, then converts them once every RuntimeClass and
@@ -231,8 +238,9 @@ impl CoreReader {
         }
     }
 
-    /// Adds a core document (see [`is_core_kind`]). Class objects are read
-    /// now; everything else when [`CoreReader::finish`] is called.
+    /// Adds a core document (see [`is_core_kind`]) or one of the
+    /// [`PROVISIONING_KINDS`]. Class objects are read now; everything else
+    /// when [`CoreReader::finish`] is called.
     pub fn add(
         &mut self,
         doc: Document,
@@ -311,10 +319,23 @@ impl CoreReader {
         let priority = priority_classes.unwrap_or_else(PriorityClasses::with_builtins);
         let mut out = CoreManifests::default();
         let mut job_without_duration = None;
+        // PodTemplates first: a ProvisioningRequest may come before them.
+        let mut templates = provreq::Templates::new();
+        for doc in pending.iter().filter(|d| d.kind == "PodTemplate") {
+            let mut ctx = ctx(doc, names, warnings, &runtime_classes, &priority);
+            provreq::read_template(&mut ctx, doc, &mut identities, &mut templates)?;
+        }
         for doc in &pending {
             let mut ctx = ctx(doc, names, warnings, &runtime_classes, &priority);
             ctx.pods_bound = pods_bound;
             match doc.kind.as_str() {
+                "PodTemplate" => {}
+                "ProvisioningRequest" => out.provisioning_requests.push(provreq::read_request(
+                    &mut ctx,
+                    doc,
+                    &mut identities,
+                    &templates,
+                )?),
                 "PodDisruptionBudget" => out.pdbs.push(pdb(&mut ctx, doc, &mut identities)?),
                 _ => {
                     let w = workload(&mut ctx, doc, &mut identities)?;

@@ -426,3 +426,82 @@ fn odd_inputs_are_errors_not_panics() {
         assert!(read(text).is_err(), "{text}");
     }
 }
+
+const PROVREQ: &str = "apiVersion: autoscaling.x-k8s.io/v1
+kind: ProvisioningRequest
+metadata:
+  name: train
+  namespace: ml
+spec:
+  provisioningClassName: best-effort-atomic-scale-up.autoscaling.x-k8s.io
+  podSets:
+  - podTemplateRef:
+      name: trainer
+    count: 4
+---
+apiVersion: v1
+kind: PodTemplate
+metadata:
+  name: trainer
+  namespace: ml
+template:
+  spec:
+    containers:
+    - name: t
+      image: t:1
+      resources:
+        requests: {cpu: '2', memory: 4Gi}
+";
+
+/// The ProvisioningRequest CRD (`autoscaling.x-k8s.io/v1` types.go): pod
+/// sets resolve their `podTemplateRef` in the same namespace, even when
+/// the PodTemplate comes later in the file.
+#[test]
+fn a_provisioning_request_resolves_its_pod_templates() {
+    let (core, _) = read(PROVREQ).unwrap();
+    let [req] = core.provisioning_requests.as_slice() else {
+        panic!("one request expected");
+    };
+    assert_eq!((req.namespace.as_str(), req.name.as_str()), ("ml", "train"));
+    assert_eq!(
+        req.class,
+        crate::kube::provisioning_request::ProvisioningClass::BestEffortAtomicScaleUp
+    );
+    assert_eq!(req.pod_count(), 4);
+    assert_eq!(req.pod_sets[0].template.requests.cpu_millis(), 2000);
+    assert!(core.workloads.is_empty(), "a PodTemplate creates no pods");
+}
+
+/// A reference to a PodTemplate that is not there is an error naming the
+/// file, line and field; so are unknown classes, parameters and fields.
+#[test]
+fn provisioning_request_mistakes_are_errors_at_their_field() {
+    let missing = PROVREQ.replace("name: trainer\n    count", "name: traner\n    count");
+    assert_eq!(
+        error(&missing),
+        "m.yaml:10:13: spec.podSets[0].podTemplateRef.name: no PodTemplate \"traner\" in namespace \"ml\" among these manifests (a ProvisioningRequest's PodTemplates are applied with it)"
+    );
+    let class = PROVREQ.replace("best-effort-atomic-scale-up", "queued");
+    assert!(
+        error(&class).starts_with("m.yaml:7:26: spec.provisioningClassName: provisioning class \"queued.autoscaling.x-k8s.io\" is not one Cluster Autoscaler implements"),
+        "{}",
+        error(&class)
+    );
+    let param = PROVREQ.replace(
+        "  podSets:",
+        "  parameters: {ValidUntilSeconds: '60'}\n  podSets:",
+    );
+    assert!(error(&param).contains(
+        "spec.parameters.ValidUntilSeconds: parameter \"ValidUntilSeconds\" is not modelled"
+    ));
+    let zero = PROVREQ.replace("count: 4", "count: 0");
+    assert!(
+        error(&zero).contains("spec.podSets[0].count: count must be from 1 to 100000, found 0")
+    );
+    let typo = PROVREQ.replace("    count: 4", "    count: 4\n    cont: 1");
+    assert!(
+        error(&typo).contains("unknown field \"cont\""),
+        "{}",
+        error(&typo)
+    );
+}

@@ -15,7 +15,9 @@ pub mod error;
 pub mod export;
 pub mod tree;
 
-pub use self::core::{CORE_KINDS, CoreManifests, CoreReader, is_cluster_scoped, is_core_kind};
+pub use self::core::{
+    CORE_KINDS, CoreManifests, CoreReader, PROVISIONING_KINDS, is_cluster_scoped, is_core_kind,
+};
 pub use self::error::{ManifestError, ManifestWarning, Position, Warnings};
 pub use self::tree::{Located, Node, Value};
 

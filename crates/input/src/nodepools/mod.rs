@@ -19,8 +19,8 @@ use self::nodeoverlay::{ReadOverlay, read_nodeoverlay};
 use self::nodepool::{NodePoolSource, read_nodepool};
 use crate::kube::resources::ResourceNames;
 use crate::manifest::{
-    CORE_KINDS, CoreManifests, CoreReader, Document, ManifestError, ManifestWarning, Position,
-    Warnings, is_core_kind, split_documents,
+    CORE_KINDS, CoreManifests, CoreReader, Document, ManifestError, ManifestWarning,
+    PROVISIONING_KINDS, Position, Warnings, is_core_kind, split_documents,
 };
 use crate::nodepool::NodePool;
 
@@ -112,7 +112,9 @@ pub fn load(sources: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
                         ),
                     ));
                 }
-                (api, kind) if is_core_kind(api, kind) => {
+                (api, kind)
+                    if is_core_kind(api, kind) || PROVISIONING_KINDS.contains(&(api, kind)) =>
+                {
                     core.add(doc, &mut out.resource_names, &mut warnings)?
                 }
                 _ => skip_unread_kind(&doc, &mut warnings)?,
@@ -140,7 +142,7 @@ fn duplicate(kind: &str, name: &str, at: &Position, first: &Position) -> Manifes
 
 /// Kinds of Kubernetes and common add-ons that karpsim does not model;
 /// their objects are skipped with one warning per kind.
-const UNMODELLED_KINDS: [&str; 33] = [
+const UNMODELLED_KINDS: [&str; 32] = [
     "APIService",
     "ClusterRole",
     "ClusterRoleBinding",
@@ -162,7 +164,6 @@ const UNMODELLED_KINDS: [&str; 33] = [
     "NodeClaim",
     "PersistentVolume",
     "PersistentVolumeClaim",
-    "PodTemplate",
     "ReplicationController",
     "ResourceQuota",
     "Role",
@@ -182,7 +183,7 @@ const UNMODELLED_KINDS: [&str; 33] = [
 /// kinds are skipped with one warning per kind.
 fn skip_unread_kind(doc: &Document, warnings: &mut Warnings) -> Result<(), ManifestError> {
     let (api, kind) = (doc.api_version.as_str(), doc.kind.as_str());
-    let read_kinds = CORE_KINDS.iter().copied().chain([
+    let read_kinds = CORE_KINDS.iter().copied().chain(PROVISIONING_KINDS).chain([
         ("karpenter.sh/v1", "NodePool"),
         ("karpenter.k8s.aws/v1", "EC2NodeClass"),
         ("karpenter.sh/v1alpha1", "NodeOverlay"),

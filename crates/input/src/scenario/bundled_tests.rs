@@ -6,11 +6,12 @@ use crate::sim::MicroUsd;
 
 /// Bundled scenarios checked by [`bound_holds_for`], one test each so
 /// they run in parallel.
-const BUNDLED: [&str; 10] = [
+const BUNDLED: [&str; 11] = [
     "alibaba-replay",
     "consolidation-day",
     "karpenter-vs-ca",
     "large-week",
+    "provisioning-request",
     "quickstart",
     "realistic-day",
     "savings-plan",
@@ -110,17 +111,50 @@ fn bound_holds_for_large_week_start() {
 
 #[test]
 fn bound_holds_for_quickstart() {
-    bound_holds_for(BUNDLED[4]);
-}
-
-#[test]
-fn bound_holds_for_realistic_day() {
     bound_holds_for(BUNDLED[5]);
 }
 
 #[test]
-fn bound_holds_for_savings_plan() {
+fn bound_holds_for_realistic_day() {
     bound_holds_for(BUNDLED[6]);
+}
+
+#[test]
+fn bound_holds_for_provisioning_request() {
+    bound_holds_for(BUNDLED[4]);
+}
+
+/// The bundled ProvisioningRequest scenario (besteffortatomic
+/// provisioning_class.go): the node group's maxSize of 6 cannot hold the
+/// training Job's 8 one-node pods, so with ProvisioningRequests CA asks
+/// for no node at all and the Job waits whole; without them (CA's default)
+/// the same pods scale the group to its maximum and run 5 then 3; Karpenter
+/// ignores the request.
+#[test]
+fn provisioning_request_scenario_is_all_or_nothing() {
+    use crate::scenario::{BundledRegions, Scenario, prepare};
+    let path = scenarios_dir().join("provisioning-request.yaml");
+    let scenario = Scenario::load(&path, &BundledRegions).unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    let mut seen = Vec::new();
+    for input in &prepared.runs {
+        let out = crate::sim::engine::run(input, &mut |_| {}).unwrap();
+        let s = &out.summary;
+        seen.push((s.variant.clone(), s.peak_nodes, s.pods_unschedulable));
+    }
+    assert_eq!(
+        seen,
+        vec![
+            ("karpenter".to_string(), 2, 0),
+            ("ca-provisioning-requests".to_string(), 1, 8),
+            ("ca-without-provisioning-requests".to_string(), 6, 0),
+        ]
+    );
+}
+
+#[test]
+fn bound_holds_for_savings_plan() {
+    bound_holds_for(BUNDLED[7]);
 }
 
 /// Design node-overlay.md, "Price Adjustment" (the Savings Plan use case):
@@ -156,7 +190,7 @@ fn savings_plan_overlay_moves_launches_and_bills() {
 
 #[test]
 fn bound_holds_for_simkube_replay() {
-    bound_holds_for(BUNDLED[7]);
+    bound_holds_for(BUNDLED[8]);
 }
 
 /// The SimKube replay's pods are the trace's: the 27 Deployments' first
@@ -183,10 +217,10 @@ fn simkube_replay_runs_the_trace_pods() {
 
 #[test]
 fn bound_holds_for_snapshot_day() {
-    bound_holds_for(BUNDLED[8]);
+    bound_holds_for(BUNDLED[9]);
 }
 
 #[test]
 fn bound_holds_for_spot_storm() {
-    bound_holds_for(BUNDLED[9]);
+    bound_holds_for(BUNDLED[10]);
 }

@@ -224,6 +224,14 @@ pub enum Problem {
         /// Line of the first variant's name.
         first_line: u64,
     },
+    /// A time window whose end is not after its start.
+    #[error("until ({until}) must be after from ({from})")]
+    EmptyWindow {
+        /// `from` as written.
+        from: String,
+        /// `until` as written.
+        until: String,
+    },
     /// A workload step at or after the end of the run.
     #[error("{at} is not before the end of the run (duration {duration})")]
     AfterEnd {

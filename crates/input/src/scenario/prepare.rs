@@ -239,6 +239,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
     // The NodeOverlays beside each `nodePools` step's NodePools, by index
     // into `steps`: whether they apply depends on the variant.
     let mut step_overlays: Vec<(usize, Overlays)> = Vec::new();
+    let mut has_requests = false;
     for (index, step) in scenario.workloads.iter().enumerate() {
         let action = match &step.action {
             WorkloadAction::Generate { generator, until } => {
@@ -269,6 +270,20 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                     .map(|w| within_limits(w, manifests))
                     .collect::<Result<Vec<_>, _>>()?;
                 applied.insert(index, objects);
+                if !loaded.core.provisioning_requests.is_empty() {
+                    has_requests = true;
+                    steps.push(Step {
+                        at: step.at,
+                        action: StepAction::ProvisioningRequests {
+                            requests: loaded
+                                .core
+                                .provisioning_requests
+                                .into_iter()
+                                .map(Arc::new)
+                                .collect(),
+                        },
+                    });
+                }
                 StepAction::Apply {
                     workloads: loaded.core.workloads,
                     pdbs: loaded.core.pdbs,
@@ -353,6 +368,9 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                 (Vec::new(), None, Some(load_ca(scenario, &pricing, config)?))
             }
         };
+        if has_requests {
+            warnings.extend(requests_warning(&variant.name, cluster_autoscaler.as_ref()));
+        }
         runs.push(RunInput {
             variant: variant.name.clone(),
             seed: scenario.seed,
@@ -378,6 +396,21 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         warnings: warnings.into_iter().collect(),
         pricing: pricing.identity,
     })
+}
+
+/// What a variant does not do with the scenario's ProvisioningRequests:
+/// Karpenter does not read them (their pods are ordinary pending pods),
+/// and CA reads them only with `enableProvisioningRequests`.
+fn requests_warning(variant: &str, ca: Option<&CaSetup>) -> Option<String> {
+    match ca {
+        None => Some(format!(
+            "variant {variant}: Karpenter does not read ProvisioningRequests; the pods that consume them are provisioned like any pending pod"
+        )),
+        Some(setup) if !setup.config.config().enable_provisioning_requests => Some(format!(
+            "variant {variant}: ProvisioningRequests are ignored without enableProvisioningRequests: true (Cluster Autoscaler's --enable-provisioning-requests, default false); the pods that consume them scale up like any pending pod"
+        )),
+        Some(_) => None,
+    }
 }
 
 /// NodePools with their catalogs, the slot `limits.nodes` was read into,
@@ -455,6 +488,7 @@ fn load_ca(
     pricing: &Pricing,
     config: &super::ClusterAutoscalerConfig,
 ) -> Result<CaSetup, PrepareError> {
+    let config_in = config;
     let catalog = pricing.catalog(&scenario.region, &Default::default())?;
     if let Some(unknown) = config
         .instance_types
@@ -489,7 +523,11 @@ fn load_ca(
             problem: Box::new(Problem::ClusterAutoscaler(err)),
         })
     })?;
-    Ok(CaSetup { config, catalog })
+    Ok(CaSetup {
+        config,
+        catalog,
+        startup_failures: config_in.startup_failures.clone(),
+    })
 }
 
 /// Reads the scenario's spot files, checked against the region's catalog

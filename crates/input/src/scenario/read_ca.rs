@@ -17,6 +17,8 @@ use crate::autoscaler::{
 use crate::kube::taints::{Taint, TaintEffect};
 use crate::scenario::error::{Problem, ScenarioError};
 use crate::scenario::yaml::{Node, Value};
+use crate::sim::engine::{StartupFailure, StartupFailureKind};
+use crate::time::{SimDuration, SimTime};
 
 /// A Cluster Autoscaler variant as read from the scenario file.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +27,8 @@ pub struct ClusterAutoscalerConfig {
     pub config: CaConfig,
     /// Every instance type named by a node group, with where it is written.
     pub instance_types: Vec<WrittenName>,
+    /// Groups whose launches hang (`startupFailure`), by group name.
+    pub startup_failures: BTreeMap<String, StartupFailure>,
 }
 
 const CA_KEYS: Keys = Keys {
@@ -54,6 +58,11 @@ const CA_KEYS: Keys = Keys {
         "scaleDownGpuUtilizationThreshold",
         "scaleDownUnreadyTime",
         "expendablePodsPriorityCutoff",
+        "enableProvisioningRequests",
+        "provisioningRequestInitialBackoffTime",
+        "provisioningRequestMaxBackoffTime",
+        "okTotalUnreadyCount",
+        "maxTotalUnreadyPercentage",
     ],
     reserved: &[],
 };
@@ -73,9 +82,16 @@ const GROUP_KEYS: Keys = Keys {
         "labels",
         "taints",
         "autoscalingOptions",
+        "startupFailure",
     ],
     reserved: &[],
 };
+
+const STARTUP_FAILURE_KEYS: Keys = Keys {
+    valid: &["from", "until", "node"],
+    reserved: &[],
+};
+const STARTUP_FAILURE_NODES: &[&str] = &["Unregistered", "NotReady"];
 
 const OPTION_KEYS: Keys = Keys {
     valid: &[
@@ -156,6 +172,7 @@ impl Reader<'_> {
         let map = self.mapping(node, field, &CA_KEYS)?;
         let mut config = CaConfig::default();
         let mut instance_types = Vec::new();
+        let mut startup_failures = BTreeMap::new();
         let groups_node = self.required(&map, "nodeGroups")?;
         let groups_field = map.field("nodeGroups");
         let Value::Seq(items) = &groups_node.value else {
@@ -176,6 +193,10 @@ impl Reader<'_> {
             if config.node_groups.iter().any(|g| g.name == group.name) {
                 let err = CaConfigError::DuplicateGroup(group.name);
                 return Err(self.ca_problem(item, &group_field, err));
+            }
+            if let Some(n) = item.get("startupFailure") {
+                let failure = self.startup_failure(n, &format!("{group_field}.startupFailure"))?;
+                startup_failures.insert(group.name.clone(), failure);
             }
             config.node_groups.push(group);
         }
@@ -210,7 +231,7 @@ impl Reader<'_> {
         if let Some(node) = map.get("priorities") {
             config.priorities = self.priorities(node, &map.field("priorities"))?;
         }
-        let durations: [(&str, &mut crate::time::SimDuration); 7] = [
+        let durations: [(&str, &mut crate::time::SimDuration); 9] = [
             (
                 "scaleDownUnneededTime",
                 &mut config.scale_down_unneeded_time,
@@ -230,13 +251,21 @@ impl Reader<'_> {
             ("maxNodeProvisionTime", &mut config.max_node_provision_time),
             ("newPodScaleUpDelay", &mut config.new_pod_scale_up_delay),
             ("scaleDownUnreadyTime", &mut config.scale_down_unready_time),
+            (
+                "provisioningRequestInitialBackoffTime",
+                &mut config.provisioning_request_initial_backoff,
+            ),
+            (
+                "provisioningRequestMaxBackoffTime",
+                &mut config.provisioning_request_max_backoff,
+            ),
         ];
         for (key, slot) in durations {
             if let Some(node) = map.get(key) {
                 *slot = self.duration(node, &map.field(key))?;
             }
         }
-        let flags: [(&str, &mut bool); 7] = [
+        let flags: [(&str, &mut bool); 8] = [
             ("scaleDownEnabled", &mut config.scale_down_enabled),
             (
                 "balanceSimilarNodeGroups",
@@ -262,13 +291,18 @@ impl Reader<'_> {
                 "enforceNodeGroupMinSize",
                 &mut config.enforce_node_group_min_size,
             ),
+            (
+                "enableProvisioningRequests",
+                &mut config.enable_provisioning_requests,
+            ),
         ];
         for (key, slot) in flags {
             if let Some(node) = map.get(key) {
                 *slot = self.flag(node, &map.field(key))?;
             }
         }
-        let counts: [(&str, &mut u32); 4] = [
+        let counts: [(&str, &mut u32); 5] = [
+            ("okTotalUnreadyCount", &mut config.ok_total_unready_count),
             ("maxNodesTotal", &mut config.max_nodes_total),
             ("maxNodesPerScaleUp", &mut config.max_nodes_per_scale_up),
             (
@@ -298,6 +332,10 @@ impl Reader<'_> {
             config.scale_down_gpu_utilization_threshold =
                 self.threshold(node, &map.field("scaleDownGpuUtilizationThreshold"))?;
         }
+        if let Some(node) = map.get("maxTotalUnreadyPercentage") {
+            let f = map.field("maxTotalUnreadyPercentage");
+            config.max_total_unready_percentage = self.unsigned(node, &f, 100)? as f64;
+        }
         if let Some(node) = map.get("terminationHandler") {
             config.termination_handler =
                 match self.one_of(node, &map.field("terminationHandler"), TERMINATION_HANDLERS)? {
@@ -309,6 +347,42 @@ impl Reader<'_> {
         Ok(ClusterAutoscalerConfig {
             config,
             instance_types,
+            startup_failures,
+        })
+    }
+
+    /// A group's `startupFailure`: the instances it launches from `from`
+    /// (default the start) until `until` (default the end) never become
+    /// Ready nodes.
+    fn startup_failure(&self, node: &Node, field: &str) -> Result<StartupFailure, ScenarioError> {
+        let map = self.mapping(node, field, &STARTUP_FAILURE_KEYS)?;
+        let from = match map.get("from") {
+            Some(n) => self.duration(n, &map.field("from"))?,
+            None => SimDuration::ZERO,
+        };
+        let until = match map.get("until") {
+            Some(n) => {
+                let until = self.duration(n, &map.field("until"))?;
+                if until <= from {
+                    let problem = Problem::EmptyWindow {
+                        from: map.get("from").map_or("0".to_string(), |f| self.raw(f)),
+                        until: self.raw(n),
+                    };
+                    return Err(self.invalid(n.position, &map.field("until"), problem));
+                }
+                Some(SimTime::ZERO + until)
+            }
+            None => None,
+        };
+        let kind_node = self.required(&map, "node")?;
+        let kind = match self.one_of(kind_node, &map.field("node"), STARTUP_FAILURE_NODES)? {
+            "NotReady" => StartupFailureKind::NotReady,
+            _ => StartupFailureKind::Unregistered,
+        };
+        Ok(StartupFailure {
+            from: SimTime::ZERO + from,
+            until,
+            kind,
         })
     }
 

@@ -864,7 +864,7 @@ fn bundled_scenarios_prepare() {
         }
     }
     names.sort();
-    assert_eq!(names.len(), 10, "{names:?}");
+    assert_eq!(names.len(), 11, "{names:?}");
 }
 
 /// `variants:` is required unless the caller brings the variants

@@ -312,3 +312,178 @@ fn a_ca_variant_prepares_into_a_ca_run() {
     assert_eq!(ca.config.config().node_groups[0].name, "g");
     assert!(ca.catalog.get("m5.xlarge").is_some());
 }
+
+/// The ProvisioningRequest and cluster-health flags read under CA's flag
+/// names with CA's defaults (`--enable-provisioning-requests` false,
+/// backoff 1m/10m, `--ok-total-unready-count` 3,
+/// `--max-total-unready-percentage` 45).
+#[test]
+fn provisioning_request_and_health_flags_read_with_defaults() {
+    let read = |extra: &str| {
+        let scenario = parse_ca(&format!("{GROUP}{extra}")).unwrap();
+        let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+            panic!("not a CA variant");
+        };
+        ca.config.clone()
+    };
+    let d = read("");
+    assert!(!d.enable_provisioning_requests);
+    assert_eq!(
+        d.provisioning_request_initial_backoff,
+        SimDuration::from_mins(1)
+    );
+    assert_eq!(
+        d.provisioning_request_max_backoff,
+        SimDuration::from_mins(10)
+    );
+    assert_eq!(
+        (d.ok_total_unready_count, d.max_total_unready_percentage),
+        (3, 45.0)
+    );
+    let set = read(
+        "      enableProvisioningRequests: true\n      provisioningRequestInitialBackoffTime: 30s\n      provisioningRequestMaxBackoffTime: 5m\n      okTotalUnreadyCount: 0\n      maxTotalUnreadyPercentage: 10\n",
+    );
+    assert!(set.enable_provisioning_requests);
+    assert_eq!(
+        set.provisioning_request_initial_backoff,
+        SimDuration::from_secs(30)
+    );
+    assert_eq!(
+        set.provisioning_request_max_backoff,
+        SimDuration::from_mins(5)
+    );
+    assert_eq!(
+        (set.ok_total_unready_count, set.max_total_unready_percentage),
+        (0, 10.0)
+    );
+    let err = ca_error(&format!("{GROUP}      maxTotalUnreadyPercentage: 101\n"));
+    assert!(err.contains("maxTotalUnreadyPercentage"), "{err}");
+}
+
+/// A group's `startupFailure`: the window of launches that hang and how.
+#[test]
+fn startup_failure_reads_a_window_and_a_node_state() {
+    let block = "      nodeGroups:\n        - name: g\n          instanceTypes: [m5.xlarge]\n          maxSize: 5\n          startupFailure: {from: 2h, until: 3h, node: NotReady}\n        - {name: h, instanceTypes: [m5.xlarge], maxSize: 5, startupFailure: {node: Unregistered}}\n";
+    let scenario = parse_ca(block).unwrap();
+    let Provisioner::ClusterAutoscaler(ca) = &scenario.variants[0].provisioner else {
+        panic!("not a CA variant");
+    };
+    let g = ca.startup_failures["g"];
+    assert_eq!(
+        g.from,
+        crate::time::SimTime::ZERO + SimDuration::from_hours(2)
+    );
+    assert_eq!(
+        g.until,
+        Some(crate::time::SimTime::ZERO + SimDuration::from_hours(3))
+    );
+    assert_eq!(g.kind, crate::sim::engine::StartupFailureKind::NotReady);
+    let h = ca.startup_failures["h"];
+    assert_eq!((h.from, h.until), (crate::time::SimTime::ZERO, None));
+    assert_eq!(h.kind, crate::sim::engine::StartupFailureKind::Unregistered);
+    let empty = ca_error(
+        "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, startupFailure: {from: 2h, until: 1h, node: NotReady}}\n",
+    );
+    assert!(
+        empty.contains("startupFailure.until: until (1h) must be after from (2h)"),
+        "{empty}"
+    );
+    let kind = ca_error(
+        "      nodeGroups:\n        - {name: g, instanceTypes: [m5.xlarge], maxSize: 5, startupFailure: {node: Broken}}\n",
+    );
+    assert!(kind.contains("startupFailure.node"), "{kind}");
+}
+
+/// A Cluster Autoscaler variant over a cluster snapshot takes the nodes of
+/// its node groups as members, as CA knows an ASG's instances: by the
+/// node-group label (the fixture's `system` node) or, for a group that
+/// declares labels, by those labels with its instance type and zone (the
+/// fixture's unmanaged m5.large in us-east-1c). Its scale-down may then
+/// remove them, unless the node object carries
+/// `cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`
+/// (scale-down eligibility `ScaleDownDisabledAnnotation`); Karpenter's
+/// nodes stay outside every group (`NotAutoscaled`).
+#[test]
+fn snapshot_nodes_of_node_groups_are_adopted_by_a_ca_variant() {
+    let fixture = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/snapshots/small.yaml"
+    ));
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let run = |snapshot: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("snap.yaml"), snapshot).unwrap();
+        let scenario = "duration: 40m\ninitialState: snap.yaml\nvariants:\n  - name: ca\n    clusterAutoscaler:\n      nodeGroups:\n        - {name: system, instanceTypes: [m5.large], zones: [us-east-1a], maxSize: 3}\n        - {name: batch, instanceTypes: [m5.large], zones: [us-east-1c], maxSize: 3, labels: {kubernetes.io/arch: amd64}}\n";
+        std::fs::write(dir.path().join("s.yaml"), scenario).unwrap();
+        let scenario = Scenario::load(&dir.path().join("s.yaml"), &BundledRegions).unwrap();
+        let prepared = prepare(&scenario, None).unwrap();
+        crate::sim::engine::run(&prepared.runs[0], &mut |_| {}).unwrap()
+    };
+    let reasons = |out: &crate::sim::engine::RunOutput, node: &str| -> Vec<String> {
+        out.scale_down
+            .as_ref()
+            .unwrap()
+            .iter()
+            .filter(|r| r.node == node)
+            .map(|r| r.reason.clone())
+            .collect()
+    };
+    let adopted = |out: &crate::sim::engine::RunOutput, node: &str| {
+        out.events.iter().any(|e| {
+            e.reason == "Adopted"
+                && e.object == format!("node/{node}")
+                && e.message.contains("(Cluster Autoscaler)")
+        })
+    };
+    let system = "ip-10-0-2-20.ec2.internal";
+    let plain = run(&text);
+    assert!(adopted(&plain, system));
+    assert!(adopted(&plain, "ip-10-0-3-30.ec2.internal"));
+    assert!(!adopted(&plain, "ip-10-0-1-10.ec2.internal"));
+    assert!(!reasons(&plain, system).contains(&"NotAutoscaled".to_string()));
+    assert_eq!(
+        reasons(&plain, "ip-10-0-1-10.ec2.internal")
+            .first()
+            .map(String::as_str),
+        Some("NotAutoscaled")
+    );
+    let marked = "      node.alpha.kubernetes.io/ttl: '0'\n      volumes.kubernetes.io/controller-managed-attach-detach: 'true'\n    creationTimestamp: '2026-11-01T00:00:00Z'";
+    assert!(text.contains(marked));
+    let disabled_text = text.replacen(
+        marked,
+        &marked.replacen(
+            "\n",
+            "\n      cluster-autoscaler.kubernetes.io/scale-down-disabled: 'true'\n",
+            1,
+        ),
+        1,
+    );
+    let disabled = run(&disabled_text);
+    assert_eq!(
+        reasons(&disabled, system),
+        vec!["ScaleDownDisabledAnnotation".to_string()]
+    );
+    let removed = |out: &crate::sim::engine::RunOutput| {
+        out.events
+            .iter()
+            .any(|e| e.reason == "ScaleDown" && e.object == format!("node/{system}"))
+    };
+    assert!(!removed(&disabled));
+    // Empty (DaemonSet pods only): removed after the 10 min unneeded time,
+    // at the first loop past it.
+    let removal = plain
+        .events
+        .iter()
+        .find(|e| e.reason == "ScaleDown" && e.object == format!("node/{system}"))
+        .map(|e| e.time);
+    assert_eq!(
+        removal,
+        Some(crate::time::SimTime::ZERO + SimDuration::from_secs(610))
+    );
+    // The label-matched node is a member too: judged, here kept by a PDB.
+    assert!(
+        reasons(&plain, "ip-10-0-3-30.ec2.internal")[0].starts_with("BlockedByPod"),
+        "{:?}",
+        reasons(&plain, "ip-10-0-3-30.ec2.internal")
+    );
+}

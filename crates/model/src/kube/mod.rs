@@ -5,6 +5,7 @@
 pub mod labels;
 pub mod names;
 pub mod pod;
+pub mod provisioning_request;
 pub mod quantity;
 pub mod requirements;
 pub mod resources;

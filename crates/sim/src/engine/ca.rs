@@ -15,18 +15,32 @@
 //! `RemoveNode` taints the node and drains it through the termination
 //! path (an empty node drains at once), then terminates the instance.
 //!
+//! ProvisioningRequests applied by a step are kept here with the
+//! conditions CA sets on them (each change, and each attempt's outcome, is
+//! an event of the request); Karpenter runs ignore them.
+//!
+//! A group's `startupFailure` makes its launches in a window hang: an
+//! `Unregistered` instance never gets a Node object (billed until CA
+//! deletes it as long unregistered), a `NotReady` one registers after the
+//! launch latency but never turns Ready (no pod binds; CA sees it as not
+//! started, then unready, and removes it after `scaleDownUnreadyTime`).
+//!
 //! Simplified: the ASG does not replace instances below its desired
-//! capacity on its own (outside capacity-rebalance), and the unregistered
-//! instances given up by `DecreaseTargetSize` keep running until they
-//! register, then count as group members.
+//! capacity on its own (outside capacity-rebalance).
 
+use std::sync::Arc;
+
+use crate::autoscaler::provisioning::{Condition, ConditionUpdate, RequestState};
 use crate::autoscaler::{
     Action, CaView, ClusterAutoscaler, GroupMember, NodeGroupState, UnremovableReason,
     ValidCaConfig, groups,
 };
 use crate::cloud::Catalog;
+use crate::kube::provisioning_request::ProvisioningRequest;
+
+use super::{InitialNode, NodeOwner};
 use crate::pdb::PdbLimits;
-use crate::scheduler::NodeId;
+use crate::scheduler::{NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
 
 use super::{Engine, EngineError, Event, EventType};
@@ -46,6 +60,37 @@ pub struct CaSetup {
     pub config: ValidCaConfig,
     /// The region's catalog, restricted to the scenario's zones.
     pub catalog: Catalog,
+    /// Groups whose launches hang, by group name.
+    pub startup_failures: std::collections::BTreeMap<String, StartupFailure>,
+}
+
+/// Launches of a group that never become Ready nodes (a broken launch
+/// template, AMI or bootstrap script), from `from` until `until`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StartupFailure {
+    /// First launch affected.
+    pub from: SimTime,
+    /// Launches from here on start normally; `None`: to the end.
+    pub until: Option<SimTime>,
+    /// How the instance hangs.
+    pub kind: StartupFailureKind,
+}
+
+/// How a hanging instance looks to Kubernetes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartupFailureKind {
+    /// The kubelet never joins: no Node object (CA: unregistered).
+    Unregistered,
+    /// The Node registers but never turns Ready (CA: not started, then
+    /// unready).
+    NotReady,
+}
+
+impl StartupFailure {
+    /// Whether a launch at `at` hangs.
+    pub fn covers(&self, at: SimTime) -> bool {
+        at >= self.from && self.until.is_none_or(|u| at < u)
+    }
 }
 
 /// One row of `scaledown.csv`: why a node was not removed.
@@ -73,6 +118,16 @@ pub(super) struct CaRun {
     pub(super) unremovable: Vec<UnremovableRecord>,
     /// Instances launched per group (names are never reused).
     launched_per_group: std::collections::BTreeMap<String, u64>,
+    /// The ProvisioningRequests created so far, in creation order, with
+    /// the conditions CA set.
+    pub(super) requests: Vec<RequestState>,
+    /// Pods already told they consume a request (the event is written
+    /// once per pod; upstream repeats it every loop).
+    consuming_told: std::collections::BTreeSet<PodId>,
+    /// Launched instances that hang, with how.
+    hanging: std::collections::BTreeMap<NodeId, StartupFailureKind>,
+    /// The last loop found the cluster unhealthy (logged on change).
+    unhealthy: bool,
 }
 
 impl CaRun {
@@ -94,6 +149,10 @@ impl CaRun {
             last_reason: Default::default(),
             unremovable: Vec::new(),
             launched_per_group: Default::default(),
+            requests: Vec::new(),
+            consuming_told: Default::default(),
+            hanging: Default::default(),
+            unhealthy: false,
         }
     }
 }
@@ -144,8 +203,39 @@ impl Engine<'_> {
             groups: &ca.groups,
             pdbs: &pdbs,
             now,
+            provisioning_requests: &ca.requests,
         });
         let mut acted = false;
+        for group in &actions.timed_out_scale_ups {
+            let wait = setup
+                .config
+                .config()
+                .options_for(group)
+                .max_node_provision_time;
+            self.log(
+                EventType::Warning,
+                "ScaleUpTimedOut",
+                format!("nodegroup/{group}"),
+                format!("Nodes added to group {group} failed to register within {wait}; the group is backed off"),
+            );
+        }
+        let was_unhealthy = self
+            .autoscaler
+            .ca_mut()
+            .map(|ca| std::mem::replace(&mut ca.unhealthy, actions.cluster_unhealthy))
+            .unwrap_or(false);
+        if actions.cluster_unhealthy && !was_unhealthy {
+            self.log(
+                EventType::Warning,
+                "ClusterUnhealthy",
+                "cluster-autoscaler".to_string(),
+                "Cluster is unhealthy: too many unready nodes; Cluster Autoscaler halts scale-up and scale-down".to_string(),
+            );
+        }
+        self.ca_request_outcomes(
+            &actions.provisioning_request_updates,
+            &actions.pods_consuming_requests,
+        );
         // Reasons, on change, for scaledown.csv and events.
         let texts: Vec<(NodeId, String)> = actions
             .unremovable
@@ -233,6 +323,25 @@ impl Engine<'_> {
                         format!("Nodes did not register within maxNodeProvisionTime; target size decreased by {delta}"),
                     );
                 }
+                Action::DeleteUnregistered { node } => {
+                    let name = self.node_name(*node);
+                    self.log(
+                        EventType::Normal,
+                        "DeleteUnregistered",
+                        format!("node/{name}"),
+                        format!("Removed unregistered node {name}"),
+                    );
+                    if let Some(ca) = self.autoscaler.ca_mut()
+                        && let Some(g) = ca
+                            .groups
+                            .iter_mut()
+                            .find(|g| g.members.iter().any(|m| m.node == *node))
+                    {
+                        g.target_size = g.target_size.saturating_sub(1);
+                        g.members.retain(|m| m.node != *node);
+                    }
+                    self.start_termination(*node, "cluster-autoscaler unregistered node")?;
+                }
                 Action::RemoveNode { node, empty } => {
                     acted = true;
                     let name = self.node_name(*node);
@@ -265,6 +374,187 @@ impl Engine<'_> {
         // A loop at the same instant would see the same cluster only when
         // nothing changed; `acted` always changed it.
         self.wake_ca(next)
+    }
+
+    /// A hanging instance's Node registered: with
+    /// [`StartupFailureKind::NotReady`] it stays NotReady (no pods bind)
+    /// and CA sees it as registered from now; returns whether it hangs.
+    pub(super) fn ca_registers_not_ready(&mut self, node: NodeId) -> bool {
+        let now = self.now();
+        let Some(ca) = self.autoscaler.ca_mut() else {
+            return false;
+        };
+        if ca.hanging.get(&node) != Some(&StartupFailureKind::NotReady) {
+            return false;
+        }
+        for m in ca.groups.iter_mut().flat_map(|g| g.members.iter_mut()) {
+            if m.node == node {
+                m.not_ready_since = Some(now);
+            }
+        }
+        let name = self.node_name(node);
+        self.log(
+            EventType::Warning,
+            "NodeNotReady",
+            format!("node/{name}"),
+            "Node registered but its kubelet never reports Ready".to_string(),
+        );
+        true
+    }
+
+    /// The node group of a snapshot node in a Cluster Autoscaler run: the
+    /// group named by its node-group label (`eks.amazonaws.com/nodegroup`,
+    /// `alpha.eksctl.io/nodegroup-name`), else the first group that
+    /// declares labels, all carried by the node, and lists its instance
+    /// type and zone (CA on AWS knows membership from the ASG; a snapshot
+    /// has only the node). Karpenter's nodes belong to none.
+    pub(super) fn ca_group_of_snapshot_node(&self, initial: &InitialNode) -> Option<String> {
+        let setup = self.input.cluster_autoscaler.as_ref()?;
+        if initial.node.claim.is_some() || initial.owner == NodeOwner::Karpenter {
+            return None;
+        }
+        let groups = &setup.config.config().node_groups;
+        if let NodeOwner::NodeGroup(name) = &initial.owner
+            && groups.iter().any(|g| &g.name == name)
+        {
+            return Some(name.clone());
+        }
+        groups
+            .iter()
+            .find(|g| {
+                !g.labels.is_empty()
+                    && g.labels
+                        .iter()
+                        .all(|(k, v)| initial.node.labels.get(k) == Some(v.as_str()))
+                    && g.instance_types.contains(&initial.instance_type)
+                    && g.zones.contains(&initial.zone)
+            })
+            .map(|g| g.name.clone())
+    }
+
+    /// Makes a snapshot node a member of `group`: it counts in the group's
+    /// size, may serve as its template, and scale-down may remove it
+    /// (unless annotated `scale-down-disabled`).
+    pub(super) fn ca_adopt_snapshot_node(
+        &mut self,
+        node: NodeId,
+        group: &str,
+        initial: &InitialNode,
+    ) {
+        let ready_since = initial.node.registered.then_some(initial.node.created_at);
+        let Some(g) = self.ca_group_mut(group) else {
+            return;
+        };
+        g.target_size += 1;
+        g.members.push(GroupMember {
+            node,
+            instance_type: initial.instance_type.clone(),
+            zone: initial.zone.clone(),
+            capacity_type: initial.capacity_type,
+            ready_since,
+            scale_down_disabled: initial.scale_down_disabled,
+            not_ready_since: None,
+        });
+    }
+
+    /// ProvisioningRequests applied by a step: a Cluster Autoscaler run
+    /// keeps them for its loops (a request already there keeps its spec,
+    /// which the API server makes immutable); Karpenter ignores them.
+    pub(super) fn add_provisioning_requests(&mut self, requests: &[Arc<ProvisioningRequest>]) {
+        let now = self.now();
+        let Some(ca) = self.autoscaler.ca_mut() else {
+            return;
+        };
+        for request in requests {
+            let exists = ca.requests.iter().any(|r| {
+                r.request.namespace == request.namespace && r.request.name == request.name
+            });
+            if !exists {
+                ca.requests.push(RequestState {
+                    request: request.clone(),
+                    created_at: now,
+                    status: Default::default(),
+                });
+            }
+        }
+    }
+
+    /// Writes the conditions a loop set on ProvisioningRequests back to
+    /// them, logging each change of status or reason, and tells pods that
+    /// consume a request why they triggered no scale-up.
+    fn ca_request_outcomes(&mut self, updates: &[ConditionUpdate], consuming: &[PodId]) {
+        let now = self.now();
+        let mut notes = Vec::new();
+        if let Some(ca) = self.autoscaler.ca_mut() {
+            for update in updates {
+                let Some(state) = ca.requests.get_mut(update.request) else {
+                    continue;
+                };
+                let before = state.status.get(update.kind);
+                state.status.set(
+                    update.kind,
+                    Condition {
+                        status: update.status,
+                        reason: update.reason,
+                        since: now,
+                    },
+                );
+                // Every attempt's outcome is logged; other conditions
+                // when they change.
+                let changed =
+                    before.is_none_or(|c| c.status != update.status || c.reason != update.reason);
+                if changed || update.kind == crate::autoscaler::ConditionType::Provisioned {
+                    notes.push((state.key(), update.clone()));
+                }
+            }
+        }
+        for (key, update) in notes {
+            let failed = update.kind == crate::autoscaler::ConditionType::Failed
+                || (update.kind == crate::autoscaler::ConditionType::Provisioned && !update.status);
+            self.log(
+                if failed {
+                    EventType::Warning
+                } else {
+                    EventType::Normal
+                },
+                update.kind.name(),
+                format!("provisioningrequest/{key}"),
+                format!(
+                    "Status condition transitioned, Type: {}, Status: {}, Reason: {}: {}",
+                    update.kind.name(),
+                    if update.status { "True" } else { "False" },
+                    update.reason,
+                    update.message
+                ),
+            );
+        }
+        let mut new_pods = Vec::new();
+        if let Some(ca) = self.autoscaler.ca_mut() {
+            for &pod in consuming {
+                if ca.consuming_told.insert(pod) {
+                    new_pods.push(pod);
+                }
+            }
+        }
+        for pod in new_pods {
+            let Some(name) = self
+                .cluster
+                .pod(pod)
+                .and_then(|p| crate::kube::provisioning_request::consumed_request(&p.spec))
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            let namespace = self.pod_meta[pod.0 as usize].namespace.clone();
+            self.log(
+                EventType::Normal,
+                "NotTriggerScaleUp",
+                self.pod_object(pod),
+                format!(
+                    "Unschedulable pod didn't trigger scale-up, because it's consuming ProvisioningRequest {namespace}/{name}"
+                ),
+            );
+        }
     }
 
     fn ca_group_mut(&mut self, group: &str) -> Option<&mut NodeGroupState> {
@@ -368,7 +658,20 @@ impl Engine<'_> {
                 reason,
             )?;
             let latency = self.input.launch_latency.sample(&mut self.latency_rng);
-            self.schedule(now + latency, Event::NodeReady(node_id))?;
+            let hang = setup
+                .startup_failures
+                .get(group)
+                .filter(|f| f.covers(now))
+                .map(|f| f.kind);
+            if let Some(kind) = hang
+                && let Some(ca) = self.autoscaler.ca_mut()
+            {
+                ca.hanging.insert(node_id, kind);
+            }
+            // An instance whose kubelet never joins has no registration.
+            if hang != Some(StartupFailureKind::Unregistered) {
+                self.schedule(now + latency, Event::NodeReady(node_id))?;
+            }
             self.ca_track_spot(
                 node_id,
                 &choice.instance_type,
@@ -382,6 +685,7 @@ impl Engine<'_> {
                 capacity_type: choice.capacity_type,
                 ready_since: None,
                 scale_down_disabled: false,
+                not_ready_since: None,
             });
             self.log(
                 EventType::Normal,

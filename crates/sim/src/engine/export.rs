@@ -47,6 +47,11 @@ impl Engine<'_> {
                 capacity_type: record
                     .map_or(crate::cloud::CapacityType::OnDemand, |r| r.capacity_type()),
                 price: record.map_or(crate::cloud::Price::ZERO, |r| r.launch_price()),
+                scale_down_disabled: self
+                    .autoscaler
+                    .ca()
+                    .and_then(|ca| ca.groups.iter().find_map(|g| g.member(id)))
+                    .is_some_and(|m| m.scale_down_disabled),
             });
         }
         let terminating_pods = self

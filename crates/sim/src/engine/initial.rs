@@ -5,9 +5,12 @@
 //! instants before the start, negative in simulated time) and are billed
 //! from t = 0. Pods keep their nodes; the workloads that own them adopt
 //! them (a Deployment with three replicas and three running pods creates
-//! nothing). Only Karpenter's nodes carry a NodeClaim: nodes of managed
-//! node groups and unmanaged nodes host pods and count for topology, and
-//! no autoscaler of the run ever removes them.
+//! nothing). Only Karpenter's nodes carry a NodeClaim. A Cluster
+//! Autoscaler run takes the nodes of its node groups as the groups'
+//! members (see [`Engine::ca_group_of_snapshot_node`]), so its scale-down
+//! may remove them; other nodes (other node groups, unmanaged nodes, and
+//! every non-Karpenter node of a Karpenter run) host pods and count for
+//! topology, and no autoscaler of the run removes them.
 
 use std::sync::Arc;
 
@@ -77,6 +80,9 @@ pub struct InitialNode {
     pub capacity_type: CapacityType,
     /// Hourly price it is billed at ($0 when the catalog lacks its type).
     pub price: Price,
+    /// Node annotation
+    /// `cluster-autoscaler.kubernetes.io/scale-down-disabled: "true"`.
+    pub scale_down_disabled: bool,
 }
 
 impl InitialNode {
@@ -196,11 +202,14 @@ impl Engine<'_> {
                 *counter = (*counter).max(number);
             }
         }
+        // A Cluster Autoscaler run takes the nodes of its node groups as
+        // their members (billed under the group).
+        let adopted = self.ca_group_of_snapshot_node(initial);
         let billing = self
             .ledger
             .launch(crate::ledger::NodeLaunch {
                 node_name: node.name.clone(),
-                pool: initial.billing_pool(),
+                pool: adopted.clone().unwrap_or_else(|| initial.billing_pool()),
                 capacity_type: initial.capacity_type,
                 launched_at: SimTime::ZERO,
                 price: initial.price,
@@ -245,13 +254,17 @@ impl Engine<'_> {
                 initial.capacity_type,
                 initial.zone,
                 initial.price.decimal(),
-                match &initial.owner {
-                    NodeOwner::Karpenter => "karpenter".to_string(),
-                    NodeOwner::NodeGroup(group) => format!("node group {group}"),
-                    NodeOwner::Unmanaged => "nothing (unmanaged)".to_string(),
+                match (&adopted, &initial.owner) {
+                    (Some(group), _) => format!("node group {group} (Cluster Autoscaler)"),
+                    (None, NodeOwner::Karpenter) => "karpenter".to_string(),
+                    (None, NodeOwner::NodeGroup(group)) => format!("node group {group}"),
+                    (None, NodeOwner::Unmanaged) => "nothing (unmanaged)".to_string(),
                 }
             ),
         );
+        if let Some(group) = adopted {
+            self.ca_adopt_snapshot_node(node_id, &group, initial);
+        }
         Ok(node_id)
     }
 

@@ -91,6 +91,7 @@ use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, NodePoolContext, Provisioner,
     ProvisioningInput, SchedulingResult,
 };
+use crate::kube::provisioning_request::ProvisioningRequest;
 use crate::kube::resources::ResourceKind;
 use crate::kube::workload::{PodDisruptionBudget, Workload};
 use crate::nodepool::NodePool;
@@ -105,7 +106,7 @@ use super::queue::{EventQueue, ScheduleError};
 use super::rng::{RngStreams, SimRng, Stream};
 use super::time::{SimDuration, SimTime};
 
-pub use ca::{CaSetup, SCAN_INTERVAL, UnremovableRecord};
+pub use ca::{CaSetup, SCAN_INTERVAL, StartupFailure, StartupFailureKind, UnremovableRecord};
 pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
 pub use event_log::EventSink;
 pub use export::ClusterExport;
@@ -250,6 +251,12 @@ pub enum StepAction {
     Delete {
         /// The object.
         target: Target,
+    },
+    /// Create these ProvisioningRequests (read by Cluster Autoscaler
+    /// variants that enable them; Karpenter does not read them).
+    ProvisioningRequests {
+        /// The requests, their pod sets resolved.
+        requests: Vec<Arc<ProvisioningRequest>>,
     },
     /// Replace the NodePools (a NodePool change: nodes it no longer matches
     /// drift; NodeClaims of NodePools that are gone are deleted).

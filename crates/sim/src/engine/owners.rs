@@ -54,6 +54,9 @@ impl Engine<'_> {
                 None => self.not_found(target, "scale"),
             },
             StepAction::Delete { target } => self.delete(target)?,
+            StepAction::ProvisioningRequests { requests } => {
+                self.add_provisioning_requests(requests)
+            }
             StepAction::NodePools {
                 nodepools,
                 node_count_resource,
@@ -637,6 +640,12 @@ impl Engine<'_> {
         if node.registered {
             return Ok(());
         }
+        if self.ca_registers_not_ready(node_id) {
+            return self.touch();
+        }
+        let Some(node) = self.cluster.node_mut(node_id) else {
+            return Ok(());
+        };
         node.registered = true;
         node.initialized = true;
         if let Some(claim) = &node.claim {

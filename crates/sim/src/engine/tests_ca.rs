@@ -28,6 +28,7 @@ fn ca_input(manifests: &str, duration: SimDuration, config: CaConfig) -> RunInpu
     run.cluster_autoscaler = Some(CaSetup {
         config: config.validate(&catalog).unwrap(),
         catalog,
+        startup_failures: Default::default(),
     });
     run
 }
@@ -348,4 +349,100 @@ fn an_asg_short_of_one_pool_launches_in_the_next() {
     assert!(none.nodeclaims.is_empty());
     assert!(none.summary.launch_failures >= 1);
     assert!(!events(&none, "FailedToScaleUpGroup").is_empty());
+}
+
+/// A launch that never registers (core/static_autoscaler.go
+/// `removeOldUnregisteredNodes`, clusterstate `updateScaleRequests`): the
+/// instance launched at 10 s stays without a Node object; at 15 min 10 s
+/// its scale-up times out (5 min backoff) and a loop later the instance,
+/// unregistered since 10 s too, is terminated. After the backoff the
+/// group is tried again, and its launches start normally once the
+/// failure window (the first 20 min) is over.
+#[test]
+fn instances_that_never_register_are_deleted_and_backed_off() {
+    let config = CaConfig {
+        node_groups: vec![group("general", &["m5.large"], 10)],
+        ..CaConfig::default()
+    };
+    let mut run = ca_input(
+        &deployment("web", 1, "700m"),
+        SimDuration::from_hours(1),
+        config,
+    );
+    if let Some(setup) = run.cluster_autoscaler.as_mut() {
+        setup.startup_failures.insert(
+            "general".to_string(),
+            StartupFailure {
+                from: SimTime::ZERO,
+                until: Some(SimTime::ZERO + SimDuration::from_mins(20)),
+                kind: StartupFailureKind::Unregistered,
+            },
+        );
+    }
+    let out = ca_run(&run);
+    let timed_out = events(&out, "ScaleUpTimedOut");
+    assert_eq!(
+        timed_out[0].time,
+        SimTime::ZERO + SimDuration::from_secs(15 * 60 + 20)
+    );
+    let deleted = events(&out, "DeleteUnregistered");
+    assert_eq!(
+        deleted[0].time,
+        SimTime::ZERO + SimDuration::from_secs(15 * 60 + 30)
+    );
+    let first = &out.nodeclaims[0];
+    assert_eq!(first.ready_at, None);
+    assert!(first.deleted_at.is_some());
+    // Backed off until 20 min 20 s; the next launch (after the window)
+    // comes up and takes the pod.
+    let last = out.nodeclaims.last().unwrap();
+    assert!(last.launched_at > SimTime::ZERO + SimDuration::from_secs(20 * 60 + 20));
+    assert!(last.ready_at.is_some());
+    assert_eq!(out.summary.pods_unschedulable, 0);
+}
+
+/// A launch whose Node registers but never turns Ready: no pod binds to
+/// it; it is upcoming for `MaxNodeStartupTime` (15 min) after it
+/// registered, then unready, and CA removes it once it has been unneeded
+/// for `scaleDownUnreadyTime` (20 min) (clusterstate `TestNotStarted`,
+/// unneeded/nodes.go `RemovableAt`).
+#[test]
+fn nodes_that_never_turn_ready_are_removed_after_the_unready_time() {
+    let config = CaConfig {
+        node_groups: vec![group("general", &["m5.large"], 1)],
+        ..CaConfig::default()
+    };
+    let mut run = ca_input(
+        &deployment("web", 1, "700m"),
+        SimDuration::from_hours(1),
+        config,
+    );
+    if let Some(setup) = run.cluster_autoscaler.as_mut() {
+        setup.startup_failures.insert(
+            "general".to_string(),
+            StartupFailure {
+                from: SimTime::ZERO,
+                until: None,
+                kind: StartupFailureKind::NotReady,
+            },
+        );
+    }
+    let out = ca_run(&run);
+    let registered = events(&out, "NodeNotReady");
+    // Launched at 10 s, registered (NotReady) 30 s later.
+    assert_eq!(
+        registered[0].time,
+        SimTime::ZERO + SimDuration::from_secs(40)
+    );
+    let node = &out.nodeclaims[0];
+    let removed = node.deleted_at.expect("removed as unready");
+    // Unready from 15m40s, seen at the 15m50s loop, removable after
+    // 20 min more: the loop at 35m50s... plus the 5 s minimum drain.
+    let after = removed.saturating_duration_since(SimTime::ZERO);
+    assert!(
+        after > SimDuration::from_secs(35 * 60 + 50)
+            && after <= SimDuration::from_secs(36 * 60 + 10),
+        "removed at {after}"
+    );
+    assert_eq!(out.summary.pods_scheduled, 0);
 }

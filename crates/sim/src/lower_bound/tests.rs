@@ -485,6 +485,7 @@ fn node_group_types_follow_zones_and_capacity_split() {
     let setup = engine::CaSetup {
         config: config.validate(&catalog).unwrap(),
         catalog: catalog.clone(),
+        startup_failures: Default::default(),
     };
     let types = node_group_types(&setup);
     let offerings = |i: usize| -> Vec<(&str, CapacityType)> {
