@@ -187,6 +187,7 @@ fn realistic_scenario_parses_into_expected_struct() {
         ],
         pricing_snapshot: None,
         initial_state: None,
+        capacity_reservations: Vec::new(),
         spot: SpotConfig::default(),
     };
     assert_eq!(scenario, expected);

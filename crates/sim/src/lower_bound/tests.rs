@@ -309,6 +309,7 @@ fn one_type_input(instance_type: &str, manifests: &str, duration: SimDuration) -
             pool: one_type_pool(instance_type),
             catalog: catalog(),
         }],
+        reservations: Vec::new(),
         capacity_shortages: BTreeSet::new(),
         initial: None,
         snapshot_at: None,

@@ -288,6 +288,7 @@ impl SimulationView {
         let setup = SolveSetup {
             prepared,
             stop_early,
+            reserved_fallback: true,
         };
         let mut result = solve_with_closure(&provisioning, setup, existing, closure, &closed);
         self.reject_uninitialized_destinations(input.cluster, &mut result, quiet.is_none());

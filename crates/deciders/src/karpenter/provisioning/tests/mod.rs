@@ -249,6 +249,7 @@ impl World {
         let setup = SolveSetup {
             prepared: None,
             stop_early,
+            ..SolveSetup::default()
         };
         super::scheduler::solve(&input, setup)
     }
