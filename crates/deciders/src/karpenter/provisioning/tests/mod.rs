@@ -4,6 +4,7 @@
 
 mod digest;
 mod launch;
+mod reserved;
 mod scheduling;
 mod topology;
 
@@ -232,6 +233,23 @@ impl World {
         };
         let setup = SolveSetup {
             prepared,
+            ..SolveSetup::default()
+        };
+        super::scheduler::solve(&input, setup)
+    }
+
+    /// Solves in upstream's reserved-capacity fallback mode (disruption's
+    /// simulations).
+    pub fn solve_fallback(&self) -> SchedulingResult {
+        let input = ProvisioningInput {
+            cluster: &self.cluster,
+            nodepools: &self.contexts(),
+            daemonsets: &self.daemonsets,
+            pods: &self.pending,
+            node_count_resource: self.node_count_resource,
+        };
+        let setup = SolveSetup {
+            reserved_fallback: true,
             ..SolveSetup::default()
         };
         super::scheduler::solve(&input, setup)
