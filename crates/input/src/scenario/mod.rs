@@ -123,6 +123,8 @@ mod bundled_tests;
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
+mod reservations_tests;
+#[cfg(test)]
 mod settings_tests;
 #[cfg(test)]
 mod tests;

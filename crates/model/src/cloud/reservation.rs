@@ -242,4 +242,64 @@ mod tests {
         assert_eq!(block.expiring_at(), Some(SimTime::from_millis(1_200_000)));
         assert_eq!(block.hourly_charge(), Price::from_micros(384_000));
     }
+
+    /// aws instancetype suite_test.go reserved offerings and
+    /// reserved_capacity_resolver.go: one reserved offering per selected
+    /// reservation, in its zone, priced as free, available while
+    /// instances are left; the type's requirements gain `reserved` and the
+    /// reservation id, and types without one say the keys do not exist.
+    #[test]
+    fn reserved_offerings_are_generated_per_reservation() {
+        use crate::cloud::CapacityType;
+        use crate::kube::labels::{LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_TYPE};
+        let mut catalog = crate::cloud::fake::instance_types(3);
+        let mut r = reservation("cr-a", &[]);
+        r.instance_type = "fake-it-1".to_string();
+        r.zone = "test-zone-2".to_string();
+        catalog.add_reservations([&r]);
+        let it = catalog.get("fake-it-1").unwrap();
+        let reserved: Vec<_> = it
+            .offerings
+            .iter()
+            .filter(|o| o.capacity_type == CapacityType::Reserved)
+            .collect();
+        assert_eq!(reserved.len(), 1);
+        assert_eq!(reserved[0].zone, "test-zone-2");
+        assert_eq!(reserved[0].price, Price::ZERO);
+        assert!(reserved[0].available);
+        assert_eq!(reserved[0].reservation.unwrap().capacity, 2);
+        assert_eq!(reserved[0].reservation.unwrap().rank, it.on_demand_price);
+        let index = catalog
+            .instance_types()
+            .iter()
+            .position(|t| t.name() == "fake-it-1")
+            .unwrap();
+        let reqs = &catalog.type_requirements()[index];
+        assert!(reqs.get(LABEL_CAPACITY_TYPE).unwrap().has("reserved"));
+        assert!(reqs.get(LABEL_CAPACITY_RESERVATION_ID).unwrap().has("cr-a"));
+        let other = &catalog.type_requirements()[(index + 1) % 3];
+        assert!(
+            !other
+                .get(LABEL_CAPACITY_RESERVATION_ID)
+                .unwrap()
+                .has("cr-a")
+        );
+        assert_eq!(
+            catalog.cheapest_price(index, CapacityType::Reserved),
+            Some(Price::ZERO)
+        );
+        // Used up: unavailable, and no longer a capacity type the type offers.
+        assert!(catalog.set_reservation("cr-a", 0, false));
+        let reqs = &catalog.type_requirements()[index];
+        assert!(!reqs.get(LABEL_CAPACITY_TYPE).unwrap().has("reserved"));
+        assert_eq!(catalog.cheapest_price(index, CapacityType::Reserved), None);
+        // A slot released: available again; expiring: gone for good.
+        assert!(catalog.set_reservation("cr-a", 1, false));
+        assert_eq!(
+            catalog.cheapest_price(index, CapacityType::Reserved),
+            Some(Price::ZERO)
+        );
+        assert!(catalog.set_reservation("cr-a", 1, true));
+        assert_eq!(catalog.cheapest_price(index, CapacityType::Reserved), None);
+    }
 }

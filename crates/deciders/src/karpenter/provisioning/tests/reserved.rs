@@ -70,12 +70,20 @@ fn shouldnt_fallback_to_on_demand_or_spot_when_compatible_reserved_offerings_are
     let ct = claim.requirements.get(LABEL_CAPACITY_TYPE).unwrap();
     assert_eq!(ct.values(), ["reserved"]);
     assert_eq!(result.deferred.len(), 2, "{result:?}");
-    assert!(result.errors.iter().all(|(_, e)| e.contains("reserved offering")));
+    assert!(
+        result
+            .errors
+            .iter()
+            .all(|(_, e)| e.contains("reserved offering"))
+    );
     let catalog = &world.pools[0].1;
     let launch = choose_offering(claim, catalog).unwrap();
     assert_eq!(launch.capacity_type, CapacityType::Reserved);
     assert_eq!(launch.reservation, Some("cr-small"));
-    assert_eq!(catalog.instance_types()[launch.instance_type].name(), "fake-it-1");
+    assert_eq!(
+        catalog.instance_types()[launch.instance_type].name(),
+        "fake-it-1"
+    );
     assert_eq!(launch.price, Price::ZERO);
 
     // The small reservation is used: the next solve reserves the medium.
@@ -184,7 +192,10 @@ fn fallback_mode_joins_pods_and_releases_the_reservation() {
     let strict = world.solve();
     assert_eq!(strict.deferred.len(), 1, "{strict:?}");
     let result = world.solve_fallback();
-    assert!(result.deferred.is_empty() && result.errors.is_empty(), "{result:?}");
+    assert!(
+        result.deferred.is_empty() && result.errors.is_empty(),
+        "{result:?}"
+    );
     assert_eq!(result.new_nodeclaims.len(), 1);
     assert_eq!(result.new_nodeclaims[0].pods.len(), 2);
     assert!(reserved_ids(&result.new_nodeclaims[0]).is_empty());
