@@ -46,6 +46,8 @@
 //!   events: [{at: 5h, instanceTypes: [c6a.xlarge], fraction: 0.5, unavailableFor: 30m}]
 //! spotPriceHistory: prices.csv   # optional, JSON or CSV
 //! pricingSnapshot: prices/us-east-1.json   # optional: `karpsim pricing` output
+//! capacityReservations:       # optional; schema in src/scenario/read_reservations.rs
+//!   - {id: cr-0a1b2c3d, instanceType: m6i.xlarge, zone: us-east-1a, count: 10, tags: {team: web}}
 //! ```
 //!
 //! Rules, beyond the types:

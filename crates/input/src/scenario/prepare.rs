@@ -731,7 +731,13 @@ fn pools_from(
         }
         let usable = restrict_zones(&catalog, &scenario.zones);
         let allowed = filter_instance_types(pool, &usable);
-        if allowed.allowed.is_empty() {
+        // A pool that may launch into capacity reservations gets those
+        // offerings per variant, once the reservations are added.
+        let may_reserve = class.is_some_and(|c| !c.capacity_reservation_terms.is_empty())
+            && template_requirements(pool)
+                .get(LABEL_CAPACITY_TYPE)
+                .is_some_and(|r| r.has(crate::cloud::CapacityType::Reserved.label()));
+        if allowed.allowed.is_empty() && !may_reserve {
             let detail = unknown
                 .first()
                 .map(|message| format!(" ({message})"))

@@ -269,3 +269,30 @@ fn capacity_block_end_interrupts_its_nodes_forty_minutes_early() {
     assert!(out.events.iter().any(|e| e.reason == "CapacityReservationExpiring"
         && e.time.as_millis() == 80 * 60_000));
 }
+
+/// core scheduling suite "Reserved Instance Types": a NodePool allowed
+/// only `reserved` launches as many nodes as the reservation has
+/// instances, and the pod left over stays pending (nothing to fall back
+/// to); the pool is accepted although the region offers nothing
+/// `reserved` without the reservation.
+#[test]
+fn reserved_only_pool_launches_no_more_than_the_count() {
+    let pool = pool_yaml("    - id: cr-1\n").replace("[reserved, on-demand]", "[reserved]");
+    let prepared = prepared(
+        &format!("{HEAD}duration: 1h\ncapacityReservations:\n  - {{id: cr-1, instanceType: m6i.xlarge, zone: us-east-1a, count: 1}}\n{VARIANTS}"),
+        &pool,
+    )
+    .unwrap();
+    assert!(
+        !prepared
+            .warnings
+            .iter()
+            .any(|w| w.contains("offered as reserved")),
+        "{:?}",
+        prepared.warnings
+    );
+    let out = run(&prepared.runs[0], &mut |_| {}).unwrap();
+    assert_eq!(out.nodeclaims.len(), 1, "{:?}", out.nodeclaims);
+    assert_eq!(out.nodeclaims[0].capacity_type, CapacityType::Reserved);
+    assert_eq!(out.summary.pods_unschedulable, 1);
+}
