@@ -89,6 +89,7 @@ fn run_input(snapshot: &Snapshot) -> RunInput {
                 catalog: catalog.clone(),
             })
             .collect(),
+        reservations: Vec::new(),
         capacity_shortages: Default::default(),
         initial: Some(Arc::new(snapshot.state.clone())),
         snapshot_at: None,

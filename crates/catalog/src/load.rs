@@ -121,6 +121,7 @@ fn build(
                 price: od_price,
                 available: true,
                 interruption_band: None,
+                reservation: None,
             })
             .collect();
         let spot_sold = match spec.usage_classes {
@@ -138,6 +139,7 @@ fn build(
                     price,
                     available: true,
                     interruption_band: type_advice.map(|a| a.band),
+                    reservation: None,
                 })
             }));
         } else if let (true, Some(advice)) = (spot_sold, type_advice) {
@@ -150,6 +152,7 @@ fn build(
                 price,
                 available: true,
                 interruption_band: Some(advice.band),
+                reservation: None,
             }));
         }
         types.push(InstanceType {

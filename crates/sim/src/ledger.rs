@@ -25,6 +25,13 @@
 //! The rate sampler ([`CostLedger::hourly_rate_at`]) reports the list price of
 //! nodes running at an instant; integrating it gives the ledger's cost except
 //! for the 60 s minimum top-ups of short-lived nodes.
+//!
+//! **Fixed charges** are paid whatever runs: a capacity reservation costs
+//! its instances' price from the start of the run until it ends, used or
+//! not, while the nodes launched into it are billed at 0. A charge is one
+//! rate over one interval, rounded half up once, counted in the total and
+//! under its capacity type (not under any pool), and in the fleet's $/h
+//! while it lasts; no 60 s minimum applies.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -259,10 +266,46 @@ pub enum LedgerError {
     },
 }
 
+/// Handle to one fixed charge in a [`CostLedger`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ChargeId(usize);
+
+/// A rate paid from `from` until `until` (or now), whatever runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixedCharge {
+    /// What it pays for (`capacity-reservation/cr-…`).
+    pub label: String,
+    /// Counted under this capacity type.
+    pub capacity_type: CapacityType,
+    /// When it starts.
+    pub from: SimTime,
+    /// When it ended, if it has.
+    pub until: Option<SimTime>,
+    /// Per hour.
+    pub rate: Price,
+}
+
+impl FixedCharge {
+    /// What it has cost by `now` (or its end), rounded half up.
+    pub fn cost(&self, now: SimTime) -> MicroUsd {
+        let end = self.until.unwrap_or(now).min(now).max(self.from);
+        let ms = end.saturating_duration_since(self.from).as_millis();
+        let exact = i128::from(self.rate.micros()) * i128::from(ms);
+        let micros = (exact + MS_PER_HOUR / 2) / MS_PER_HOUR;
+        MicroUsd(i64::try_from(micros).unwrap_or(i64::MAX))
+    }
+
+    fn in_force(&self, at: SimTime) -> bool {
+        at >= self.from && self.until.is_none_or(|end| at < end)
+    }
+}
+
 /// All billing records of one run, with running totals.
 #[derive(Debug, Clone, Default)]
 pub struct CostLedger {
     records: Vec<BillingRecord>,
+    /// Fixed charges, in the order they were made.
+    charges: Vec<FixedCharge>,
     /// Records not yet terminated, in launch order.
     open: BTreeSet<usize>,
     /// Totals over terminated records.
@@ -340,6 +383,42 @@ impl CostLedger {
         Ok(cost)
     }
 
+    /// Starts a fixed charge of `rate` per hour at `from` (see the module
+    /// doc).
+    pub fn charge(
+        &mut self,
+        label: String,
+        capacity_type: CapacityType,
+        from: SimTime,
+        rate: Price,
+    ) -> Result<ChargeId, LedgerError> {
+        check_price(&label, rate)?;
+        self.current_rate = self.current_rate.saturating_add(rate.micros());
+        self.charges.push(FixedCharge {
+            label,
+            capacity_type,
+            from,
+            until: None,
+            rate,
+        });
+        Ok(ChargeId(self.charges.len() - 1))
+    }
+
+    /// Ends a fixed charge at `at`; ending it again changes nothing.
+    pub fn end_charge(&mut self, id: ChargeId, at: SimTime) {
+        if let Some(charge) = self.charges.get_mut(id.0)
+            && charge.until.is_none()
+        {
+            charge.until = Some(at.max(charge.from));
+            self.current_rate = self.current_rate.saturating_sub(charge.rate.micros());
+        }
+    }
+
+    /// Every fixed charge, in the order made.
+    pub fn charges(&self) -> &[FixedCharge] {
+        &self.charges
+    }
+
     /// One record.
     pub fn record(&self, id: BillingId) -> Option<&BillingRecord> {
         self.records.get(id.0)
@@ -361,18 +440,27 @@ impl CostLedger {
     }
 
     /// Totals as of `now`: terminated nodes plus running ones as if
-    /// terminated at `now`.
+    /// terminated at `now`, plus the fixed charges up to `now`.
     pub fn totals_at(&self, now: SimTime) -> CostTotals {
         let mut totals = self.closed.clone();
         for &index in &self.open {
             let record = &self.records[index];
             totals.add(record, record.cost(now));
         }
+        for charge in &self.charges {
+            let cost = charge.cost(now);
+            totals.total += cost;
+            *totals
+                .by_capacity_type
+                .entry(charge.capacity_type)
+                .or_default() += cost;
+        }
         totals
     }
 
-    /// Sum of the latest prices of the running nodes: the fleet's $/h after
-    /// every change recorded so far. O(1); sample it as the clock advances.
+    /// Sum of the latest prices of the running nodes and of the fixed
+    /// charges in force: the fleet's $/h after every change recorded so
+    /// far. O(1); sample it as the clock advances.
     pub fn current_hourly_rate(&self) -> Price {
         Price::from_micros(self.current_rate)
     }
@@ -381,11 +469,20 @@ impl CostLedger {
     /// running at `at` (launched at or before it, not yet terminated). Scans
     /// every record; for sampling past instants.
     pub fn hourly_rate_at(&self, at: SimTime) -> Price {
-        self.hourly_rate_at_where(at, |_| true)
+        let charges = self
+            .charges
+            .iter()
+            .filter(|c| c.in_force(at))
+            .fold(0i64, |sum, c| sum.saturating_add(c.rate.micros()));
+        Price::from_micros(
+            self.hourly_rate_at_where(at, |_| true)
+                .micros()
+                .saturating_add(charges),
+        )
     }
 
-    /// Like [`Self::hourly_rate_at`], restricted to records `include` accepts
-    /// (e.g. one capacity type or one pool).
+    /// Like [`Self::hourly_rate_at`] without the fixed charges, restricted
+    /// to records `include` accepts (e.g. one capacity type or one pool).
     pub fn hourly_rate_at_where(
         &self,
         at: SimTime,

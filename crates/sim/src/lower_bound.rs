@@ -51,6 +51,21 @@
 //! geometry), so [`Covering::rate`] is a scan over a handful of candidates.
 //! Types of price zero make a resource free: its constraint then costs
 //! nothing to meet.
+//!
+//! # Capacity reservations
+//!
+//! A reservation is paid whether it is used or not (the ledger's fixed
+//! charge), and its instances cost nothing more: for the covering it is a
+//! *bounded* free supply, `count × (cpu_r, mem_r)`. With covering
+//! constraints and zero cost, using all of it is optimal, so the rate is
+//! the fixed charges in force plus the covering of what the reservations
+//! leave, `max(0, C − Σ count·cpu_r)` and the same for memory, by the other
+//! types. A reservation counts while some NodePool may launch into it and
+//! it is not expiring; after that only the reserved nodes still running on
+//! it count (at their allocatable). Reserved offerings and reserved nodes
+//! are never covering types themselves (their price 0 would make every
+//! resource free). The running nodes still cover the bound pods (those on
+//! reserved nodes within the supply), so the bound stays a floor.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -314,7 +329,7 @@ pub fn nodepool_types(pools: &[PoolSetup], catalogs: &[Catalog]) -> Vec<Launchab
             let offerings: Vec<_> = it
                 .offerings
                 .iter()
-                .filter(|o| o.available && o.is_compatible(&template))
+                .filter(|o| o.available && o.reservation.is_none() && o.is_compatible(&template))
                 .map(|o| (o.zone.to_string(), o.capacity_type, o.price))
                 .collect();
             if !offerings.is_empty() {
@@ -328,6 +343,61 @@ pub fn nodepool_types(pools: &[PoolSetup], catalogs: &[Catalog]) -> Vec<Launchab
         }
     }
     out
+}
+
+/// The reservations some NodePool of `pools` may launch into, with the
+/// allocatable CPU and memory of one of their instances (the largest over
+/// the pools' catalogs): reserved offerings of types the pool admits,
+/// compatible with its template, whether or not instances are left.
+pub fn reservable(pools: &[PoolSetup], catalogs: &[Catalog]) -> BTreeMap<&'static str, (i64, i64)> {
+    let mut out: BTreeMap<&'static str, (i64, i64)> = BTreeMap::new();
+    for (setup, catalog) in pools.iter().zip(catalogs) {
+        if !catalog
+            .instance_types()
+            .iter()
+            .any(|it| it.offerings.iter().any(|o| o.reservation.is_some()))
+        {
+            continue;
+        }
+        let template = template_requirements(&setup.pool);
+        // Used-up reservations count too: their offerings come back.
+        let mut whole = catalog.clone();
+        let ids: Vec<&'static str> = catalog
+            .instance_types()
+            .iter()
+            .flat_map(|it| it.offerings.iter().filter_map(|o| o.reservation))
+            .map(|r| r.id)
+            .collect();
+        for id in ids {
+            whole.set_reservation(id, 1, false);
+        }
+        for index in filter_instance_types(&setup.pool, &whole).allowed {
+            let Some(it) = whole.instance_types().get(index) else {
+                continue;
+            };
+            for o in &it.offerings {
+                if let Some(r) = o.reservation
+                    && o.is_compatible(&template)
+                {
+                    let entry = out.entry(r.id).or_default();
+                    entry.0 = entry.0.max(it.allocatable.cpu_millis());
+                    entry.1 = entry.1.max(it.allocatable.memory_bytes());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One reservation as the bound counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Reservation {
+    /// Instances it holds.
+    count: u32,
+    /// One instance's allocatable, when some NodePool may launch into it.
+    launchable: Option<(i64, i64)>,
+    /// Expiring: only its running nodes count.
+    expiring: bool,
 }
 
 /// The types Cluster Autoscaler's node groups may launch: each group's
@@ -393,6 +463,12 @@ pub struct BoundTracker {
     covering: Option<Covering>,
     /// Last demand solved and its rate (µ$/h, rounded down).
     solved: Option<((i64, i64), i64)>,
+    /// The variant's capacity reservations, by id.
+    reservations: BTreeMap<&'static str, Reservation>,
+    /// Reserved nodes running: their reservation and allocatable.
+    reserved_nodes: BTreeMap<NodeId, (&'static str, i64, i64)>,
+    /// The fixed charges in force (µ$/h).
+    fixed_rate: i64,
     /// ∫ rate dt, in micro-USD·ms per hour.
     integral: i128,
 }
@@ -463,6 +539,9 @@ impl BoundTracker {
 
     /// A node stopped running.
     pub fn node_removed(&mut self, node: NodeId) {
+        if self.reserved_nodes.remove(&node).is_some() {
+            self.solved = None;
+        }
         let Some(entry) = self.running.remove(&node) else {
             return;
         };
@@ -497,6 +576,93 @@ impl BoundTracker {
         })
     }
 
+    /// The variant's reservations (id, instances): each counts as supply
+    /// while [`BoundTracker::set_reservable`] says a NodePool may launch
+    /// into it.
+    pub fn set_reservations(
+        &mut self,
+        reservations: impl IntoIterator<Item = (&'static str, u32)>,
+    ) {
+        self.reservations = reservations
+            .into_iter()
+            .map(|(id, count)| {
+                let r = Reservation {
+                    count,
+                    ..Reservation::default()
+                };
+                (id, r)
+            })
+            .collect();
+        self.solved = None;
+    }
+
+    /// Which reservations the NodePools in force may launch into, with one
+    /// instance's allocatable ([`reservable`]).
+    pub fn set_reservable(&mut self, reservable: &BTreeMap<&'static str, (i64, i64)>) {
+        for (id, r) in &mut self.reservations {
+            r.launchable = reservable.get(id).copied();
+        }
+        self.solved = None;
+    }
+
+    /// A reservation began expiring: from now on only its running nodes
+    /// count.
+    pub fn reservation_expiring(&mut self, id: &str) {
+        if let Some(r) = self.reservations.get_mut(id) {
+            r.expiring = true;
+        }
+        self.solved = None;
+    }
+
+    /// A node launched into reservation `id` started running.
+    pub fn reserved_node_added(
+        &mut self,
+        node: NodeId,
+        id: &'static str,
+        cpu_millis: i64,
+        memory_bytes: i64,
+    ) {
+        self.reserved_nodes
+            .insert(node, (id, cpu_millis, memory_bytes));
+        self.solved = None;
+    }
+
+    /// The fixed charges in force changed to `rate` per hour.
+    pub fn set_fixed_rate(&mut self, rate: Price) {
+        self.fixed_rate = rate.micros();
+        self.solved = None;
+    }
+
+    /// The CPU and memory the reservations supply for free.
+    fn reserved_supply(&self) -> (i64, i64) {
+        let mut running: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+        for (id, cpu, memory) in self.reserved_nodes.values() {
+            let entry = running.entry(id).or_default();
+            entry.0 += cpu;
+            entry.1 += memory;
+        }
+        let mut supply = (0i64, 0i64);
+        for (id, r) in &self.reservations {
+            let on_nodes = running.remove(id).unwrap_or_default();
+            let whole = match r.launchable {
+                Some((cpu, memory)) if !r.expiring => (
+                    cpu.saturating_mul(i64::from(r.count)),
+                    memory.saturating_mul(i64::from(r.count)),
+                ),
+                _ => (0, 0),
+            };
+            supply.0 = supply.0.saturating_add(whole.0.max(on_nodes.0));
+            supply.1 = supply.1.saturating_add(whole.1.max(on_nodes.1));
+        }
+        // Nodes of reservations the variant does not list (none in a
+        // prepared run) still hold their pods.
+        for (cpu, memory) in running.values() {
+            supply.0 = supply.0.saturating_add(*cpu);
+            supply.1 = supply.1.saturating_add(*memory);
+        }
+        supply
+    }
+
     /// The bound's rate for this demand in the current state, micro-USD per
     /// hour rounded down.
     pub fn rate(&mut self, cpu_millis: i64, memory_bytes: i64) -> i64 {
@@ -506,7 +672,12 @@ impl BoundTracker {
         {
             return rate;
         }
-        let rate = floor_rate(self.covering().rate(cpu_millis, memory_bytes));
+        let (free_cpu, free_memory) = self.reserved_supply();
+        let covered = floor_rate(self.covering().rate(
+            cpu_millis.saturating_sub(free_cpu).max(0),
+            memory_bytes.saturating_sub(free_memory).max(0),
+        ));
+        let rate = covered.saturating_add(self.fixed_rate);
         self.solved = Some((demand, rate));
         rate
     }

@@ -269,8 +269,10 @@ fn catalog_values<'c>(catalog: &'c Catalog, key: &str) -> BTreeSet<&'c str> {
         LABEL_TOPOLOGY_ZONE_ID => types
             .flat_map(|t| t.offerings.iter().map(|o| o.zone_id))
             .collect(),
+        // `reserved` comes from capacity reservations, not the region.
         LABEL_CAPACITY_TYPE => types
             .flat_map(|t| t.offerings.iter().map(|o| o.capacity_type.label()))
+            .chain([crate::cloud::CapacityType::Reserved.label()])
             .collect(),
         _ => types.filter_map(|t| t.label(key)).collect(),
     }

@@ -1,5 +1,7 @@
 //! `karpenter.k8s.aws/v1` EC2NodeClass, read into the
 //! [`NodeClassSettings`] that shape a node's capacity and allocatable.
+//! `spec.capacityReservationSelectorTerms` is read into the terms that pick
+//! the scenario's capacity reservations the NodeClass may launch into.
 //! Unknown fields are errors; real fields that karpsim does not model
 //! (subnets, security groups, IAM, tags, user data, ...) get one warning each.
 
@@ -12,6 +14,7 @@ use super::nodepool::{At, RawObject, object_name};
 use crate::cloud::nodeclass::{
     AmiFamily, InstanceStorePolicy, KubeletSettings, NodeClassSettings, Reserved, Threshold,
 };
+use crate::cloud::reservation::ReservationSelectorTerm;
 use crate::kube::quantity::Quantity;
 use crate::manifest::{Document, Located, ManifestError, Position, Warnings};
 
@@ -24,6 +27,8 @@ pub struct Ec2NodeClass {
     pub position: Position,
     /// What shapes capacity.
     pub settings: NodeClassSettings,
+    /// `spec.capacityReservationSelectorTerms` (empty: no reservation).
+    pub capacity_reservation_terms: Vec<ReservationSelectorTerm>,
 }
 
 type Unmodelled = Option<Located<IgnoredAny>>;
@@ -40,7 +45,7 @@ struct RawSpec {
     instance_store_policy: Option<Located<String>>,
     subnet_selector_terms: Unmodelled,
     security_group_selector_terms: Unmodelled,
-    capacity_reservation_selector_terms: Unmodelled,
+    capacity_reservation_selector_terms: Option<Located<Vec<Located<RawReservationTerm>>>>,
     placement_group_selector_terms: Unmodelled,
     role: Unmodelled,
     instance_profile: Unmodelled,
@@ -63,6 +68,17 @@ struct RawAmiTerm {
     owner: Unmodelled,
     tags: Unmodelled,
     ssm_parameter: Unmodelled,
+}
+
+/// One `capacityReservationSelectorTerms` entry (aws: pkg/apis/v1
+/// ec2nodeclass.go `CapacityReservationSelectorTerm`).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawReservationTerm {
+    id: Option<Located<String>>,
+    tags: Option<Located<BTreeMap<String, Located<String>>>>,
+    #[serde(rename = "ownerID")]
+    owner_id: Option<Located<String>>,
 }
 
 #[derive(Deserialize)]
@@ -203,10 +219,6 @@ pub fn read_ec2nodeclass(
         (
             &spec.security_group_selector_terms,
             "spec.securityGroupSelectorTerms",
-        ),
-        (
-            &spec.capacity_reservation_selector_terms,
-            "spec.capacityReservationSelectorTerms",
         ),
         (
             &spec.placement_group_selector_terms,
@@ -406,9 +418,115 @@ pub fn read_ec2nodeclass(
         };
     }
 
+    let capacity_reservation_terms = match &spec.capacity_reservation_selector_terms {
+        Some(terms) => reservation_terms(&at, terms)?,
+        None => Vec::new(),
+    };
+
     Ok(Ec2NodeClass {
         name: name.value,
         position: Position::at(&doc.file, name.position),
         settings,
+        capacity_reservation_terms,
+    })
+}
+
+/// Upstream's `MaxItems` on the selector terms and `MaxProperties` on a
+/// term's tags.
+const MAX_RESERVATION_TERMS: usize = 30;
+const MAX_RESERVATION_TAGS: usize = 20;
+
+/// `spec.capacityReservationSelectorTerms`, checked as the CRD's schema and
+/// CEL rules check it: each term has `id` or `tags`; `id` stands alone;
+/// `id` matches `^cr-[0-9a-z]+$`, `ownerID` `^[0-9]{12}$`; tag keys and
+/// values are not empty.
+fn reservation_terms(
+    at: &At<'_>,
+    terms: &Located<Vec<Located<RawReservationTerm>>>,
+) -> Result<Vec<ReservationSelectorTerm>, ManifestError> {
+    const PATH: &str = "spec.capacityReservationSelectorTerms";
+    if terms.value.len() > MAX_RESERVATION_TERMS {
+        return Err(at.error(
+            terms,
+            PATH,
+            format!(
+                "{} terms; at most {MAX_RESERVATION_TERMS} are allowed",
+                terms.value.len()
+            ),
+        ));
+    }
+    let mut out = Vec::with_capacity(terms.value.len());
+    for (i, term) in terms.value.iter().enumerate() {
+        let path = format!("{PATH}[{i}]");
+        let raw = &term.value;
+        if raw.id.is_none() && raw.tags.is_none() {
+            return Err(at.error(
+                term,
+                &path,
+                "expected at least one, got none, ['tags', 'id']",
+            ));
+        }
+        let mut read = ReservationSelectorTerm::default();
+        if let Some(id) = &raw.id {
+            if raw.tags.is_some() || raw.owner_id.is_some() {
+                return Err(at.error(
+                    id,
+                    &format!("{path}.id"),
+                    "'id' is mutually exclusive, cannot be set along with other fields in a capacity reservation selector term",
+                ));
+            }
+            if !is_reservation_id(&id.value) {
+                return Err(at.error(
+                    id,
+                    &format!("{path}.id"),
+                    format!("invalid capacity reservation id {:?} (expected cr- followed by lower-case letters and digits)", id.value),
+                ));
+            }
+            read.id = Some(id.value.clone());
+        }
+        if let Some(owner) = &raw.owner_id {
+            if owner.value.len() != 12 || !owner.value.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(at.error(
+                    owner,
+                    &format!("{path}.ownerID"),
+                    format!("invalid owner id {:?} (expected 12 digits)", owner.value),
+                ));
+            }
+            read.owner_id = Some(owner.value.clone());
+        }
+        if let Some(tags) = &raw.tags {
+            if tags.value.len() > MAX_RESERVATION_TAGS {
+                return Err(at.error(
+                    tags,
+                    &format!("{path}.tags"),
+                    format!(
+                        "{} tags; at most {MAX_RESERVATION_TAGS} are allowed",
+                        tags.value.len()
+                    ),
+                ));
+            }
+            for (key, value) in &tags.value {
+                if key.is_empty() || value.value.is_empty() {
+                    return Err(at.error(
+                        value,
+                        &format!("{path}.tags"),
+                        "empty tag keys or values aren't supported",
+                    ));
+                }
+                read.tags.insert(key.clone(), value.value.clone());
+            }
+        }
+        out.push(read);
+    }
+    Ok(out)
+}
+
+/// `^cr-[0-9a-z]+$`.
+pub(crate) fn is_reservation_id(id: &str) -> bool {
+    id.strip_prefix("cr-").is_some_and(|rest| {
+        !rest.is_empty()
+            && rest
+                .bytes()
+                .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase())
     })
 }

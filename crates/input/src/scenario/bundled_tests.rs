@@ -179,6 +179,16 @@ fn savings_plan_overlay_moves_launches_and_bills() {
             if input.variant == "savings-plan-30" {
                 assert!(["m6i", "m7i"].contains(&family), "{}", claim.instance_type);
                 assert_eq!(claim.price, list_price.scale(70, 100).unwrap());
+            } else if input.variant == "reserved-10-m6i-xlarge" {
+                // The workload never outgrows the reservation, and nothing
+                // undercuts a reserved node's price 0, so consolidation
+                // never moves it to on-demand (core consolidation.go
+                // filterByPrice, cloudprovider WorstLaunchPrice).
+                assert_eq!(claim.capacity_type, crate::cloud::CapacityType::Reserved);
+                // Paid by the reservation's fixed charge.
+                assert_eq!(input.variant, "reserved-10-m6i-xlarge");
+                assert_eq!(claim.instance_type, "m6i.xlarge");
+                assert_eq!(claim.price, crate::cloud::Price::ZERO);
             } else {
                 assert_eq!(claim.price, list_price);
             }
@@ -186,6 +196,13 @@ fn savings_plan_overlay_moves_launches_and_bills() {
         costs.push(out.summary.total_cost);
     }
     assert!(costs[1] < costs[0], "{costs:?}");
+    // The ODCR is charged whether used or not: 10 × $0.192/h × 12 h, and
+    // this workload never outgrows it, so nothing more is billed.
+    assert_eq!(
+        costs[2],
+        crate::sim::ledger::MicroUsd(23_040_000),
+        "{costs:?}"
+    );
 }
 
 #[test]

@@ -300,6 +300,46 @@ pub enum Problem {
         /// The name.
         name: String,
     },
+    /// A zone of the region that the scenario's `zones` leave out.
+    #[error("zone {zone:?} is not among the scenario's zones ({})", zones.join(", "))]
+    ZoneNotUsed {
+        /// The zone as written.
+        zone: String,
+        /// The scenario's zones.
+        zones: Vec<String>,
+    },
+    /// A count that must be at least one.
+    #[error("must be at least 1")]
+    ZeroCount,
+    /// `end` on an On-Demand Capacity Reservation.
+    #[error(
+        "end is modelled for capacity blocks only (type: capacity-block); when an ODCR ends its instances keep running as on-demand, which karpsim does not model yet"
+    )]
+    OdcrEnd,
+    /// A price that does not parse.
+    #[error("invalid price {text:?} (expected dollars per instance-hour, e.g. 0.192)")]
+    InvalidPrice {
+        /// The value as written.
+        text: String,
+    },
+    /// An instance type the region's catalog does not have.
+    #[error("unknown instance type {name:?} in {region}{hint}")]
+    UnknownInstanceType {
+        /// The name as written.
+        name: String,
+        /// The scenario's region.
+        region: String,
+        /// ` (did you mean "…"?)` or nothing.
+        hint: String,
+    },
+    /// An instance type the catalog does not sell in a zone.
+    #[error("instance type {name:?} is not sold in {zone}")]
+    NotSoldInZone {
+        /// The name as written.
+        name: String,
+        /// The zone.
+        zone: String,
+    },
     /// A referenced file does not exist.
     #[error("file {written:?} not found (looked for {resolved:?})")]
     FileNotFound {

@@ -46,6 +46,8 @@
 //!   events: [{at: 5h, instanceTypes: [c6a.xlarge], fraction: 0.5, unavailableFor: 30m}]
 //! spotPriceHistory: prices.csv   # optional, JSON or CSV
 //! pricingSnapshot: prices/us-east-1.json   # optional: `karpsim pricing` output
+//! capacityReservations:       # optional; schema in src/scenario/read_reservations.rs
+//!   - {id: cr-0a1b2c3d, instanceType: m6i.xlarge, zone: us-east-1a, count: 10, tags: {team: web}}
 //! ```
 //!
 //! Rules, beyond the types:
@@ -113,6 +115,7 @@ mod names;
 pub mod nodepool_sets;
 pub mod prepare;
 mod read;
+mod reservations;
 mod targets;
 pub mod trace;
 mod yaml;
@@ -121,6 +124,8 @@ mod yaml;
 mod bundled_tests;
 #[cfg(test)]
 mod limits_tests;
+#[cfg(test)]
+mod reservations_tests;
 #[cfg(test)]
 mod settings_tests;
 #[cfg(test)]
@@ -180,6 +185,33 @@ pub struct Scenario {
     pub pricing_snapshot: Option<PinnedSnapshot>,
     /// The cluster snapshot the run begins from (absolute path), if any.
     pub initial_state: Option<PathBuf>,
+    /// The account's capacity reservations (`capacityReservations`), in
+    /// file order; EC2NodeClasses select from them.
+    pub capacity_reservations: Vec<ReservationSpec>,
+}
+
+/// One `capacityReservations` entry as written; its instance type is
+/// checked and its price defaulted when the scenario is prepared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReservationSpec {
+    /// `id` (`cr-…`), unique among the entries.
+    pub id: &'static str,
+    /// `instanceType`, with where it is written.
+    pub instance_type: WrittenName,
+    /// `zone`: one of the scenario's zones.
+    pub zone: String,
+    /// `count` ≥ 1.
+    pub count: u32,
+    /// `type` (default `default`).
+    pub reservation_type: crate::cloud::ReservationType,
+    /// `end`, from the run's start; required for a capacity block.
+    pub end: Option<SimTime>,
+    /// `tags`.
+    pub tags: std::collections::BTreeMap<String, String>,
+    /// `ownerID`.
+    pub owner_id: Option<String>,
+    /// `price` per instance-hour (default: the type's On-Demand price).
+    pub price: Option<crate::cloud::Price>,
 }
 
 /// A snapshot file a scenario pins with `pricingSnapshot`.
@@ -322,6 +354,10 @@ pub struct KarpenterSettings {
     pub spot_to_spot_consolidation: bool,
     /// `featureGates.NodeOverlay` (default false): NodeOverlays apply.
     pub node_overlay: bool,
+    /// `featureGates.ReservedCapacity` (default true since v1.6): the
+    /// scenario's capacity reservations that EC2NodeClasses select become
+    /// `reserved` offerings; off, they are ignored.
+    pub reserved_capacity: bool,
     /// `batchIdleDuration` (default 1s).
     pub batch_idle_duration: crate::sim::SimDuration,
     /// `batchMaxDuration` (default 10s).
@@ -333,6 +369,7 @@ impl Default for KarpenterSettings {
         KarpenterSettings {
             spot_to_spot_consolidation: false,
             node_overlay: false,
+            reserved_capacity: true,
             batch_idle_duration: crate::sim::engine::BATCH_IDLE,
             batch_max_duration: crate::sim::engine::BATCH_MAX,
         }

@@ -24,6 +24,7 @@ use super::{Problem, ScenarioError};
 use crate::autoscaler::CaConfigError;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::cloud::overlay::{NodeOverlay, PoolView, apply_overlays};
+use crate::cloud::reservation::ReservationSelectorTerm;
 use crate::cloud::{Catalog, CatalogError};
 use crate::cluster_snapshot::{self, Snapshot, SnapshotError};
 use crate::karpenter::instance_types::{
@@ -116,6 +117,10 @@ pub enum PrepareError {
         /// Its NodePool files.
         files: String,
     },
+    /// A capacity reservation names an instance type or zone the catalog
+    /// does not sell it in (with its place in the scenario file).
+    #[error(transparent)]
+    Reservation(super::ScenarioError),
     /// The interruption trace or spot price history is unusable.
     #[error(transparent)]
     Spot(#[from] SpotInputError),
@@ -324,6 +329,10 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         warnings.extend(snapshot.warnings.iter().cloned());
     }
     let initial = snapshot.as_ref().map(|s| Arc::new(s.state.clone()));
+    let reservations = super::reservations::resolve(
+        scenario,
+        &pricing.catalog(&scenario.region, &Default::default())?,
+    )?;
     let mut runs = Vec::new();
     for variant in &scenario.variants {
         if only.is_some_and(|name| name != variant.name) {
@@ -331,6 +340,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         }
         let mut variant_steps = steps.clone();
         let mut karpenter_options = crate::sim::engine::KarpenterOptions::default();
+        let mut variant_reservations = Vec::new();
         let (nodepools, node_count_resource, cluster_autoscaler) = match &variant.provisioner {
             Provisioner::Karpenter(config) => {
                 karpenter_options = config.settings.engine_options();
@@ -350,6 +360,14 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                     changes,
                     &mut warnings,
                 )?;
+                let mut used = BTreeSet::new();
+                if config.settings.reserved_capacity {
+                    used.extend(super::reservations::add_to_pools(
+                        &mut pools,
+                        &overlays.reservation_terms,
+                        &reservations,
+                    ));
+                }
                 for (at, overlays) in &step_overlays {
                     if let StepAction::NodePools { nodepools, .. } = &mut variant_steps[*at].action
                     {
@@ -360,8 +378,27 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                             changes,
                             &mut warnings,
                         )?;
+                        if config.settings.reserved_capacity {
+                            used.extend(super::reservations::add_to_pools(
+                                nodepools,
+                                &overlays.reservation_terms,
+                                &reservations,
+                            ));
+                        }
                     }
                 }
+                if !config.settings.reserved_capacity && !reservations.is_empty() {
+                    warnings.insert(format!(
+                        "variant {}: {} capacity reservation(s) ignored where the ReservedCapacity feature gate is off",
+                        variant.name,
+                        reservations.len()
+                    ));
+                }
+                variant_reservations = reservations
+                    .iter()
+                    .filter(|r| used.contains(r.id))
+                    .cloned()
+                    .collect();
                 (pools, slot, None)
             }
             Provisioner::ClusterAutoscaler(config) => {
@@ -380,6 +417,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             steps: variant_steps,
             sources: sources.clone(),
             nodepools,
+            reservations: variant_reservations,
             capacity_shortages: BTreeSet::new(),
             initial: initial.clone(),
             snapshot_at: None,
@@ -454,7 +492,7 @@ fn karpenter_pools(
     Ok((
         pools,
         slot,
-        Overlays::of(&snapshot.nodeoverlays, source.clone()),
+        Overlays::of(&snapshot.nodeoverlays, source.clone(), &loaded),
     ))
 }
 
@@ -563,22 +601,40 @@ fn load_pools(
     Ok((
         pools,
         slot,
-        Overlays::of(&loaded.nodeoverlays, names(files)),
+        Overlays::of(&loaded.nodeoverlays, names(files), &loaded),
     ))
 }
 
-/// The NodeOverlays read beside a set of NodePools, and where.
+/// What is read beside a set of NodePools and applies per variant: the
+/// NodeOverlays (by the `NodeOverlay` gate), where they are written, and
+/// each pool's EC2NodeClass capacity reservation selector terms (by the
+/// `ReservedCapacity` gate).
 #[derive(Debug, Clone, Default)]
 struct Overlays {
     list: Vec<NodeOverlay>,
     files: String,
+    /// Per pool, in pool order.
+    reservation_terms: Vec<Vec<ReservationSelectorTerm>>,
 }
 
 impl Overlays {
-    fn of(read: &[ReadOverlay], files: String) -> Overlays {
+    fn of(read: &[ReadOverlay], files: String, loaded: &Manifests) -> Overlays {
+        let reservation_terms = loaded
+            .nodepools
+            .iter()
+            .map(|pool| {
+                loaded
+                    .nodeclasses
+                    .iter()
+                    .find(|c| c.name == pool.node_class_ref.name)
+                    .map(|c| c.capacity_reservation_terms.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
         Overlays {
             list: read.iter().map(|r| r.overlay.clone()).collect(),
             files,
+            reservation_terms,
         }
     }
 }
@@ -713,7 +769,13 @@ fn pools_from(
         }
         let usable = restrict_zones(&catalog, &scenario.zones);
         let allowed = filter_instance_types(pool, &usable);
-        if allowed.allowed.is_empty() {
+        // A pool that may launch into capacity reservations gets those
+        // offerings per variant, once the reservations are added.
+        let may_reserve = class.is_some_and(|c| !c.capacity_reservation_terms.is_empty())
+            && template_requirements(pool)
+                .get(LABEL_CAPACITY_TYPE)
+                .is_some_and(|r| r.has(crate::cloud::CapacityType::Reserved.label()));
+        if allowed.allowed.is_empty() && !may_reserve {
             let detail = unknown
                 .first()
                 .map(|message| format!(" ({message})"))
@@ -1068,6 +1130,7 @@ pub fn prepare_plan(
         spot: Default::default(),
         pricing_snapshot: None,
         initial_state: None,
+        capacity_reservations: Vec::new(),
     };
     let pricing = Pricing::of(&scenario)?;
     if let Some(found) = raw.region()
@@ -1132,6 +1195,7 @@ pub fn prepare_plan(
         steps: Vec::new(),
         sources: Vec::new(),
         nodepools: pools,
+        reservations: Vec::new(),
         capacity_shortages: BTreeSet::new(),
         initial: Some(Arc::new(snapshot.state.clone())),
         snapshot_at: None,

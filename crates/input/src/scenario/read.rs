@@ -37,6 +37,10 @@ mod settings;
 #[path = "traces.rs"]
 mod traces;
 
+/// The `capacityReservations` list.
+#[path = "read_reservations.rs"]
+mod reservations;
+
 /// The keys allowed in one mapping, and those reserved for later versions.
 struct Keys {
     valid: &'static [&'static str],
@@ -58,6 +62,7 @@ const TOP_KEYS: Keys = Keys {
         "spotPriceHistory",
         "pricingSnapshot",
         "initialState",
+        "capacityReservations",
     ],
     reserved: &[],
 };
@@ -579,6 +584,10 @@ impl Reader<'_> {
             _ => self.variants(self.required(&top, "variants")?, &region, &region_zones)?,
         };
         let spot = self.spot(&top, (duration, &self.written(duration_node)), &zones)?;
+        let capacity_reservations = match top.get("capacityReservations") {
+            Some(node) => self.capacity_reservations(node, &region, &region_zones, &zones)?,
+            None => Vec::new(),
+        };
         let pricing_snapshot = match top.get("pricingSnapshot") {
             Some(node) => Some(PinnedSnapshot {
                 path: self.file(node, "pricingSnapshot")?,
@@ -599,6 +608,7 @@ impl Reader<'_> {
             spot,
             pricing_snapshot,
             initial_state,
+            capacity_reservations,
         })
     }
 

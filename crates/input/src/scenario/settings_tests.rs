@@ -42,6 +42,8 @@ fn options_defaults() {
     assert_eq!(d.batch_idle_duration, SimDuration::from_secs(1));
     assert_eq!(d.batch_max_duration, SimDuration::from_secs(10));
     assert!(!d.spot_to_spot_consolidation && !d.node_overlay);
+    // ReservedCapacity is on by default since v1.6 (beta).
+    assert!(d.reserved_capacity);
     // An empty featureGates mapping changes nothing.
     assert_eq!(settings("        featureGates: {}\n").unwrap(), d);
 }
@@ -91,7 +93,6 @@ fn unknown_settings_and_gates_are_errors() {
 fn unmodelled_gates_refuse_non_default_values() {
     for (gate, value, default) in [
         ("NodeRepair", "true", "false"),
-        ("ReservedCapacity", "false", "true"),
         ("StaticCapacity", "true", "false"),
     ] {
         let e = error(&format!("        featureGates: {{{gate}: {value}}}\n"));
@@ -102,6 +103,16 @@ fn unmodelled_gates_refuse_non_default_values() {
             "{e}"
         );
     }
+}
+
+/// options_test.go feature gates: `ReservedCapacity` is modelled and read
+/// either way.
+#[test]
+fn reserved_capacity_gate_is_read() {
+    let off = settings("        featureGates: {ReservedCapacity: false}\n").unwrap();
+    assert!(!off.reserved_capacity);
+    let on = settings("        featureGates: {ReservedCapacity: true}\n").unwrap();
+    assert!(on.reserved_capacity);
 }
 
 /// minValuesPolicy (Strict | BestEffort, v1.6) and preferencePolicy

@@ -187,6 +187,7 @@ fn realistic_scenario_parses_into_expected_struct() {
         ],
         pricing_snapshot: None,
         initial_state: None,
+        capacity_reservations: Vec::new(),
         spot: SpotConfig::default(),
     };
     assert_eq!(scenario, expected);
@@ -342,7 +343,7 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nregoin: us-east-1\n",
             "2:1: unknown key \"regoin\" (valid keys: name, seed, duration, region, zones, \
-             nodeLaunchLatency, workloads, variants, interruptions, spotPriceHistory, pricingSnapshot, initialState)",
+             nodeLaunchLatency, workloads, variants, interruptions, spotPriceHistory, pricingSnapshot, initialState, capacityReservations)",
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 1m\n    scael: {}\n",

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::allocatable::Overhead;
 use super::offering::{CapacityType, Offering};
 use super::price::Price;
+use super::reservation::{CapacityReservation, OfferingReservation};
 use super::spec::{Arch, InstanceSpec, SnapshotError};
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
@@ -53,7 +54,8 @@ pub struct InstanceType {
     pub allocatable: Resources,
     /// The On-Demand price in this region.
     pub on_demand_price: Price,
-    /// Offerings: each zone on-demand, then each zone spot (if spot is sold).
+    /// Offerings: each zone on-demand, then each zone spot (if spot is
+    /// sold), then one per capacity reservation selected for the type.
     pub offerings: Vec<Offering>,
 }
 
@@ -118,6 +120,9 @@ pub struct Catalog {
     /// Per type, the price of its cheapest available offering of each
     /// capacity type (see [`Catalog::cheapest_price`]).
     cheapest: Vec<[Option<Price>; 3]>,
+    /// Every reserved offering as (type index, offering index), in the
+    /// order added.
+    reserved: Vec<(usize, usize)>,
 }
 
 /// The prices of a type's cheapest available offering of each capacity
@@ -163,7 +168,15 @@ impl Catalog {
             by_price,
             type_requirements,
             cheapest,
+            reserved: Vec::new(),
         }
+    }
+
+    /// Every reserved offering, as (index into [`Catalog::instance_types`],
+    /// index into that type's offerings), in the order added: empty unless
+    /// capacity reservations were added.
+    pub fn reserved_offerings(&self) -> &[(usize, usize)] {
+        &self.reserved
     }
 
     /// The price of the cheapest available offering of the type at `index`
@@ -291,6 +304,73 @@ impl Catalog {
             self.cheapest[index] = cheapest_prices(&self.types[index]);
         }
         found.then_some(index)
+    }
+
+    /// Adds one `reserved` offering per reservation to its instance type,
+    /// priced 0 (see [`super::reservation`]), with the reservation's whole
+    /// count left; available when the count is above zero and the zone is
+    /// one of the catalog's. Reservations for types or zones the catalog
+    /// lacks are skipped (callers check them where they are written).
+    pub fn add_reservations<'r>(
+        &mut self,
+        reservations: impl IntoIterator<Item = &'r CapacityReservation>,
+    ) {
+        let requirements = Arc::make_mut(&mut self.type_requirements);
+        for reservation in reservations {
+            let Ok(index) = self
+                .types
+                .binary_search_by(|t| t.spec.name.as_str().cmp(&reservation.instance_type))
+            else {
+                continue;
+            };
+            let Some(zone) = self.zones.iter().find(|z| z.name == reservation.zone) else {
+                continue;
+            };
+            let instance_type = &mut self.types[index];
+            instance_type.offerings.push(Offering {
+                zone: zone.name,
+                zone_id: zone.id,
+                capacity_type: CapacityType::Reserved,
+                price: Price::ZERO,
+                available: reservation.count > 0,
+                interruption_band: None,
+                reservation: Some(OfferingReservation {
+                    id: reservation.id,
+                    reservation_type: reservation.reservation_type,
+                    capacity: reservation.count,
+                    rank: instance_type.on_demand_price,
+                }),
+            });
+            self.reserved
+                .push((index, instance_type.offerings.len() - 1));
+            requirements[index] = instance_type.requirements();
+            self.cheapest[index] = cheapest_prices(instance_type);
+        }
+    }
+
+    /// Sets what reservation `id` has left and whether it is expiring: its
+    /// offerings are available while it has instances left and is not
+    /// expiring. Returns whether any offering changed.
+    pub fn set_reservation(&mut self, id: &str, capacity: u32, expiring: bool) -> bool {
+        let available = capacity > 0 && !expiring;
+        let mut changed = false;
+        for &(index, o) in &self.reserved {
+            let instance_type = &mut self.types[index];
+            let offering = &mut instance_type.offerings[o];
+            let Some(reservation) = offering.reservation.as_mut() else {
+                continue;
+            };
+            if reservation.id == id
+                && (reservation.capacity != capacity || offering.available != available)
+            {
+                reservation.capacity = capacity;
+                offering.available = available;
+                changed = true;
+                Arc::make_mut(&mut self.type_requirements)[index] = instance_type.requirements();
+                self.cheapest[index] = cheapest_prices(instance_type);
+            }
+        }
+        changed
     }
 
     /// Number of instance types.

@@ -111,6 +111,7 @@ pub fn instance_type(
                     price,
                     available: true,
                     interruption_band: None,
+                    reservation: None,
                 })
             })
             .collect(),

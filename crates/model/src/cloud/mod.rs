@@ -11,10 +11,12 @@ pub mod offering;
 pub mod overlay;
 pub mod price;
 pub mod requirements;
+pub mod reservation;
 pub mod spec;
 
 pub use allocatable::{CapacityOptions, NodeResources, Overhead};
 pub use catalog::{Catalog, CatalogError, InstanceType, Zone};
 pub use offering::{CapacityType, InterruptionBand, Offering};
 pub use price::Price;
+pub use reservation::{CapacityReservation, ReservationSelectorTerm, ReservationType};
 pub use spec::{Arch, InstanceSpec};

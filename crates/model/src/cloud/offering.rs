@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::price::Price;
+use super::reservation::OfferingReservation;
 
 /// How a node is purchased (`karpenter.sh/capacity-type`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -92,6 +93,8 @@ pub struct Offering {
     pub available: bool,
     /// Spot Advisor interruption band (spot offerings only).
     pub interruption_band: Option<InterruptionBand>,
+    /// The capacity reservation behind a `reserved` offering.
+    pub reservation: Option<OfferingReservation>,
 }
 
 /// A Spot Advisor row for one instance type in one region.

@@ -61,6 +61,36 @@ impl InstanceType {
             LABEL_CAPACITY_TYPE,
             available.iter().map(|o| o.capacity_type.label()),
         ));
+        // The reservations of the type's reserved offerings, used up or
+        // not (aws types.go `computeRequirements` lists every reservation
+        // of the NodeClass for the type); none: the keys do not exist.
+        let reservations: Vec<_> = self
+            .offerings
+            .iter()
+            .filter_map(|o| o.reservation)
+            .collect();
+        if reservations.is_empty() {
+            for key in [
+                LABEL_CAPACITY_RESERVATION_ID,
+                LABEL_CAPACITY_RESERVATION_TYPE,
+                LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
+            ] {
+                reqs.add(Requirement::does_not_exist(key));
+            }
+        } else {
+            reqs.add(Requirement::in_values(
+                LABEL_CAPACITY_RESERVATION_ID,
+                reservations.iter().map(|r| r.id),
+            ));
+            reqs.add(Requirement::in_values(
+                LABEL_CAPACITY_RESERVATION_TYPE,
+                reservations.iter().map(|r| r.reservation_type.label()),
+            ));
+            reqs.add(Requirement::in_values(
+                LABEL_CAPACITY_RESERVATION_INTERRUPTIBLE,
+                ["false"],
+            ));
+        }
         reqs
     }
 }
@@ -73,5 +103,9 @@ impl Offering {
         allows(LABEL_TOPOLOGY_ZONE, self.zone)
             && allows(LABEL_TOPOLOGY_ZONE_ID, self.zone_id)
             && allows(LABEL_CAPACITY_TYPE, self.capacity_type.label())
+            && self.reservation.is_none_or(|r| {
+                allows(LABEL_CAPACITY_RESERVATION_ID, r.id)
+                    && allows(LABEL_CAPACITY_RESERVATION_TYPE, r.reservation_type.label())
+            })
     }
 }

@@ -538,6 +538,7 @@ impl Engine<'_> {
             .map(|setup| restrict_zones(&setup.catalog, &self.input.zones))
             .collect();
         self.apply_spot_prices_in_force();
+        self.apply_reservations_in_force();
         self.rebuild_catalogs();
         self.record
             .bound
@@ -545,6 +546,7 @@ impl Engine<'_> {
                 &self.autoscaler.kp().pools,
                 &self.autoscaler.kp().base_catalogs,
             ));
+        self.refresh_reservable();
         let names: Vec<String> = self
             .autoscaler
             .kp()

@@ -17,7 +17,8 @@ use crate::karpenter::provisioning::{
     FleetOverride, LaunchDecision, NewNodeClaim, ProvisioningInput,
 };
 use crate::kube::labels::{
-    LABEL_CAPACITY_TYPE, LABEL_EC2_NODECLASS, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
+    LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_RESERVATION_TYPE, LABEL_CAPACITY_TYPE,
+    LABEL_EC2_NODECLASS, LABEL_HOSTNAME, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE,
     LABEL_TOPOLOGY_ZONE_ID, Labels,
 };
 use crate::scheduler::kube_scheduler::Decision;
@@ -204,7 +205,11 @@ impl Engine<'_> {
                 None => retry.extend(claim.pods.iter().copied()),
             }
         }
-        self.autoscaler.kp_mut().requeue.last_solve_version = Some(self.version);
+        // Pods deferred for reserved capacity are solved again at the next
+        // requeue even if nothing else changed: the reservations this
+        // solve's NodeClaims took are now launched or free again.
+        self.autoscaler.kp_mut().requeue.last_solve_version =
+            result.deferred.is_empty().then_some(self.version);
         self.autoscaler.kp_mut().requeue.last_solve_at = self.now();
         self.arm_requeue()?;
         // Pods of failed launches are re-provisioned in a new batch without
@@ -285,6 +290,7 @@ impl Engine<'_> {
                 instance_type: decision.instance_type,
                 zone: decision.zone,
                 price: decision.price,
+                reservation: decision.reservation,
             });
         }
         let catalog = &self.autoscaler.kp().catalogs[pool];
@@ -335,6 +341,7 @@ impl Engine<'_> {
                 decision.instance_type = o.instance_type;
                 decision.zone = o.zone;
                 decision.price = o.price;
+                decision.reservation = o.reservation;
                 Ok(Some(decision))
             }
             None => {
@@ -478,6 +485,17 @@ impl Engine<'_> {
             labels.insert(LABEL_TOPOLOGY_ZONE_ID, offering.zone_id);
         }
         labels.insert(LABEL_CAPACITY_TYPE, decision.capacity_type.label());
+        let reservation = decision.reservation.and_then(|id| {
+            let offering = instance_type
+                .offerings
+                .iter()
+                .find_map(|o| o.reservation.filter(|r| r.id == id))?;
+            Some((id, offering.reservation_type))
+        });
+        if let Some((id, reservation_type)) = reservation {
+            labels.insert(LABEL_CAPACITY_RESERVATION_ID, id);
+            labels.insert(LABEL_CAPACITY_RESERVATION_TYPE, reservation_type.label());
+        }
         labels.insert(LABEL_NODEPOOL, pool.name.as_str());
         labels.insert(LABEL_EC2_NODECLASS, pool.node_class_ref.name.as_str());
         labels.insert(LABEL_HOSTNAME, name.as_str());
@@ -530,6 +548,12 @@ impl Engine<'_> {
             message,
         );
         self.spot_node_launched(node_id, pool_index, decision)?;
+        if let Some(index) = decision
+            .reservation
+            .and_then(|id| self.autoscaler.kp().reservations.index(id))
+        {
+            self.reserved_node_launched(node_id, index)?;
+        }
         let latency = self.input.launch_latency.sample(&mut self.latency_rng);
         self.schedule(now + latency, Event::NodeReady(node_id))?;
         if let Some(at) = self.cluster.node(node_id).and_then(expiration_time) {

@@ -63,6 +63,7 @@ mod owners;
 mod plan;
 mod profile;
 mod record;
+mod reservations;
 mod run;
 mod source;
 mod spot;
@@ -188,8 +189,12 @@ pub struct RunInput {
     /// Generators and trace importers whose steps are pulled as the clock
     /// reaches them, merged with `steps` (see [`StepSource`]).
     pub sources: Vec<SharedSource>,
-    /// NodePools with their catalogs (shaped by their EC2NodeClass).
+    /// NodePools with their catalogs (shaped by their EC2NodeClass, with
+    /// a `reserved` offering per capacity reservation it selects).
     pub nodepools: Vec<PoolSetup>,
+    /// The capacity reservations the variant's EC2NodeClasses select: each
+    /// is charged for from the start of the run until it ends, used or not.
+    pub reservations: Vec<crate::cloud::CapacityReservation>,
     /// Offerings the cloud has no capacity for: a launch that picks one
     /// fails with insufficient capacity (tests and what-if runs).
     pub capacity_shortages: BTreeSet<OfferingKey>,
@@ -439,6 +444,10 @@ enum Event {
     Spot(spot::SpotSignal),
     /// EC2 reclaims an interrupted spot instance.
     SpotReclaim(NodeId),
+    /// Capacity reservation `n` (of the input's list) begins expiring.
+    ReservationExpiring(usize),
+    /// Capacity reservation `n` ends.
+    ReservationEnd(usize),
     /// A Cluster Autoscaler loop.
     CaLoop,
     /// Export the cluster (`run --snapshot-at`).
@@ -481,6 +490,8 @@ struct NodeMeta {
     launch_reason: String,
     /// Set once its NodeClaim is deleted: it drains, then terminates.
     deleting: Option<termination::Deleting>,
+    /// The capacity reservation it runs on (index into the run's list).
+    reservation: Option<usize>,
 }
 
 impl Engine<'_> {
@@ -510,7 +521,11 @@ impl Engine<'_> {
             node.allocatable.memory_bytes(),
         );
         let node_id = self.cluster.add_node(node);
-        self.record.bound.node_added(node_id, cpu, memory, price);
+        // A reserved node is paid for by its reservation's fixed charge:
+        // the bound counts it as that reservation's supply instead.
+        if capacity_type != CapacityType::Reserved {
+            self.record.bound.node_added(node_id, cpu, memory, price);
+        }
         debug_assert_eq!(node_id.0 as usize, self.node_meta.len());
         self.node_meta.push(NodeMeta {
             billing,
@@ -521,6 +536,7 @@ impl Engine<'_> {
             reason_deleted: String::new(),
             launch_reason: reason.to_string(),
             deleting: None,
+            reservation: None,
         });
         self.record.launched += 1;
         *self
@@ -682,6 +698,8 @@ struct KarpenterState {
     requeue: Requeue,
     /// The disruption controller and its orchestration queue.
     disruption: disruption::DisruptionState,
+    /// The capacity reservations and their use.
+    reservations: reservations::Reservations,
 }
 
 impl KarpenterState {
@@ -794,6 +812,7 @@ impl<'a> Engine<'a> {
                 batch: None,
                 requeue: Requeue::default(),
                 disruption: disruption::DisruptionState::new(input.karpenter.disruption),
+                reservations: reservations::Reservations::new(&input.reservations),
             })),
         };
         Engine {
@@ -887,6 +906,8 @@ impl<'a> Engine<'a> {
             Event::SpotTrigger(trigger) => self.spot_trigger(trigger),
             Event::Spot(signal) => self.spot_signal(signal),
             Event::SpotReclaim(node) => self.spot_reclaim(node),
+            Event::ReservationExpiring(index) => self.reservation_expiring(index),
+            Event::ReservationEnd(index) => self.reservation_end(index),
             Event::CaLoop => self.ca_loop(),
             Event::Export => {
                 self.record.export = Some(self.export());

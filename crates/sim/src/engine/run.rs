@@ -120,6 +120,7 @@ impl Engine<'_> {
             self.schedule(at, Event::Export)?;
         }
         self.schedule_spot_inputs()?;
+        self.start_reservations()?;
         for (index, step) in input.steps.iter().enumerate() {
             self.schedule(step.at, Event::Step(index))?;
         }

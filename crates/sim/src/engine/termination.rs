@@ -515,6 +515,9 @@ impl Engine<'_> {
             .or_default() += 1;
         self.cluster.remove_node(node);
         self.record.bound.node_removed(node);
+        if let Some(index) = self.node_meta[node.0 as usize].reservation {
+            self.reserved_node_terminated(index)?;
+        }
         if let Some(karpenter) = self.autoscaler.karpenter_mut() {
             karpenter.disruption.in_flight.remove(&node);
         }

@@ -139,6 +139,7 @@ pub(super) fn cheapest_offering(
             instance_type: index,
             zone: o.zone,
             price: o.price,
+            reservation: None,
         })
         .collect();
     on_demand
@@ -148,6 +149,7 @@ pub(super) fn cheapest_offering(
             zone: o.zone,
             capacity_type: o.capacity_type,
             price: o.price,
+            reservation: None,
             compatible_offerings: compatible,
             explanation: "cheapest".to_string(),
             overrides,
@@ -216,6 +218,7 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
             pool: pools.nodepools[0].clone(),
             catalog: catalog().clone(),
         }],
+        reservations: Vec::new(),
         capacity_shortages: BTreeSet::new(),
         initial: None,
         snapshot_at: None,

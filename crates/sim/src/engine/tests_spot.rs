@@ -65,6 +65,7 @@ fn spot_input(pool_yaml: &str, manifests: &str, duration: SimDuration) -> RunInp
             pool: pools.nodepools[0].clone(),
             catalog: catalog().clone(),
         }],
+        reservations: Vec::new(),
         capacity_shortages: BTreeSet::new(),
         initial: None,
         snapshot_at: None,

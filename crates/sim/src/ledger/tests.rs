@@ -375,3 +375,36 @@ fn money_display() {
     assert_eq!(Price::from_micros(96_000).to_string(), "$0.096");
     assert_eq!(CapacityType::OnDemand.to_string(), "on-demand");
 }
+
+/// A fixed charge (a capacity reservation) is paid from its start to its
+/// end whatever runs, counted in the total and under its capacity type but
+/// under no pool, and in the fleet's $/h while it lasts.
+#[test]
+fn fixed_charges_are_paid_for_their_interval() {
+    let mut ledger = CostLedger::new();
+    let charge = ledger
+        .charge(
+            "capacity-reservation/cr-1".to_string(),
+            CapacityType::Reserved,
+            secs(0),
+            Price::from_micros(1_920_000),
+        )
+        .unwrap();
+    assert_eq!(ledger.current_hourly_rate(), Price::from_micros(1_920_000));
+    assert_eq!(
+        ledger.hourly_rate_at(secs(10)),
+        Price::from_micros(1_920_000)
+    );
+    let totals = ledger.totals_at(secs(1_800));
+    assert_eq!(totals.total, MicroUsd(960_000));
+    assert_eq!(
+        totals.by_capacity_type[&CapacityType::Reserved],
+        MicroUsd(960_000)
+    );
+    assert!(totals.by_pool.is_empty());
+    ledger.end_charge(charge, secs(3_600));
+    ledger.end_charge(charge, secs(7_200));
+    assert_eq!(ledger.current_hourly_rate(), Price::ZERO);
+    assert_eq!(ledger.hourly_rate_at(secs(3_600)), Price::ZERO);
+    assert_eq!(ledger.totals_at(secs(7_200)).total, MicroUsd(1_920_000));
+}

@@ -309,6 +309,7 @@ fn one_type_input(instance_type: &str, manifests: &str, duration: SimDuration) -
             pool: one_type_pool(instance_type),
             catalog: catalog(),
         }],
+        reservations: Vec::new(),
         capacity_shortages: BTreeSet::new(),
         initial: None,
         snapshot_at: None,
@@ -505,4 +506,35 @@ fn node_group_types_follow_zones_and_capacity_split() {
         ]
     );
     assert_eq!(offerings(2), [("us-east-1b", CapacityType::Spot)]);
+}
+
+/// A capacity reservation is a bounded free supply (module doc): the rate
+/// is the fixed charge plus the covering of what the reservation leaves;
+/// expiring, only its running nodes count.
+#[test]
+fn reservations_are_a_bounded_free_supply_plus_their_fixed_charge() {
+    let mut tracker = BoundTracker::new(vec![LaunchableType {
+        name: "m6i.xlarge".to_string(),
+        cpu_millis: 4_000,
+        memory_bytes: 16 * GIB,
+        offerings: vec![(
+            "us-east-1a".to_string(),
+            CapacityType::OnDemand,
+            Price::from_micros(192_000),
+        )],
+    }]);
+    tracker.set_reservations([("cr-1", 2)]);
+    tracker.set_fixed_rate(Price::from_micros(384_000));
+    // Not launchable by any NodePool yet: no supply, the charge still paid.
+    assert_eq!(tracker.rate(10_000, 8 * GIB), 479_999 + 384_000);
+    tracker.set_reservable(&[("cr-1", (4_000, 16 * GIB))].into_iter().collect());
+    // 10 CPUs, 8 reserved for free: 2 CPUs at $0.048/CPU-h, rounded down.
+    assert_eq!(tracker.rate(10_000, 8 * GIB), 95_999 + 384_000);
+    // A reserved node (price 0) is supply, not a covering type.
+    tracker.reserved_node_added(NodeId(7), "cr-1", 4_000, 16 * GIB);
+    assert_eq!(tracker.rate(10_000, 8 * GIB), 95_999 + 384_000);
+    tracker.reservation_expiring("cr-1");
+    assert_eq!(tracker.rate(10_000, 8 * GIB), 287_999 + 384_000);
+    tracker.node_removed(NodeId(7));
+    assert_eq!(tracker.rate(10_000, 8 * GIB), 479_999 + 384_000);
 }

@@ -275,6 +275,7 @@ impl SimulationView {
         let setup = SolveSetup {
             prepared,
             stop_early,
+            reserved_fallback: true,
         };
         let mut result = solve_with_closure(&provisioning, setup, existing, closure, &closed);
         let placed_on_existing = result.existing.clone();

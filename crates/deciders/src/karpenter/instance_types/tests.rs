@@ -224,21 +224,23 @@ fn in_values_missing_from_the_catalog_are_named() {
     assert!(text[6].starts_with("no instance type in us-east-1 has kubernetes.io/arch=x86_64"));
 }
 
-/// Capacity types come from the offerings: the bundled catalog has no
-/// capacity reservations, so `reserved` can never be chosen.
+/// Capacity types come from the offerings, and `reserved` from capacity
+/// reservations, which the scenario adds per variant: it is never named,
+/// a misspelling of it is.
 #[test]
 fn capacity_types_without_offerings_are_named() {
     let catalog = catalog("us-east-1");
     let pool = nodepool_with(
-        "      - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand, reserved]}\n",
+        "      - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand, reserved, reserve]}\n",
     );
-    assert_eq!(
-        unknown_messages(&pool, &catalog, &[]),
-        [(
-            0,
-            2,
-            "no instance type in us-east-1 is offered as reserved".to_string()
-        )]
+    let messages = unknown_messages(&pool, &catalog, &[]);
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!((messages[0].0, messages[0].1), (0, 3));
+    assert!(
+        messages[0]
+            .2
+            .starts_with("no instance type in us-east-1 is offered as reserve"),
+        "{messages:?}"
     );
     let fine = nodepool_with(
         "      - {key: karpenter.sh/capacity-type, operator: In, values: [spot, on-demand]}\n      - {key: node.kubernetes.io/instance-type, operator: In, values: [m5.large]}\n",

@@ -75,6 +75,9 @@ pub(super) struct Claim {
     /// Element-wise max over options of allocatable − DaemonSet overhead: a
     /// pod that does not fit under it cannot fit any option.
     headroom: Resources,
+    /// The reservations it holds an instance of (sorted ids; see
+    /// `reservations`).
+    pub reserved: Vec<&'static str>,
 }
 
 /// A successful `can_add`: what the claim becomes with the pod.
@@ -113,6 +116,7 @@ impl Claim {
             host_ports: Vec::new(),
             narrowed: false,
             headroom: Resources::ZERO,
+            reserved: Vec::new(),
         };
         claim.update_headroom(template);
         claim

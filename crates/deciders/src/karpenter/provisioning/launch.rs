@@ -1,5 +1,7 @@
 //! The launch decision of the AWS provider (aws: pkg/providers/instance/
-//! instance.go, filter/filter.go): filter a NodeClaim's options, pick the
+//! instance.go, filter/filter.go): filter a NodeClaim's options (with the
+//! reserved-capacity filters when `reserved` is allowed: one reservation
+//! type, one capacity block, one reserved offering per zone), pick the
 //! capacity type, then the cheapest (type, zone) offering of it — what the
 //! AWS KWOK fake EC2 fleet does for both `lowest-price` (on-demand) and, as
 //! an offline stand-in, `price-capacity-optimized` (spot). The decision
@@ -9,7 +11,7 @@
 use super::fit::{format_resources, min_values_shortfall};
 use super::template::OfferingFilter;
 use super::{FleetOverride, LaunchDecision, LaunchError, NewNodeClaim};
-use crate::cloud::{CapacityType, Catalog, InstanceType, Offering};
+use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price, ReservationType};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_INSTANCE_SIZE};
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::ResourceKind;
@@ -69,6 +71,13 @@ pub(super) fn choose_offering(
             format_resources(&claim.requests)
         )));
     }
+    if requirements
+        .get(LABEL_CAPACITY_TYPE)
+        .is_none_or(|r| r.has(CapacityType::Reserved.label()))
+    {
+        keep_one_reservation_type(&mut candidates);
+        keep_one_reserved_offering_per_zone(&mut candidates);
+    }
     let min_values = requirements.has_min_values();
     if !min_values {
         drop_exotic(&mut candidates);
@@ -105,7 +114,12 @@ pub(super) fn choose_offering(
         .filter(|(o, _)| o.capacity_type == capacity_type)
         .collect();
     choices.sort_by(|(a, ca), (b, cb)| {
-        (a.price, ca.instance_type.name(), a.zone).cmp(&(b.price, cb.instance_type.name(), b.zone))
+        (a.price, rank(a), ca.instance_type.name(), a.zone).cmp(&(
+            b.price,
+            rank(b),
+            cb.instance_type.name(),
+            b.zone,
+        ))
     });
     let Some(&(offering, candidate)) = choices.first() else {
         return Err(LaunchError::InsufficientCapacity(format!(
@@ -119,6 +133,7 @@ pub(super) fn choose_offering(
             instance_type: c.index,
             zone: o.zone,
             price: o.price,
+            reservation: o.reservation.map(|r| r.id),
         })
         .collect();
     Ok(LaunchDecision {
@@ -127,6 +142,7 @@ pub(super) fn choose_offering(
         zone: offering.zone,
         capacity_type,
         price: offering.price,
+        reservation: offering.reservation.map(|r| r.id),
         compatible_offerings: choices.len(),
         explanation: format!(
             "cheapest of {} compatible offerings: {} {} {} {}/h",
@@ -137,6 +153,100 @@ pub(super) fn choose_offering(
             offering.price
         ),
     })
+}
+
+/// A reserved offering's place among equally priced reserved offerings:
+/// its type's On-Demand price, as upstream's `price / 10⁷` orders them.
+fn rank(o: &Offering) -> Option<Price> {
+    o.reservation.map(|r| r.rank)
+}
+
+/// The cheapest (price, rank) of a candidate's reserved offerings of
+/// `reservation_type`.
+fn cheapest_reserved(
+    c: &Candidate<'_>,
+    reservation_type: ReservationType,
+) -> Option<(Price, Price)> {
+    c.offerings
+        .iter()
+        .filter_map(|o| {
+            let r = o.reservation?;
+            (r.reservation_type == reservation_type).then_some((o.price, r.rank))
+        })
+        .min()
+}
+
+/// Upstream `CapacityReservationTypeFilter` and `CapacityBlockFilter`:
+/// CreateFleet takes one market type, so only the reservation type whose
+/// cheapest offering is cheapest (ties: ODCRs before capacity blocks) is
+/// kept, each of its types with only those reserved offerings; the types
+/// without one are dropped. A capacity block goes alone: the one type with
+/// the cheapest capacity-block offering, with that offering only. Nothing
+/// changes when no candidate has a reserved offering.
+fn keep_one_reservation_type(candidates: &mut Vec<Candidate<'_>>) {
+    let best = [ReservationType::Default, ReservationType::CapacityBlock]
+        .into_iter()
+        .filter_map(|t| {
+            let cheapest = candidates
+                .iter()
+                .filter_map(|c| cheapest_reserved(c, t))
+                .min()?;
+            Some((cheapest, t.priority(), t))
+        })
+        .min();
+    let Some((_, _, chosen)) = best else {
+        return;
+    };
+    candidates.retain_mut(|c| {
+        c.offerings
+            .retain(|o| o.reservation.is_some_and(|r| r.reservation_type == chosen));
+        !c.offerings.is_empty()
+    });
+    if chosen == ReservationType::CapacityBlock {
+        let keep = candidates
+            .iter()
+            .enumerate()
+            .min_by_key(|(_, c)| cheapest_reserved(c, chosen))
+            .map(|(i, _)| i);
+        if let Some(keep) = keep {
+            let mut kept = candidates.swap_remove(keep);
+            let offering = kept
+                .offerings
+                .iter()
+                .copied()
+                .min_by_key(|o| (o.price, rank(o)));
+            kept.offerings = offering.into_iter().collect();
+            candidates.clear();
+            candidates.push(kept);
+        }
+    }
+}
+
+/// Upstream `ReservedOfferingFilter`: CreateFleet takes one offering per
+/// (type, zone) pool, so of a type's reserved offerings in one zone only
+/// the one with the most instances left stays.
+fn keep_one_reserved_offering_per_zone(candidates: &mut [Candidate<'_>]) {
+    for c in candidates.iter_mut() {
+        let mut best: Vec<&Offering> = Vec::new();
+        for &o in &c.offerings {
+            let Some(r) = o.reservation else {
+                best.push(o);
+                continue;
+            };
+            match best
+                .iter_mut()
+                .find(|b| b.reservation.is_some() && b.zone == o.zone)
+            {
+                Some(current) => {
+                    if current.reservation.is_some_and(|k| r.capacity > k.capacity) {
+                        *current = o;
+                    }
+                }
+                None => best.push(o),
+            }
+        }
+        c.offerings = best;
+    }
 }
 
 /// Drops bare-metal and accelerator types while a generic type remains.

@@ -10,9 +10,14 @@
 //! filter), `existing` (existing nodes), `prepared` (the setup many solves
 //! share), `scheduler` (the loop) and `launch` (the offering choice).
 //!
+//! Reserved capacity (`reservations`, core scheduling/reservationmanager.go):
+//! a NodeClaim reserves one instance of every compatible reserved offering
+//! of its options, so one solve never plans more NodeClaims into a
+//! reservation than it has instances left.
+//!
 //! Simplifications against upstream, all deliberate: `PreferencePolicy` is
 //! always `Respect` and `MinValuesPolicy` always `Strict`; no volume
-//! topology, DRA or reserved capacity; a namespace selector on an affinity
+//! topology or DRA; a namespace selector on an affinity
 //! term matches every namespace; ties upstream leaves to map order (which
 //! zone a spread constraint picks among equal counts) go to the smallest
 //! name; the `nodes` limit is charged one per NodeClaim during the solve
@@ -28,6 +33,7 @@ mod node_requirements;
 mod pod;
 mod prepared;
 mod provisioner;
+mod reservations;
 mod scheduler;
 mod template;
 mod topology;
@@ -89,6 +95,11 @@ pub struct ProvisioningInput<'a> {
 pub(crate) struct SolveSetup<'a> {
     pub(crate) prepared: Option<&'a Prepared>,
     pub(crate) stop_early: StopEarly<'a>,
+    /// Upstream `ReservedOfferingModeFallback` (disruption's what-ifs): a
+    /// pod may join a NodeClaim even when that leaves it no reserved
+    /// offering. Off (provisioning, `ReservedOfferingModeStrict`), such a
+    /// pod's decision is deferred to a later solve instead.
+    pub(crate) reserved_fallback: bool,
 }
 
 /// When a solve may stop placing pods, for callers that only ask whether
@@ -155,6 +166,11 @@ pub struct SchedulingResult {
     pub existing: Vec<(PodId, NodeId)>,
     /// Pods that fit nowhere, with a reason a user can read.
     pub errors: Vec<(PodId, String)>,
+    /// Pods among `errors` whose decision was deferred because compatible
+    /// reserved capacity was all reserved by other NodeClaims of this
+    /// solve (upstream `ReservedOfferingError`): a later solve, once those
+    /// launched, places them without relaxing anything.
+    pub deferred: Vec<PodId>,
 }
 
 /// Places `input.pods` as Karpenter's scheduler does (reference §1.2–1.7):
@@ -206,6 +222,8 @@ pub struct LaunchDecision {
     pub capacity_type: CapacityType,
     /// Price of the offering.
     pub price: Price,
+    /// The capacity reservation of a `reserved` launch.
+    pub reservation: Option<&'static str>,
     /// How many offerings were compatible (for the explanation).
     pub compatible_offerings: usize,
     /// Why this one (`cheapest of 143 compatible offerings: c6a.xlarge spot us-east-1a $0.0612/h`).
@@ -227,6 +245,8 @@ pub struct FleetOverride {
     pub zone: &'static str,
     /// Price of the offering (its priority).
     pub price: Price,
+    /// The capacity reservation of a reserved offering.
+    pub reservation: Option<&'static str>,
 }
 
 /// Why a launch failed.

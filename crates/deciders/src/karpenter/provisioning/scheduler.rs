@@ -4,13 +4,14 @@
 //! NodeClaim, relaxing one preference at a time, retried until a full pass
 //! over the queue makes no progress.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-use super::claim::{Attempt, Claim, Rejection};
+use super::claim::{Accepted, Attempt, Claim, Rejection};
 use super::existing::{Closure, ExistingNodes, ExistingSet};
 use super::fit::{min_values_shortfall, no_undefined};
 use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
+use super::reservations::ReservationManager;
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
 use super::{
@@ -18,7 +19,8 @@ use super::{
 };
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::labels::{
-    LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
+    LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE,
+    LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::Requirement;
@@ -51,6 +53,13 @@ struct Scheduler<'a> {
     /// ([`StopEarly::bound_pods_must_fit`],
     /// [`StopEarly::not_on_uninitialized`]): the solve ends.
     settled: bool,
+    /// Instances left per reservation (`None`: no catalog has reserved
+    /// offerings).
+    reservations: Option<ReservationManager>,
+    /// Upstream's fallback mode (see [`SolveSetup::reserved_fallback`]).
+    reserved_fallback: bool,
+    /// The last `add` failed for reserved capacity (never relaxed).
+    reserved_error: bool,
 }
 
 /// Calls `f` with the caller's prepared setup, or one built for this solve.
@@ -69,14 +78,7 @@ fn with_prepared<R>(
 pub(super) fn solve(input: &ProvisioningInput<'_>, setup: SolveSetup<'_>) -> SchedulingResult {
     with_prepared(input, setup, |prepared| {
         let existing = ExistingNodes::new(input.cluster, input.daemonsets, prepared);
-        solve_prepared(
-            input,
-            setup.stop_early,
-            prepared,
-            &existing,
-            existing.unclosed(),
-            &[],
-        )
+        solve_prepared(input, setup, prepared, &existing, existing.unclosed(), &[])
     })
 }
 
@@ -94,14 +96,7 @@ pub(super) fn solve_with_closure(
     closed.dedup();
     let closure = closure.unwrap_or(existing.unclosed());
     with_prepared(input, setup, |prepared| {
-        solve_prepared(
-            input,
-            setup.stop_early,
-            prepared,
-            existing,
-            closure,
-            &closed,
-        )
+        solve_prepared(input, setup, prepared, existing, closure, &closed)
     })
 }
 
@@ -109,7 +104,7 @@ pub(super) fn solve_with_closure(
 /// marked for deletion.
 fn solve_prepared<'a>(
     input: &'a ProvisioningInput<'a>,
-    stop_early: StopEarly<'a>,
+    setup: SolveSetup<'a>,
     prepared: &'a Prepared,
     base: &'a ExistingNodes,
     closure: &'a Closure,
@@ -124,6 +119,7 @@ fn solve_prepared<'a>(
         "prepared setup built from other NodePools, catalogs or DaemonSets"
     );
     let cluster = input.cluster;
+    let stop_early = setup.stop_early;
     let mut templates = Vec::new();
     let mut template_errors = Vec::new();
     for &i in prepared.order() {
@@ -183,6 +179,7 @@ fn solve_prepared<'a>(
         }
     }
 
+    let reservations = ReservationManager::new(&templates);
     let mut scheduler = Scheduler {
         input,
         prepared,
@@ -198,7 +195,11 @@ fn solve_prepared<'a>(
         placed_existing: Vec::new(),
         stop,
         settled: false,
+        reservations,
+        reserved_fallback: setup.reserved_fallback,
+        reserved_error: false,
     };
+    let mut deferred = BTreeSet::new();
 
     // Queue: cpu desc, memory desc, creation asc, uid asc.
     let mut queue: VecDeque<usize> = (0..batch.len()).collect();
@@ -219,6 +220,7 @@ fn solve_prepared<'a>(
         match scheduler.try_schedule(&batch[next]) {
             Ok(()) => {
                 errors.remove(&batch[next].id);
+                deferred.remove(&batch[next].id);
                 let enough_claims = stop
                     .at_new_nodeclaims
                     .is_some_and(|n| scheduler.claims.len() >= n);
@@ -230,6 +232,11 @@ fn solve_prepared<'a>(
                 }
             }
             Err(reason) => {
+                if scheduler.reserved_error {
+                    deferred.insert(batch[next].id);
+                } else {
+                    deferred.remove(&batch[next].id);
+                }
                 errors.insert(batch[next].id, reason);
                 if scheduler.settled {
                     break;
@@ -240,7 +247,9 @@ fn solve_prepared<'a>(
             }
         }
     }
-    scheduler.finish(errors)
+    let mut result = scheduler.finish(errors);
+    result.deferred = deferred.into_iter().collect();
+    result
 }
 
 /// Watches the first new NodeClaim against a [`PriceToBeat`]
@@ -393,7 +402,9 @@ impl<'a> Scheduler<'a> {
             Ok(()) => return Ok(()),
             Err(reason) => reason,
         };
-        if self.settled {
+        // A pod short of reserved capacity may fit once other NodeClaims
+        // launched: nothing of it is relaxed (upstream trySchedule).
+        if self.settled || self.reserved_error {
             return Err(reason);
         }
         let mut relaxed = pod.clone();
@@ -404,12 +415,14 @@ impl<'a> Scheduler<'a> {
             self.topology.update(relaxed.id, &relaxed.spec);
             match self.add(&relaxed) {
                 Ok(()) => return Ok(()),
+                Err(again) if self.reserved_error => return Err(again),
                 Err(again) => reason = again,
             }
         }
     }
 
     fn add(&mut self, pod: &PodWork<'_>) -> Result<(), String> {
+        self.reserved_error = false;
         // 1. Existing nodes, initialized first, then by name.
         let on_existing = {
             let topology = self.topology.for_pod(pod);
@@ -447,17 +460,22 @@ impl<'a> Scheduler<'a> {
                 }
                 let claim = &self.claims[i];
                 let template = &self.templates[claim.template];
-                claim
+                let accepted = claim
                     .can_add(template, &topology, pod, Attempt::Quiet)
-                    .ok()
-                    .map(|accepted| (i, accepted))
+                    .ok()?;
+                let reserved = self.to_reserve(template, claim, &accepted).ok()?;
+                Some((i, accepted, reserved))
             })
         };
-        if let Some((i, accepted)) = on_claim {
+        if let Some((i, accepted, reserved)) = on_claim {
             let claim = &mut self.claims[i];
             let template = &self.templates[claim.template];
             let before = claim.pods.len();
             claim.add(template, pod, accepted);
+            if let Some(manager) = self.reservations.as_mut() {
+                manager.update(&claim.reserved, &reserved);
+            }
+            claim.reserved = reserved;
             self.claim_order.grew(i, before);
             self.topology.register_host(&claim.hostname);
             self.topology.record(
@@ -483,6 +501,7 @@ impl<'a> Scheduler<'a> {
         }
         let mut closest: Option<Rejection> = None;
         let mut opened = None;
+        let mut short_of_reserved = None;
         {
             let topology = self.topology.for_pod(pod);
             for t in 0..self.templates.len() {
@@ -498,20 +517,40 @@ impl<'a> Scheduler<'a> {
                 let hostname = format!("hostname-placeholder-{:04}", self.hostnames);
                 let claim = Claim::new(t, template, hostname, options);
                 match claim.can_add(template, &topology, pod, Attempt::Explain) {
-                    Ok(accepted) => {
-                        opened = Some((t, claim, accepted));
-                        break;
-                    }
+                    Ok(accepted) => match self.to_reserve(template, &claim, &accepted) {
+                        Ok(reserved) => {
+                            opened = Some((t, claim, accepted, reserved));
+                            break;
+                        }
+                        // Not the next NodePool: this one has the reserved
+                        // capacity the pod is to wait for (upstream
+                        // addToNewNodeClaim).
+                        Err(message) => {
+                            short_of_reserved = Some(format!(
+                                "NodePool {}: deferring the decision to a later simulation, limited reserved offering capacity: {message}",
+                                template.pool.name
+                            ));
+                            break;
+                        }
+                    },
                     Err(rejection) => keep_closest(&mut closest, rejection),
                 }
             }
         }
-        let Some((t, mut claim, accepted)) = opened else {
+        if let Some(message) = short_of_reserved {
+            self.reserved_error = true;
+            return Err(message);
+        }
+        let Some((t, mut claim, accepted, reserved)) = opened else {
             return Err(closest.map_or_else(String::new, |r| r.message().to_string()));
         };
         let template = &self.templates[t];
         let index = self.claims.len();
         claim.add(template, pod, accepted);
+        if let Some(manager) = self.reservations.as_mut() {
+            manager.update(&claim.reserved, &reserved);
+        }
+        claim.reserved = reserved;
         self.topology.register_host(&claim.hostname);
         self.topology.record(
             pod,
@@ -560,6 +599,29 @@ impl<'a> Scheduler<'a> {
                 .templates
                 .iter()
                 .any(|t| could_undercut(t, &pod.requests, to_beat))
+    }
+
+    /// The reservations `claim` holds once the pod it `accepted` joins (none
+    /// without reserved offerings anywhere).
+    fn to_reserve(
+        &self,
+        template: &Template<'_>,
+        claim: &Claim,
+        accepted: &Accepted,
+    ) -> Result<Vec<&'static str>, &'static str> {
+        let Some(manager) = &self.reservations else {
+            return Ok(Vec::new());
+        };
+        manager.to_reserve(
+            template,
+            &accepted.options,
+            accepted
+                .requirements
+                .as_ref()
+                .unwrap_or(&claim.requirements),
+            &claim.reserved,
+            self.reserved_fallback,
+        )
     }
 
     /// The template's types that stay within the pool's remaining limits.
@@ -652,11 +714,24 @@ impl<'a> Scheduler<'a> {
         let mut new_nodeclaims = Vec::new();
         for claim in &self.claims {
             let template = &self.templates[claim.template];
-            let requirements = if claim.narrowed {
+            let mut requirements = if claim.narrowed {
                 without_bookkeeping(&claim.requirements)
             } else {
                 template.launch_requirements.clone()
             };
+            // Upstream FinalizeScheduling: a NodeClaim that reserved
+            // capacity launches into those reservations only, so two
+            // NodeClaims never launch into one instance left.
+            if !claim.reserved.is_empty() {
+                requirements.add(Requirement::in_values(
+                    LABEL_CAPACITY_TYPE,
+                    [CapacityType::Reserved.label()],
+                ));
+                requirements.add(Requirement::in_values(
+                    LABEL_CAPACITY_RESERVATION_ID,
+                    claim.reserved.iter().copied(),
+                ));
+            }
             let offering_keys = [
                 LABEL_TOPOLOGY_ZONE,
                 LABEL_TOPOLOGY_ZONE_ID,
@@ -721,6 +796,7 @@ impl<'a> Scheduler<'a> {
             new_nodeclaims,
             existing: self.placed_existing,
             errors: errors.into_iter().collect(),
+            deferred: Vec::new(),
         }
     }
 }

@@ -16,8 +16,9 @@ use super::pod::{
 use crate::cloud::{Catalog, InstanceType, Offering, Price};
 use crate::karpenter::instance_types::template_requirements;
 use crate::kube::labels::{
-    LABEL_CAPACITY_TYPE, LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED,
-    LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
+    LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_RESERVATION_TYPE, LABEL_CAPACITY_TYPE,
+    LABEL_HOSTNAME, LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED, LABEL_TOPOLOGY_ZONE,
+    LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
@@ -283,7 +284,11 @@ impl Template<'_> {
             }
             offerings_changed |= matches!(
                 key,
-                LABEL_TOPOLOGY_ZONE | LABEL_TOPOLOGY_ZONE_ID | LABEL_CAPACITY_TYPE
+                LABEL_TOPOLOGY_ZONE
+                    | LABEL_TOPOLOGY_ZONE_ID
+                    | LABEL_CAPACITY_TYPE
+                    | LABEL_CAPACITY_RESERVATION_ID
+                    | LABEL_CAPACITY_RESERVATION_TYPE
             );
             matchers.extend(self.columns.matcher(requirement));
         }
@@ -380,11 +385,14 @@ fn daemon_fits(
     }
 }
 
-/// Offering compatibility with the three offering keys looked up once.
+/// Offering compatibility with the offering keys looked up once (a
+/// reserved offering's reservation id and type too).
 pub(super) struct OfferingFilter<'r> {
     zone: Option<&'r Requirement>,
     zone_id: Option<&'r Requirement>,
     capacity_type: Option<&'r Requirement>,
+    reservation_id: Option<&'r Requirement>,
+    reservation_type: Option<&'r Requirement>,
 }
 
 impl<'r> OfferingFilter<'r> {
@@ -393,6 +401,8 @@ impl<'r> OfferingFilter<'r> {
             zone: requirements.get(LABEL_TOPOLOGY_ZONE),
             zone_id: requirements.get(LABEL_TOPOLOGY_ZONE_ID),
             capacity_type: requirements.get(LABEL_CAPACITY_TYPE),
+            reservation_id: requirements.get(LABEL_CAPACITY_RESERVATION_ID),
+            reservation_type: requirements.get(LABEL_CAPACITY_RESERVATION_TYPE),
         }
     }
 
@@ -404,5 +414,11 @@ impl<'r> OfferingFilter<'r> {
             && self
                 .capacity_type
                 .is_none_or(|r| r.has(o.capacity_type.label()))
+            && o.reservation.is_none_or(|res| {
+                self.reservation_id.is_none_or(|r| r.has(res.id))
+                    && self
+                        .reservation_type
+                        .is_none_or(|r| r.has(res.reservation_type.label()))
+            })
     }
 }

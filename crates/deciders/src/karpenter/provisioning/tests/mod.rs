@@ -4,6 +4,7 @@
 
 mod digest;
 mod launch;
+mod reserved;
 mod scheduling;
 mod topology;
 
@@ -237,6 +238,23 @@ impl World {
         super::scheduler::solve(&input, setup)
     }
 
+    /// Solves in upstream's reserved-capacity fallback mode (disruption's
+    /// simulations).
+    pub fn solve_fallback(&self) -> SchedulingResult {
+        let input = ProvisioningInput {
+            cluster: &self.cluster,
+            nodepools: &self.contexts(),
+            daemonsets: &self.daemonsets,
+            pods: &self.pending,
+            node_count_resource: self.node_count_resource,
+        };
+        let setup = SolveSetup {
+            reserved_fallback: true,
+            ..SolveSetup::default()
+        };
+        super::scheduler::solve(&input, setup)
+    }
+
     /// Solves for `pods` (pending or bound), stopping as `stop_early` says.
     pub fn solve_stopping(&self, pods: &[PodId], stop_early: StopEarly<'_>) -> SchedulingResult {
         let input = ProvisioningInput {
@@ -249,6 +267,7 @@ impl World {
         let setup = SolveSetup {
             prepared: None,
             stop_early,
+            ..SolveSetup::default()
         };
         super::scheduler::solve(&input, setup)
     }
