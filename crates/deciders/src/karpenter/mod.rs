@@ -1,9 +1,10 @@
 //! Karpenter: the `karpenter.sh/v1` NodePool as decisions read it,
-//! provisioning and disruption.
+//! provisioning, disruption and the static NodePool controllers.
 
 pub mod disruption;
 pub mod instance_types;
 pub mod provisioning;
+pub mod static_capacity;
 
 use std::collections::BTreeMap;
 

@@ -322,6 +322,9 @@ pub struct KarpenterSettings {
     pub spot_to_spot_consolidation: bool,
     /// `featureGates.NodeOverlay` (default false): NodeOverlays apply.
     pub node_overlay: bool,
+    /// `featureGates.StaticCapacity` (default false): static NodePools
+    /// (`spec.replicas`) get their NodeClaims.
+    pub static_capacity: bool,
     /// `batchIdleDuration` (default 1s).
     pub batch_idle_duration: crate::sim::SimDuration,
     /// `batchMaxDuration` (default 10s).
@@ -333,6 +336,7 @@ impl Default for KarpenterSettings {
         KarpenterSettings {
             spot_to_spot_consolidation: false,
             node_overlay: false,
+            static_capacity: false,
             batch_idle_duration: crate::sim::engine::BATCH_IDLE,
             batch_max_duration: crate::sim::engine::BATCH_MAX,
         }
@@ -345,6 +349,7 @@ impl KarpenterSettings {
         crate::sim::engine::KarpenterOptions {
             batch_idle_duration: self.batch_idle_duration,
             batch_max_duration: self.batch_max_duration,
+            static_capacity: self.static_capacity,
             disruption: crate::karpenter::disruption::DisruptionOptions {
                 spot_to_spot_consolidation: self.spot_to_spot_consolidation,
                 ..Default::default()

@@ -347,6 +347,13 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                         )?;
                     }
                 }
+                check_static_pools(
+                    &variant.name,
+                    &pools,
+                    &variant_steps,
+                    &config.settings,
+                    &mut warnings,
+                )?;
                 (pools, slot, None)
             }
             Provisioner::ClusterAutoscaler(config) => {
@@ -605,6 +612,65 @@ fn apply_node_overlays(
     }
     for (setup, out) in pools.iter_mut().zip(overlaid) {
         setup.catalog = out.catalog;
+    }
+    Ok(())
+}
+
+/// Static NodePools (`spec.replicas`) of a Karpenter variant: a NodePool
+/// never turns static or dynamic in a later `nodePools` step (the CRD's
+/// CEL rule refuses that update); with the `StaticCapacity` gate off
+/// (upstream's default) no controller creates their NodeClaims and the
+/// dynamic provisioner skips them, as upstream, with one warning.
+fn check_static_pools(
+    variant: &str,
+    pools: &[PoolSetup],
+    steps: &[Step],
+    settings: &KarpenterSettings,
+    warnings: &mut BTreeSet<String>,
+) -> Result<(), PrepareError> {
+    let mut in_force: BTreeMap<String, bool> = pools
+        .iter()
+        .map(|p| (p.pool.name.clone(), p.pool.is_static()))
+        .collect();
+    let mut static_names: BTreeSet<String> = pools
+        .iter()
+        .filter(|p| p.pool.is_static())
+        .map(|p| p.pool.name.clone())
+        .collect();
+    let mut order: Vec<&Step> = steps.iter().collect();
+    order.sort_by_key(|step| step.at);
+    for step in order {
+        let StepAction::NodePools { nodepools, .. } = &step.action else {
+            continue;
+        };
+        for setup in nodepools {
+            let pool = &setup.pool;
+            if let Some(&was) = in_force.get(&pool.name)
+                && was != pool.is_static()
+            {
+                return Err(PrepareError::Read {
+                    file: format!("variant {variant}, nodePools step at {}", step.at),
+                    reason: format!(
+                        "NodePool {:?}: Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes",
+                        pool.name
+                    ),
+                });
+            }
+            if pool.is_static() {
+                static_names.insert(pool.name.clone());
+            }
+        }
+        in_force = nodepools
+            .iter()
+            .map(|p| (p.pool.name.clone(), p.pool.is_static()))
+            .collect();
+    }
+    if !settings.static_capacity && !static_names.is_empty() {
+        let names: Vec<&str> = static_names.iter().map(String::as_str).collect();
+        warnings.insert(format!(
+            "variant {variant}: static NodePool(s) {} (spec.replicas) get no NodeClaims where the StaticCapacity feature gate is off (the upstream default): no static controller runs and the dynamic provisioner skips them; set karpenter.settings.featureGates.StaticCapacity: true to keep their replicas",
+            names.join(", ")
+        ));
     }
     Ok(())
 }

@@ -37,7 +37,6 @@ const GATE_KEYS: Keys = Keys {
 const UNMODELLED_GATES: &[(&str, bool)] = &[
     ("NodeRepair", false),
     ("ReservedCapacity", true),
-    ("StaticCapacity", false),
     ("CapacityBuffer", false),
 ];
 
@@ -58,6 +57,7 @@ impl Reader<'_> {
                 match *key {
                     "SpotToSpotConsolidation" => settings.spot_to_spot_consolidation = on,
                     "NodeOverlay" => settings.node_overlay = on,
+                    "StaticCapacity" => settings.static_capacity = on,
                     other => {
                         let (setting, default) = UNMODELLED_GATES
                             .iter()

@@ -35,13 +35,13 @@ fn error(text: &str) -> String {
 }
 
 /// options_test.go "should use the correct default values": batch 1s /
-/// 10s, SpotToSpotConsolidation and NodeOverlay off.
+/// 10s, SpotToSpotConsolidation, NodeOverlay and StaticCapacity off.
 #[test]
 fn options_defaults() {
     let d = KarpenterSettings::default();
     assert_eq!(d.batch_idle_duration, SimDuration::from_secs(1));
     assert_eq!(d.batch_max_duration, SimDuration::from_secs(10));
-    assert!(!d.spot_to_spot_consolidation && !d.node_overlay);
+    assert!(!d.spot_to_spot_consolidation && !d.node_overlay && !d.static_capacity);
     // An empty featureGates mapping changes nothing.
     assert_eq!(settings("        featureGates: {}\n").unwrap(), d);
 }
@@ -52,14 +52,14 @@ fn options_defaults() {
 #[test]
 fn options_override_defaults() {
     let s = settings(
-        "        featureGates: {SpotToSpotConsolidation: true, NodeOverlay: true, NodeRepair: false, ReservedCapacity: true, StaticCapacity: false}\n        batchIdleDuration: 2s\n        batchMaxDuration: 30s\n        minValuesPolicy: Strict\n        preferencePolicy: Respect\n",
+        "        featureGates: {SpotToSpotConsolidation: true, NodeOverlay: true, NodeRepair: false, ReservedCapacity: true, StaticCapacity: true}\n        batchIdleDuration: 2s\n        batchMaxDuration: 30s\n        minValuesPolicy: Strict\n        preferencePolicy: Respect\n",
     )
     .unwrap();
-    assert!(s.spot_to_spot_consolidation && s.node_overlay);
+    assert!(s.spot_to_spot_consolidation && s.node_overlay && s.static_capacity);
     assert_eq!(s.batch_idle_duration, SimDuration::from_secs(2));
     assert_eq!(s.batch_max_duration, SimDuration::from_secs(30));
     let engine = s.engine_options();
-    assert!(engine.disruption.spot_to_spot_consolidation);
+    assert!(engine.disruption.spot_to_spot_consolidation && engine.static_capacity);
     assert_eq!(engine.batch_max_duration, SimDuration::from_secs(30));
 }
 
@@ -92,7 +92,6 @@ fn unmodelled_gates_refuse_non_default_values() {
     for (gate, value, default) in [
         ("NodeRepair", "true", "false"),
         ("ReservedCapacity", "false", "true"),
-        ("StaticCapacity", "true", "false"),
     ] {
         let e = error(&format!("        featureGates: {{{gate}: {value}}}\n"));
         assert!(
@@ -199,5 +198,54 @@ fn nodepools_step_overlays_follow_each_variants_gate() {
             .any(|w| w.contains("1 NodeOverlay(s) ignored")),
         "{:?}",
         prepared.warnings
+    );
+}
+
+/// The StaticCapacity gate: off (upstream's default), a static NodePool is
+/// kept, with one warning that it gets no NodeClaims; on, no warning. A
+/// `nodePools` step may not turn a NodePool between static and dynamic
+/// (core pkg/apis/v1/nodepool.go's CEL rule on updates).
+#[test]
+fn static_capacity_gate_and_mode_transitions() {
+    let text = |gate: &str, step: &str| {
+        format!(
+            "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n{step}variants:\n  - name: k\n    karpenter:\n      nodePools: [nodepools/static-default.yaml]\n{gate}"
+        )
+    };
+    let prepared = |text: String| {
+        let scenario = Scenario::parse(&text, Path::new(INLINE), &BundledRegions).unwrap();
+        prepare(&scenario, None)
+    };
+    let off = prepared(text("", "")).unwrap();
+    let warned: Vec<&String> = off
+        .warnings
+        .iter()
+        .filter(|w| w.contains("StaticCapacity"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", off.warnings);
+    assert!(
+        warned[0].contains("static NodePool(s) default (spec.replicas) get no NodeClaims"),
+        "{}",
+        warned[0]
+    );
+    assert_eq!(off.runs[0].nodepools[0].pool.replicas, Some(3));
+    let on = prepared(text(
+        "      settings: {featureGates: {StaticCapacity: true}}\n",
+        "",
+    ))
+    .unwrap();
+    assert!(on.warnings.iter().all(|w| !w.contains("StaticCapacity")));
+    assert!(on.runs[0].karpenter.static_capacity);
+    let e = prepared(text(
+        "",
+        "  - at: 30m\n    nodePools: nodepools/default.yaml\n",
+    ))
+    .expect_err("static to dynamic")
+    .to_string();
+    assert!(
+        e.contains(
+            "NodePool \"default\": Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes"
+        ),
+        "{e}"
     );
 }

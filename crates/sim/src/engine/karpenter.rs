@@ -535,6 +535,9 @@ impl Engine<'_> {
         if let Some(at) = self.cluster.node(node_id).and_then(expiration_time) {
             self.schedule(at, Event::Expire(node_id))?;
         }
+        if self.is_static_node(node_id) {
+            self.static_reconcile_soon()?;
+        }
         self.touch()?;
         Ok(node_id)
     }

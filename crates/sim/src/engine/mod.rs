@@ -67,6 +67,7 @@ mod run;
 mod source;
 mod spot;
 mod spot_metrics;
+mod static_capacity;
 mod termination;
 
 #[cfg(test)]
@@ -79,6 +80,8 @@ mod tests_disruption;
 mod tests_properties;
 #[cfg(test)]
 mod tests_spot;
+#[cfg(test)]
+mod tests_static;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -127,6 +130,7 @@ pub use run::{
 pub use source::{ListSource, SharedSource, SourceError, SourceFactory, StepSource};
 pub use spot::{INTERRUPTED, VICTIM_STREAM, source_name};
 pub use spot_metrics::SpotSummary;
+pub use static_capacity::{OVERPROVISIONED, STATIC_LIMIT_REQUEUE, STATIC_REQUEUE};
 pub use termination::{
     DRAIN_REQUEUE, EVICTION_BACKOFF_BASE, EVICTION_BACKOFF_MAX, MIN_DRAIN_TIME, is_critical,
 };
@@ -145,6 +149,9 @@ pub struct KarpenterOptions {
     pub batch_idle_duration: SimDuration,
     /// `BATCH_MAX_DURATION`: the batch window never lasts longer.
     pub batch_max_duration: SimDuration,
+    /// The `StaticCapacity` gate: the static NodePool controllers run
+    /// (off, static NodePools get no NodeClaims).
+    pub static_capacity: bool,
     /// Options the disruption controller decides with (the
     /// `SpotToSpotConsolidation` gate).
     pub disruption: DisruptionOptions,
@@ -155,6 +162,7 @@ impl Default for KarpenterOptions {
         KarpenterOptions {
             batch_idle_duration: BATCH_IDLE,
             batch_max_duration: BATCH_MAX,
+            static_capacity: false,
             disruption: DisruptionOptions::default(),
         }
     }
@@ -432,6 +440,8 @@ enum Event {
     Spot(spot::SpotSignal),
     /// EC2 reclaims an interrupted spot instance.
     SpotReclaim(NodeId),
+    /// A reconcile of the static NodePool controllers (if still due).
+    StaticReconcile,
     /// A Cluster Autoscaler loop.
     CaLoop,
     /// Export the cluster (`run --snapshot-at`).
@@ -675,6 +685,8 @@ struct KarpenterState {
     requeue: Requeue,
     /// The disruption controller and its orchestration queue.
     disruption: disruption::DisruptionState,
+    /// The static NodePool controllers' next reconcile, if scheduled.
+    static_next: Option<SimTime>,
 }
 
 impl KarpenterState {
@@ -787,6 +799,7 @@ impl<'a> Engine<'a> {
                 batch: None,
                 requeue: Requeue::default(),
                 disruption: disruption::DisruptionState::new(input.karpenter.disruption),
+                static_next: None,
             })),
         };
         Engine {
@@ -880,6 +893,7 @@ impl<'a> Engine<'a> {
             Event::SpotTrigger(trigger) => self.spot_trigger(trigger),
             Event::Spot(signal) => self.spot_signal(signal),
             Event::SpotReclaim(node) => self.spot_reclaim(node),
+            Event::StaticReconcile => self.static_reconcile(),
             Event::CaLoop => self.ca_loop(),
             Event::Export => {
                 self.record.export = Some(self.export());

@@ -60,9 +60,11 @@ impl Component {
                 Component::Workload
             }
             Event::SchedulerRun => Component::Scheduler,
-            Event::BatchCheck | Event::Requeue | Event::NodeReady(_) | Event::IceExpired(_) => {
-                Component::Provisioning
-            }
+            Event::BatchCheck
+            | Event::Requeue
+            | Event::NodeReady(_)
+            | Event::IceExpired(_)
+            | Event::StaticReconcile => Component::Provisioning,
             Event::DisruptionPass
             | Event::ValidateCommand
             | Event::CommandTimeout(_)

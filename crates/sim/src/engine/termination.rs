@@ -176,6 +176,9 @@ impl Engine<'_> {
         if let Some(karpenter) = self.autoscaler.karpenter_mut() {
             karpenter.disruption.in_flight.remove(&node);
         }
+        if self.is_static_node(node) {
+            self.static_reconcile_soon()?;
+        }
         let pods = self.deleting_node_pods();
         self.touch()?;
         self.trigger_batch(&pods)?;
@@ -499,6 +502,7 @@ impl Engine<'_> {
                 self.reconcile(w)?;
             }
         }
+        let was_static = self.is_static_node(node);
         let billing = self.node_meta[node.0 as usize].billing;
         self.ledger
             .terminate(billing, now)
@@ -530,6 +534,9 @@ impl Engine<'_> {
             ),
         );
         self.replacement_lost(node)?;
+        if was_static {
+            self.static_reconcile_soon()?;
+        }
         self.wake_scheduler()?;
         self.touch()
     }

@@ -205,6 +205,8 @@ pub enum Method {
     Emptiness,
     /// Drift.
     Drift,
+    /// Drift of static NodePools' NodeClaims.
+    StaticDrift,
     /// Multi-node consolidation.
     MultiNodeConsolidation,
     /// Single-node consolidation.
@@ -212,12 +214,13 @@ pub enum Method {
 }
 
 impl Method {
-    /// The spelling reports use (`emptiness`, `drift`,
+    /// The spelling reports use (`emptiness`, `drift`, `static-drift`,
     /// `multi-node-consolidation`, `single-node-consolidation`).
     pub fn name(self) -> &'static str {
         match self {
             Method::Emptiness => "emptiness",
             Method::Drift => "drift",
+            Method::StaticDrift => "static-drift",
             Method::MultiNodeConsolidation => "multi-node-consolidation",
             Method::SingleNodeConsolidation => "single-node-consolidation",
         }

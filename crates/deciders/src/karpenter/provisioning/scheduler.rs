@@ -105,6 +105,10 @@ pub(super) fn solve_with_closure(
     })
 }
 
+/// The error of every pod when every NodePool is static (core:
+/// provisioner.go).
+pub const NO_DYNAMIC_NODEPOOLS: &str = "no dynamic nodepools found";
+
 /// The solve; the nodes of `closure` and `closed` (sorted) are taken as
 /// marked for deletion.
 fn solve_prepared<'a>(
@@ -124,6 +128,20 @@ fn solve_prepared<'a>(
         "prepared setup built from other NodePools, catalogs or DaemonSets"
     );
     let cluster = input.cluster;
+    if prepared.order().is_empty() && !input.nodepools.is_empty() {
+        // Only static NodePools: upstream's scheduler is not even built
+        // (`ErrNodePoolsNotFound`), every pod gets this error.
+        let errors = input
+            .pods
+            .iter()
+            .filter(|&&id| cluster.pod(id).is_some_and(|p| !p.is_daemonset()))
+            .map(|&id| (id, NO_DYNAMIC_NODEPOOLS.to_string()))
+            .collect();
+        return SchedulingResult {
+            errors,
+            ..SchedulingResult::default()
+        };
+    }
     let mut templates = Vec::new();
     let mut template_errors = Vec::new();
     for &i in prepared.order() {
