@@ -23,7 +23,7 @@ use std::cmp::Ordering;
 use crate::cloud::Catalog;
 use crate::karpenter::disruption::candidates::lifetime_remaining;
 use crate::karpenter::instance_types::template_requirements;
-use crate::karpenter::provisioning::NewNodeClaim;
+use crate::karpenter::provisioning::{MinValuesPolicy, NewNodeClaim};
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::nodepool::NodePool;
 use crate::pods::{eviction_cost, is_do_not_disrupt_active};
@@ -146,14 +146,22 @@ pub fn scale_down_candidates(
 /// The NodeClaim a static NodePool (index `nodepool` of the NodePools in
 /// force) creates: its template's requirements, every catalog type as an
 /// option (the launch keeps the compatible ones with an available
-/// offering), no pods.
-pub fn static_nodeclaim(nodepool: usize, pool: &NodePool, catalog: &Catalog) -> NewNodeClaim {
+/// offering), no pods. Under `MinValuesPolicy::BestEffort` the launch does
+/// not check `minValues` (the cloud provider's truncation does so only
+/// under Strict); no scheduler relaxed them, so the annotation is `false`.
+pub fn static_nodeclaim(
+    nodepool: usize,
+    pool: &NodePool,
+    catalog: &Catalog,
+    min_values: MinValuesPolicy,
+) -> NewNodeClaim {
     NewNodeClaim {
         nodepool,
         requirements: template_requirements(pool),
         instance_types: (0..catalog.len()).collect(),
         pods: Vec::new(),
         requests: Resources::ZERO,
+        min_values_relaxed: (min_values == MinValuesPolicy::BestEffort).then_some(false),
     }
 }
 

@@ -325,6 +325,8 @@ pub struct KarpenterSettings {
     /// `featureGates.StaticCapacity` (default false): static NodePools
     /// (`spec.replicas`) get their NodeClaims.
     pub static_capacity: bool,
+    /// `minValuesPolicy` and `preferencePolicy` (defaults Strict, Respect).
+    pub scheduling: crate::karpenter::provisioning::SchedulingPolicies,
     /// `batchIdleDuration` (default 1s).
     pub batch_idle_duration: crate::sim::SimDuration,
     /// `batchMaxDuration` (default 10s).
@@ -337,6 +339,7 @@ impl Default for KarpenterSettings {
             spot_to_spot_consolidation: false,
             node_overlay: false,
             static_capacity: false,
+            scheduling: Default::default(),
             batch_idle_duration: crate::sim::engine::BATCH_IDLE,
             batch_max_duration: crate::sim::engine::BATCH_MAX,
         }
@@ -350,6 +353,7 @@ impl KarpenterSettings {
             batch_idle_duration: self.batch_idle_duration,
             batch_max_duration: self.batch_max_duration,
             static_capacity: self.static_capacity,
+            scheduling: self.scheduling,
             disruption: crate::karpenter::disruption::DisruptionOptions {
                 spot_to_spot_consolidation: self.spot_to_spot_consolidation,
                 ..Default::default()

@@ -7,6 +7,7 @@
 use super::super::KarpenterSettings;
 use super::super::error::Problem;
 use super::{Keys, Node, Reader, ScenarioError, Value};
+use crate::karpenter::provisioning::MinValuesPolicy;
 
 const SETTINGS_KEYS: Keys = Keys {
     valid: &[
@@ -84,18 +85,17 @@ impl Reader<'_> {
             settings.batch_max_duration =
                 self.settings_duration(value, &map.field("batchMaxDuration"))?;
         }
-        // Strict and Respect are what the provisioning model does; the
-        // relaxed policies are named so a scenario using them is refused
-        // rather than run as if they were the defaults.
         if let Some(value) = map.get("minValuesPolicy") {
-            self.policy(
-                value,
-                &map.field("minValuesPolicy"),
-                "minValuesPolicy",
-                &["Strict", "BestEffort"],
-            )?;
+            let field = map.field("minValuesPolicy");
+            settings.scheduling.min_values =
+                match self.one_of(value, &field, &["Strict", "BestEffort"])? {
+                    "Strict" => MinValuesPolicy::Strict,
+                    _ => MinValuesPolicy::BestEffort,
+                };
         }
         if let Some(value) = map.get("preferencePolicy") {
+            // Ignore is refused until modelled: a scenario using it must
+            // not run as if it said Respect.
             self.policy(
                 value,
                 &map.field("preferencePolicy"),

@@ -104,14 +104,22 @@ fn unmodelled_gates_refuse_non_default_values() {
 }
 
 /// minValuesPolicy (Strict | BestEffort, v1.6) and preferencePolicy
-/// (Respect | Ignore, v1.4): the defaults are what the provisioning model
-/// does; the relaxed values are refused, not run as the defaults; other
-/// values are not policies at all.
+/// (Respect | Ignore, v1.4) reach the scheduler's policies; other values
+/// are not policies at all.
 #[test]
-fn policies_default_only() {
-    let e = error("        minValuesPolicy: BestEffort\n");
+fn policies_are_read() {
+    use crate::karpenter::provisioning::MinValuesPolicy;
+    let s = settings("        minValuesPolicy: BestEffort\n").unwrap();
+    assert_eq!(s.scheduling.min_values, MinValuesPolicy::BestEffort);
+    assert_eq!(
+        s.engine_options().scheduling.min_values,
+        MinValuesPolicy::BestEffort
+    );
+    let s = settings("        minValuesPolicy: Strict\n").unwrap();
+    assert_eq!(s.scheduling.min_values, MinValuesPolicy::Strict);
+    let e = error("        minValuesPolicy: Loose\n");
     assert!(
-        e.contains("minValuesPolicy: BestEffort is not modelled yet"),
+        e.contains("unknown value \"Loose\" (valid values: Strict, BestEffort)"),
         "{e}"
     );
     let e = error("        preferencePolicy: Ignore\n");

@@ -180,6 +180,7 @@ impl Engine<'_> {
                 daemonsets: &daemonsets,
                 pods: &pods,
                 node_count_resource: karpenter.node_count_resource,
+                policies: self.input.karpenter.scheduling,
             },
         );
         drop(contexts);
@@ -514,7 +515,7 @@ impl Engine<'_> {
             (&type_name, decision.zone),
             reason,
         )?;
-        let message = format!(
+        let mut message = format!(
             "Launched {type_name} {} in {} at ${}/h for {} pod(s); {} compatible instance type(s); {}",
             decision.capacity_type,
             decision.zone,
@@ -523,6 +524,11 @@ impl Engine<'_> {
             claim.instance_types.len(),
             decision.explanation
         );
+        if claim.min_values_relaxed == Some(true) {
+            message.push_str(
+                "; minValues relaxed to what the options reach (karpenter.sh/nodeclaim-min-values-relaxed: \"true\")",
+            );
+        }
         self.log(
             EventType::Normal,
             "Launched",

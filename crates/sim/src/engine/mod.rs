@@ -92,7 +92,7 @@ use crate::karpenter::disruption::controller::{
 };
 use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, NodePoolContext, Provisioner,
-    ProvisioningInput, SchedulingResult,
+    ProvisioningInput, SchedulingPolicies, SchedulingResult,
 };
 use crate::kube::resources::ResourceKind;
 use crate::kube::workload::{PodDisruptionBudget, Workload};
@@ -152,6 +152,10 @@ pub struct KarpenterOptions {
     /// The `StaticCapacity` gate: the static NodePool controllers run
     /// (off, static NodePools get no NodeClaims).
     pub static_capacity: bool,
+    /// `minValuesPolicy` and `preferencePolicy`: the scheduler's policies,
+    /// for provisioning and the disruption simulations (the run hands them
+    /// to the disruption controller in place of `disruption.scheduling`).
+    pub scheduling: SchedulingPolicies,
     /// Options the disruption controller decides with (the
     /// `SpotToSpotConsolidation` gate).
     pub disruption: DisruptionOptions,
@@ -163,6 +167,7 @@ impl Default for KarpenterOptions {
             batch_idle_duration: BATCH_IDLE,
             batch_max_duration: BATCH_MAX,
             static_capacity: false,
+            scheduling: SchedulingPolicies::default(),
             disruption: DisruptionOptions::default(),
         }
     }
@@ -798,7 +803,10 @@ impl<'a> Engine<'a> {
                 nodes_per_pool: BTreeMap::new(),
                 batch: None,
                 requeue: Requeue::default(),
-                disruption: disruption::DisruptionState::new(input.karpenter.disruption),
+                disruption: disruption::DisruptionState::new(DisruptionOptions {
+                    scheduling: input.karpenter.scheduling,
+                    ..input.karpenter.disruption
+                }),
                 static_next: None,
             })),
         };

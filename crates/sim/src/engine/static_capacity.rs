@@ -149,6 +149,7 @@ impl Engine<'_> {
                 index,
                 &karpenter.pools[index].pool,
                 &karpenter.catalogs[index],
+                self.input.karpenter.scheduling.min_values,
             );
             let cached = self.ice.len();
             if self.launch(&claim, "provisioning")?.is_some() {

@@ -8,13 +8,14 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::claim::{Attempt, Claim, Rejection};
 use super::existing::{Closure, ExistingNodes, ExistingSet};
-use super::fit::{min_values_shortfall, no_undefined};
+use super::fit::{min_values_shortfall, no_undefined, relax_min_values};
 use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
 use super::{
-    NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup, StopEarly,
+    MinValuesPolicy, NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup,
+    StopEarly,
 };
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::labels::{
@@ -144,15 +145,20 @@ fn solve_prepared<'a>(
     }
     let mut templates = Vec::new();
     let mut template_errors = Vec::new();
+    let relax_min_values = input.policies.min_values == MinValuesPolicy::BestEffort;
     for &i in prepared.order() {
         let ctx = &input.nodepools[i];
         match prepared.template(i) {
-            Ok(core) => templates.push(Template {
-                pool_index: i,
-                pool: ctx.pool,
-                catalog: ctx.catalog,
-                core,
-            }),
+            Ok(core) => match &core.min_values_error {
+                Some(e) if !relax_min_values => template_errors.push(e.clone()),
+                _ => templates.push(Template {
+                    pool_index: i,
+                    pool: ctx.pool,
+                    catalog: ctx.catalog,
+                    core,
+                    relax_min_values,
+                }),
+            },
             Err(e) => template_errors.push(e.to_string()),
         }
     }
@@ -670,11 +676,20 @@ impl<'a> Scheduler<'a> {
         let mut new_nodeclaims = Vec::new();
         for claim in &self.claims {
             let template = &self.templates[claim.template];
-            let requirements = if claim.narrowed {
+            let mut requirements = if claim.narrowed {
                 without_bookkeeping(&claim.requirements)
             } else {
                 template.launch_requirements.clone()
             };
+            if template.relax_min_values {
+                // What the last pod's filter lowered them to (the options
+                // only shrink, so the last lowering is over these).
+                relax_min_values(
+                    &claim.options,
+                    &mut requirements,
+                    &template.type_requirements,
+                );
+            }
             let offering_keys = [
                 LABEL_TOPOLOGY_ZONE,
                 LABEL_TOPOLOGY_ZONE_ID,
@@ -713,8 +728,16 @@ impl<'a> Scheduler<'a> {
                 claim.options.len().min(MAX_INSTANCE_TYPES),
                 "options are distinct"
             );
-            if let Some(shortfall) =
-                min_values_shortfall(&instance_types, &requirements, &template.type_requirements)
+            // `Truncate` checks minValues under Strict only.
+            if let Some(shortfall) = (!template.relax_min_values)
+                .then(|| {
+                    min_values_shortfall(
+                        &instance_types,
+                        &requirements,
+                        &template.type_requirements,
+                    )
+                })
+                .flatten()
             {
                 for &pod in &claim.pods {
                     errors.insert(
@@ -733,6 +756,9 @@ impl<'a> Scheduler<'a> {
                 instance_types: instance_types.iter().map(|&i| i as usize).collect(),
                 pods: claim.pods.clone(),
                 requests: claim.requests + claim.min_daemon_overhead(template),
+                min_values_relaxed: template
+                    .relax_min_values
+                    .then_some(claim.min_values_relaxed),
             });
         }
         SchedulingResult {

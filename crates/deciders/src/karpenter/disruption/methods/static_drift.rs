@@ -96,7 +96,12 @@ impl DisruptionMethod for StaticDrift {
                 .and_then(|n| n.claim.as_ref())
                 .and_then(|claim| claim.lifecycle.drifted.as_ref())
                 .map_or_else(|| "Drifted".to_string(), |d| d.reason.clone());
-            let replacement = static_nodeclaim(index, context.pool, context.catalog);
+            let replacement = static_nodeclaim(
+                index,
+                context.pool,
+                context.catalog,
+                input.options.scheduling.min_values,
+            );
             return MethodOutcome {
                 command: Some(Command {
                     method: Method::StaticDrift,
