@@ -7,7 +7,7 @@
 use super::super::KarpenterSettings;
 use super::super::error::Problem;
 use super::{Keys, Node, Reader, ScenarioError, Value};
-use crate::karpenter::provisioning::MinValuesPolicy;
+use crate::karpenter::provisioning::{MinValuesPolicy, PreferencePolicy};
 
 const SETTINGS_KEYS: Keys = Keys {
     valid: &[
@@ -94,14 +94,12 @@ impl Reader<'_> {
                 };
         }
         if let Some(value) = map.get("preferencePolicy") {
-            // Ignore is refused until modelled: a scenario using it must
-            // not run as if it said Respect.
-            self.policy(
-                value,
-                &map.field("preferencePolicy"),
-                "preferencePolicy",
-                &["Respect", "Ignore"],
-            )?;
+            let field = map.field("preferencePolicy");
+            settings.scheduling.preference =
+                match self.one_of(value, &field, &["Respect", "Ignore"])? {
+                    "Respect" => PreferencePolicy::Respect,
+                    _ => PreferencePolicy::Ignore,
+                };
         }
         Ok(settings)
     }
@@ -123,32 +121,5 @@ impl Reader<'_> {
             return Err(self.invalid(node.position, field, Problem::NotPositive));
         }
         Ok(duration)
-    }
-
-    /// A policy whose first value (upstream's default) is modelled.
-    fn policy(
-        &self,
-        node: &Node,
-        field: &str,
-        setting: &'static str,
-        valid: &'static [&'static str],
-    ) -> Result<(), ScenarioError> {
-        let text = self.string(node, field)?;
-        if !valid.contains(&text) {
-            let problem = Problem::NotOneOf {
-                found: text.to_string(),
-                valid,
-            };
-            return Err(self.invalid(node.position, field, problem));
-        }
-        if text != valid[0] {
-            let problem = Problem::NotModelledYet {
-                setting,
-                value: text.to_string(),
-                default: valid[0],
-            };
-            return Err(self.invalid(node.position, field, problem));
-        }
-        Ok(())
     }
 }

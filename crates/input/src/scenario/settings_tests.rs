@@ -122,10 +122,12 @@ fn policies_are_read() {
         e.contains("unknown value \"Loose\" (valid values: Strict, BestEffort)"),
         "{e}"
     );
-    let e = error("        preferencePolicy: Ignore\n");
-    assert!(
-        e.contains("preferencePolicy: Ignore is not modelled yet"),
-        "{e}"
+    use crate::karpenter::provisioning::PreferencePolicy;
+    let s = settings("        preferencePolicy: Ignore\n").unwrap();
+    assert_eq!(s.scheduling.preference, PreferencePolicy::Ignore);
+    assert_eq!(
+        s.engine_options().scheduling.preference,
+        PreferencePolicy::Ignore
     );
     let e = error("        preferencePolicy: Prefer\n");
     assert!(

@@ -14,8 +14,8 @@ use super::prepared::{Prepared, PriceTable};
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
 use super::{
-    MinValuesPolicy, NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup,
-    StopEarly,
+    MinValuesPolicy, NewNodeClaim, PreferencePolicy, PriceToBeat, ProvisioningInput,
+    SchedulingResult, SolveSetup, StopEarly,
 };
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::labels::{
@@ -146,6 +146,7 @@ fn solve_prepared<'a>(
     let mut templates = Vec::new();
     let mut template_errors = Vec::new();
     let relax_min_values = input.policies.min_values == MinValuesPolicy::BestEffort;
+    let ignore_preferences = input.policies.preference == PreferencePolicy::Ignore;
     for &i in prepared.order() {
         let ctx = &input.nodepools[i];
         match prepared.template(i) {
@@ -183,7 +184,7 @@ fn solve_prepared<'a>(
         if pod.is_daemonset() {
             continue;
         }
-        match PodWork::new(id, &pod.spec) {
+        match PodWork::new(id, &pod.spec, ignore_preferences) {
             Ok(work) => {
                 created.push((pod.created_at, pod.uid));
                 batch.push(work);
