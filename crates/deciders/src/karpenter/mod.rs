@@ -1,8 +1,10 @@
 //! Karpenter: the `karpenter.sh/v1` NodePool as decisions read it,
-//! provisioning, disruption and the static NodePool controllers.
+//! provisioning, disruption, the static NodePool controllers and node
+//! repair.
 
 pub mod disruption;
 pub mod instance_types;
+pub mod node_repair;
 pub mod provisioning;
 pub mod static_capacity;
 

@@ -281,6 +281,15 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             WorkloadAction::Delete { target } => StepAction::Delete {
                 target: target_of(target),
             },
+            WorkloadAction::NodeCondition {
+                node,
+                condition_type,
+                status,
+            } => StepAction::NodeCondition {
+                node: node.clone(),
+                condition_type: condition_type.clone(),
+                status: *status,
+            },
             WorkloadAction::NodePools { node_pools } => {
                 let label = format!("workloads[{index}]");
                 let (nodepools, node_count_resource, overlays) =
@@ -308,6 +317,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
     if let Some(snapshot) = &snapshot {
         warnings.extend(snapshot.warnings.iter().cloned());
     }
+    check_node_names(scenario, snapshot.as_ref())?;
     let initial = snapshot.as_ref().map(|s| Arc::new(s.state.clone()));
     let mut runs = Vec::new();
     for variant in &scenario.variants {
@@ -612,6 +622,35 @@ fn apply_node_overlays(
     }
     for (setup, out) in pools.iter_mut().zip(overlaid) {
         setup.catalog = out.catalog;
+    }
+    Ok(())
+}
+
+/// `nodeCondition` steps name a node of the `initialState` snapshot or one
+/// a run launches (`<nodepool or node group>-NNNNN`); any other name is a
+/// node no run can have. Whether a launched node exists at the step's
+/// instant is only known while running (a step naming none counts as a
+/// step whose object did not exist).
+fn check_node_names(scenario: &Scenario, snapshot: Option<&Snapshot>) -> Result<(), PrepareError> {
+    let launched_name = |name: &str| {
+        name.rsplit_once('-').is_some_and(|(prefix, number)| {
+            !prefix.is_empty() && number.len() == 5 && number.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    for step in &scenario.workloads {
+        let super::WorkloadAction::NodeCondition { node, .. } = &step.action else {
+            continue;
+        };
+        let in_snapshot =
+            snapshot.is_some_and(|s| s.state.nodes.iter().any(|n| n.node.name == *node));
+        if !in_snapshot && !launched_name(node) {
+            return Err(PrepareError::Read {
+                file: format!("{}:{}", shown(&scenario.source), step.position),
+                reason: format!(
+                    "nodeCondition names node {node:?}, which is neither in the initialState snapshot nor a name the run's NodeClaims take (<nodepool>-NNNNN)"
+                ),
+            });
+        }
     }
     Ok(())
 }

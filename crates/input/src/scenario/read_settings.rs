@@ -35,11 +35,7 @@ const GATE_KEYS: Keys = Keys {
 };
 
 /// Gates accepted only at their upstream default: `(name, default)`.
-const UNMODELLED_GATES: &[(&str, bool)] = &[
-    ("NodeRepair", false),
-    ("ReservedCapacity", true),
-    ("CapacityBuffer", false),
-];
+const UNMODELLED_GATES: &[(&str, bool)] = &[("ReservedCapacity", true), ("CapacityBuffer", false)];
 
 impl Reader<'_> {
     pub(super) fn karpenter_settings(
@@ -59,6 +55,7 @@ impl Reader<'_> {
                     "SpotToSpotConsolidation" => settings.spot_to_spot_consolidation = on,
                     "NodeOverlay" => settings.node_overlay = on,
                     "StaticCapacity" => settings.static_capacity = on,
+                    "NodeRepair" => settings.node_repair = on,
                     other => {
                         let (setting, default) = UNMODELLED_GATES
                             .iter()

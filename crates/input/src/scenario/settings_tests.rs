@@ -52,14 +52,18 @@ fn options_defaults() {
 #[test]
 fn options_override_defaults() {
     let s = settings(
-        "        featureGates: {SpotToSpotConsolidation: true, NodeOverlay: true, NodeRepair: false, ReservedCapacity: true, StaticCapacity: true}\n        batchIdleDuration: 2s\n        batchMaxDuration: 30s\n        minValuesPolicy: Strict\n        preferencePolicy: Respect\n",
+        "        featureGates: {SpotToSpotConsolidation: true, NodeOverlay: true, NodeRepair: true, ReservedCapacity: true, StaticCapacity: true}\n        batchIdleDuration: 2s\n        batchMaxDuration: 30s\n        minValuesPolicy: Strict\n        preferencePolicy: Respect\n",
     )
     .unwrap();
-    assert!(s.spot_to_spot_consolidation && s.node_overlay && s.static_capacity);
+    assert!(s.spot_to_spot_consolidation && s.node_overlay && s.static_capacity && s.node_repair);
     assert_eq!(s.batch_idle_duration, SimDuration::from_secs(2));
     assert_eq!(s.batch_max_duration, SimDuration::from_secs(30));
     let engine = s.engine_options();
-    assert!(engine.disruption.spot_to_spot_consolidation && engine.static_capacity);
+    assert!(
+        engine.disruption.spot_to_spot_consolidation
+            && engine.static_capacity
+            && engine.node_repair
+    );
     assert_eq!(engine.batch_max_duration, SimDuration::from_secs(30));
 }
 
@@ -90,8 +94,8 @@ fn unknown_settings_and_gates_are_errors() {
 #[test]
 fn unmodelled_gates_refuse_non_default_values() {
     for (gate, value, default) in [
-        ("NodeRepair", "true", "false"),
         ("ReservedCapacity", "false", "true"),
+        ("CapacityBuffer", "true", "false"),
     ] {
         let e = error(&format!("        featureGates: {{{gate}: {value}}}\n"));
         assert!(
@@ -255,6 +259,44 @@ fn static_capacity_gate_and_mode_transitions() {
     assert!(
         e.contains(
             "NodePool \"default\": Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes"
+        ),
+        "{e}"
+    );
+}
+
+/// A `nodeCondition` step names a node of the snapshot or a name the run's
+/// NodeClaims take, one of the repair policies' condition types, and a
+/// condition status; anything else is an error naming the place.
+#[test]
+fn node_condition_steps_are_checked() {
+    let text = |condition: &str| {
+        format!(
+            "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 10m\n    nodeCondition: {condition}\nvariants:\n  - name: k\n    karpenter: {{nodePools: [nodepools/default.yaml], settings: {{featureGates: {{NodeRepair: true}}}}}}\n"
+        )
+    };
+    let parse =
+        |condition: &str| Scenario::parse(&text(condition), Path::new(INLINE), &BundledRegions);
+    let scenario = parse("{node: default-00001, type: Ready, status: \"False\"}").unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    assert!(prepared.runs[0].karpenter.node_repair);
+    assert!(matches!(
+        &prepared.runs[0].steps[1].action,
+        crate::sim::engine::StepAction::NodeCondition { node, condition_type, .. }
+            if node == "default-00001" && condition_type == "Ready"
+    ));
+    let e = parse("{node: default-00001, type: DiskPressure, status: \"True\"}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown value \"DiskPressure\""), "{e}");
+    let e = parse("{node: default-00001, type: Ready, status: false}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nodeCondition.status"), "{e}");
+    let scenario = parse("{node: my-node, type: Ready, status: Unknown}").unwrap();
+    let e = prepare(&scenario, None).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "nodeCondition names node \"my-node\", which is neither in the initialState snapshot"
         ),
         "{e}"
     );

@@ -225,6 +225,7 @@ impl Engine<'_> {
             reason_deleted: String::new(),
             launch_reason: "snapshot".to_string(),
             deleting: None,
+            conditions: Vec::new(),
         });
         self.record.peak_nodes = self.record.peak_nodes.max(self.cluster.node_count());
         if !ready && self.autoscaler.karpenter().is_some() {

@@ -59,6 +59,7 @@ mod event_log;
 mod export;
 mod initial;
 mod karpenter;
+mod node_repair;
 mod owners;
 mod plan;
 mod profile;
@@ -79,6 +80,8 @@ mod tests_disruption;
 #[cfg(test)]
 mod tests_properties;
 #[cfg(test)]
+mod tests_repair;
+#[cfg(test)]
 mod tests_spot;
 #[cfg(test)]
 mod tests_static;
@@ -90,6 +93,7 @@ use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::controller::{
     Command, Disruption, DisruptionInput, DisruptionOptions, PassOutcome,
 };
+use crate::karpenter::node_repair::{ConditionStatus, NodeCondition};
 use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, NodePoolContext, Provisioner,
     ProvisioningInput, SchedulingPolicies, SchedulingResult,
@@ -152,6 +156,9 @@ pub struct KarpenterOptions {
     /// The `StaticCapacity` gate: the static NodePool controllers run
     /// (off, static NodePools get no NodeClaims).
     pub static_capacity: bool,
+    /// The `NodeRepair` gate: the node health controller deletes nodes
+    /// unhealthy past their repair policy's toleration.
+    pub node_repair: bool,
     /// `minValuesPolicy` and `preferencePolicy`: the scheduler's policies,
     /// for provisioning and the disruption simulations (the run hands them
     /// to the disruption controller in place of `disruption.scheduling`).
@@ -167,6 +174,7 @@ impl Default for KarpenterOptions {
             batch_idle_duration: BATCH_IDLE,
             batch_max_duration: BATCH_MAX,
             static_capacity: false,
+            node_repair: false,
             scheduling: SchedulingPolicies::default(),
             disruption: DisruptionOptions::default(),
         }
@@ -264,6 +272,17 @@ pub enum StepAction {
         /// The object.
         target: Target,
     },
+    /// Set a status condition of a node, by name (kubelet or the node
+    /// monitoring agent reporting it).
+    NodeCondition {
+        /// The node's name.
+        node: String,
+        /// Condition type (`Ready`, …; see
+        /// [`crate::karpenter::node_repair::CONDITION_TYPES`]).
+        condition_type: String,
+        /// Its new status.
+        status: ConditionStatus,
+    },
     /// Replace the NodePools (a NodePool change: nodes it no longer matches
     /// drift; NodeClaims of NodePools that are gone are deleted).
     NodePools {
@@ -289,6 +308,8 @@ pub enum TargetKind {
     Job,
     /// Pod.
     Pod,
+    /// Node (not namespaced).
+    Node,
 }
 
 impl TargetKind {
@@ -301,6 +322,7 @@ impl TargetKind {
             TargetKind::DaemonSet => "daemonset",
             TargetKind::Job => "job",
             TargetKind::Pod => "pod",
+            TargetKind::Node => "node",
         }
     }
 }
@@ -445,6 +467,8 @@ enum Event {
     Spot(spot::SpotSignal),
     /// EC2 reclaims an interrupted spot instance.
     SpotReclaim(NodeId),
+    /// The node health controller looks at a node (if still due).
+    RepairCheck(NodeId),
     /// A reconcile of the static NodePool controllers (if still due).
     StaticReconcile,
     /// A Cluster Autoscaler loop.
@@ -489,6 +513,8 @@ struct NodeMeta {
     launch_reason: String,
     /// Set once its NodeClaim is deleted: it drains, then terminates.
     deleting: Option<termination::Deleting>,
+    /// Status conditions set by scenario steps (none: healthy).
+    conditions: Vec<NodeCondition>,
 }
 
 impl Engine<'_> {
@@ -529,6 +555,7 @@ impl Engine<'_> {
             reason_deleted: String::new(),
             launch_reason: reason.to_string(),
             deleting: None,
+            conditions: Vec::new(),
         });
         self.record.launched += 1;
         *self
@@ -902,6 +929,7 @@ impl<'a> Engine<'a> {
             Event::Spot(signal) => self.spot_signal(signal),
             Event::SpotReclaim(node) => self.spot_reclaim(node),
             Event::StaticReconcile => self.static_reconcile(),
+            Event::RepairCheck(node) => self.repair_check(node),
             Event::CaLoop => self.ca_loop(),
             Event::Export => {
                 self.record.export = Some(self.export());

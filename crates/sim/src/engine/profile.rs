@@ -71,7 +71,8 @@ impl Component {
             | Event::Expire(_)
             | Event::DrainTick(_)
             | Event::Evict(_)
-            | Event::PodGone(_) => Component::Disruption,
+            | Event::PodGone(_)
+            | Event::RepairCheck(_) => Component::Disruption,
             Event::SpotPrices(_)
             | Event::SpotTrigger(_)
             | Event::Spot(_)

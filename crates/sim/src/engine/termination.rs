@@ -142,6 +142,18 @@ impl Engine<'_> {
         node: NodeId,
         reason: &str,
     ) -> Result<(), EngineError> {
+        self.start_termination_by(node, reason, None)
+    }
+
+    /// [`Self::start_termination`] with the NodeClaim's termination
+    /// timestamp at `forced` at the latest (node repair sets it to now:
+    /// every pod is deleted at once, whatever PDBs and do-not-disrupt say).
+    pub(super) fn start_termination_by(
+        &mut self,
+        node: NodeId,
+        reason: &str,
+        forced: Option<SimTime>,
+    ) -> Result<(), EngineError> {
         let now = self.now();
         let Some(n) = self.cluster.node_mut(node) else {
             return Ok(());
@@ -155,6 +167,10 @@ impl Engine<'_> {
             .as_ref()
             .and_then(|c| c.lifecycle.termination_grace_period)
             .map(|tgp| now + tgp);
+        let deadline = match (deadline, forced) {
+            (Some(d), Some(f)) => Some(d.min(f)),
+            (d, f) => d.or(f),
+        };
         let name = n.name.clone();
         self.taint_disrupted(node);
         self.node_meta[node.0 as usize].deleting = Some(Deleting {

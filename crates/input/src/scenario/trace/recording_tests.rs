@@ -66,6 +66,7 @@ fn summary(step: &Step) -> (u64, String) {
             target.name
         ),
         StepAction::NodePools { .. } => "nodepools".to_string(),
+        StepAction::NodeCondition { node, .. } => format!("node condition {node}"),
     };
     ((step.at - SimTime::ZERO).as_millis(), what)
 }
