@@ -116,9 +116,7 @@ impl Engine<'_> {
             return Ok(());
         };
         // A condition changed since: the look it scheduled is the one.
-        if repair_time(&meta.conditions) != Some(now)
-            && repair_time(&meta.conditions).is_none_or(|t| t > now)
-        {
+        if repair_time(&meta.conditions).is_none_or(|t| t > now) {
             return Ok(());
         }
         let Some(pool) = n.nodepool().map(str::to_string) else {
