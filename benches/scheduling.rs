@@ -169,6 +169,7 @@ fn run(setup: &Setup) -> usize {
         daemonsets: &[],
         pods: &setup.pending,
         node_count_resource: None,
+        policies: Default::default(),
     });
     assert!(
         result.errors.is_empty(),

@@ -152,4 +152,16 @@ pub struct NodePool {
     pub limits: BTreeMap<ResourceKind, i64>,
     /// `spec.weight` (1–100).
     pub weight: Option<u32>,
+    /// `spec.replicas`: set, the NodePool is static (alpha, feature gate
+    /// `StaticCapacity`): it keeps this many NodeClaims whatever the pods,
+    /// is never consolidated, and the dynamic provisioner skips it.
+    pub replicas: Option<u32>,
+}
+
+impl NodePool {
+    /// Whether the NodePool is static (`spec.replicas` set; core
+    /// pkg/utils/nodepool `IsStatic`).
+    pub fn is_static(&self) -> bool {
+        self.replicas.is_some()
+    }
 }

@@ -52,6 +52,7 @@ pub fn pool(name: &str) -> NodePool {
         disruption: Disruption::default(),
         limits: BTreeMap::new(),
         weight: None,
+        replicas: None,
     }
 }
 

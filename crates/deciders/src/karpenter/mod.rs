@@ -1,9 +1,12 @@
 //! Karpenter: the `karpenter.sh/v1` NodePool as decisions read it,
-//! provisioning and disruption.
+//! provisioning, disruption, the static NodePool controllers and node
+//! repair.
 
 pub mod disruption;
 pub mod instance_types;
+pub mod node_repair;
 pub mod provisioning;
+pub mod static_capacity;
 
 use std::collections::BTreeMap;
 

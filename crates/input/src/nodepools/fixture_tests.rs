@@ -310,6 +310,18 @@ fn bad_inputs_give_one_clear_line() {
             "bad.yaml:9:10: spec.limits.cpu: invalid quantity \"10x\": unknown suffix",
         ),
         (
+            pool(&format!("{template}  replicas: -1\n")),
+            "bad.yaml:8:13: spec.replicas: replicas must not be negative, got -1",
+        ),
+        (
+            pool(&format!("{template}  replicas: 2\n  limits:\n    nodes: \"4\"\n    cpu: \"8\"\n")),
+            "bad.yaml:11:10: spec.limits.cpu: only 'limits.nodes' is supported on static NodePools (spec.replicas is set)",
+        ),
+        (
+            pool(&format!("{template}  replicas: 2\n  weight: 10\n")),
+            "bad.yaml:9:11: spec.weight: 'weight' is not supported on static NodePools (spec.replicas is set)",
+        ),
+        (
             pool(&format!("{template}  templat: {{}}\n")),
             "bad.yaml:8:3: spec.templat: unknown field `templat`, expected one of `template`, `disruption`, `limits`, `weight`, `replicas`",
         ),

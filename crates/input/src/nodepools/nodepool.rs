@@ -82,7 +82,7 @@ struct RawSpec {
     disruption: Option<RawDisruption>,
     limits: Option<BTreeMap<String, Located<String>>>,
     weight: Option<Located<i64>>,
-    replicas: Option<Located<IgnoredAny>>,
+    replicas: Option<Located<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -731,15 +731,50 @@ pub fn read_nodepool(
             ));
         }
     };
-    if let Some(r) = &spec.replicas {
-        warnings.once(
-            "nodepool.replicas",
-            at.warning(
+    // Static NodePools (core pkg/apis/v1/nodepool.go: `replicas` has
+    // minimum 0, and the CEL rules allow only `limits.nodes` and no
+    // `weight` beside it).
+    let replicas = match &spec.replicas {
+        None => None,
+        Some(r) if r.value < 0 => {
+            return Err(at.error(
                 r,
                 "spec.replicas",
-                "static NodePools (spec.replicas) are not modelled; read as a dynamic NodePool",
-            ),
-        );
+                format!("replicas must not be negative, got {}", r.value),
+            ));
+        }
+        Some(r) => Some(u32::try_from(r.value).map_err(|_| {
+            at.error(
+                r,
+                "spec.replicas",
+                format!(
+                    "replicas {} is more than one run simulates ({})",
+                    r.value,
+                    u32::MAX
+                ),
+            )
+        })?),
+    };
+    if replicas.is_some() {
+        if let Some((name, value)) = spec
+            .limits
+            .iter()
+            .flatten()
+            .find(|(name, _)| name.as_str() != "nodes")
+        {
+            return Err(at.error(
+                value,
+                &format!("spec.limits.{name}"),
+                "only 'limits.nodes' is supported on static NodePools (spec.replicas is set)",
+            ));
+        }
+        if let Some(w) = &spec.weight {
+            return Err(at.error(
+                w,
+                "spec.weight",
+                "'weight' is not supported on static NodePools (spec.replicas is set)",
+            ));
+        }
     }
 
     let metadata = spec.template.metadata;
@@ -771,6 +806,7 @@ pub fn read_nodepool(
         disruption,
         limits,
         weight,
+        replicas,
     };
     Ok((pool, source))
 }

@@ -263,6 +263,16 @@ pub enum WorkloadAction {
         /// NodePool and EC2NodeClass files.
         node_pools: Vec<PathBuf>,
     },
+    /// Set a status condition of a node (by name: a node of the
+    /// `initialState` snapshot, or a NodeClaim's `<nodepool>-NNNNN`).
+    NodeCondition {
+        /// The node's name.
+        node: String,
+        /// Condition type (one of the repair policies' types).
+        condition_type: String,
+        /// The new status.
+        status: crate::karpenter::node_repair::ConditionStatus,
+    },
     /// Run a workload generator from `at` (see [`generate`]).
     Generate {
         /// What it generates.
@@ -358,6 +368,14 @@ pub struct KarpenterSettings {
     /// scenario's capacity reservations that EC2NodeClasses select become
     /// `reserved` offerings; off, they are ignored.
     pub reserved_capacity: bool,
+    /// `featureGates.StaticCapacity` (default false): static NodePools
+    /// (`spec.replicas`) get their NodeClaims.
+    pub static_capacity: bool,
+    /// `featureGates.NodeRepair` (default false): unhealthy nodes are
+    /// deleted after their repair policy's toleration.
+    pub node_repair: bool,
+    /// `minValuesPolicy` and `preferencePolicy` (defaults Strict, Respect).
+    pub scheduling: crate::karpenter::provisioning::SchedulingPolicies,
     /// `batchIdleDuration` (default 1s).
     pub batch_idle_duration: crate::sim::SimDuration,
     /// `batchMaxDuration` (default 10s).
@@ -370,6 +388,9 @@ impl Default for KarpenterSettings {
             spot_to_spot_consolidation: false,
             node_overlay: false,
             reserved_capacity: true,
+            static_capacity: false,
+            node_repair: false,
+            scheduling: Default::default(),
             batch_idle_duration: crate::sim::engine::BATCH_IDLE,
             batch_max_duration: crate::sim::engine::BATCH_MAX,
         }
@@ -382,6 +403,9 @@ impl KarpenterSettings {
         crate::sim::engine::KarpenterOptions {
             batch_idle_duration: self.batch_idle_duration,
             batch_max_duration: self.batch_max_duration,
+            static_capacity: self.static_capacity,
+            node_repair: self.node_repair,
+            scheduling: self.scheduling,
             disruption: crate::karpenter::disruption::DisruptionOptions {
                 spot_to_spot_consolidation: self.spot_to_spot_consolidation,
                 ..Default::default()

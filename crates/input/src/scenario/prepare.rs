@@ -301,6 +301,15 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             WorkloadAction::Delete { target } => StepAction::Delete {
                 target: target_of(target),
             },
+            WorkloadAction::NodeCondition {
+                node,
+                condition_type,
+                status,
+            } => StepAction::NodeCondition {
+                node: node.clone(),
+                condition_type: condition_type.clone(),
+                status: *status,
+            },
             WorkloadAction::NodePools { node_pools } => {
                 let label = format!("workloads[{index}]");
                 let (nodepools, node_count_resource, overlays) =
@@ -328,6 +337,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
     if let Some(snapshot) = &snapshot {
         warnings.extend(snapshot.warnings.iter().cloned());
     }
+    check_node_names(scenario, snapshot.as_ref())?;
     let initial = snapshot.as_ref().map(|s| Arc::new(s.state.clone()));
     let reservations = super::reservations::resolve(
         scenario,
@@ -399,6 +409,13 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                     .filter(|r| used.contains(r.id))
                     .cloned()
                     .collect();
+                check_static_pools(
+                    &variant.name,
+                    &pools,
+                    &variant_steps,
+                    &config.settings,
+                    &mut warnings,
+                )?;
                 (pools, slot, None)
             }
             Provisioner::ClusterAutoscaler(config) => {
@@ -699,6 +716,94 @@ fn apply_node_overlays(
     }
     for (setup, out) in pools.iter_mut().zip(overlaid) {
         setup.catalog = out.catalog;
+    }
+    Ok(())
+}
+
+/// `nodeCondition` steps name a node of the `initialState` snapshot or one
+/// a run launches (`<nodepool or node group>-NNNNN`); any other name is a
+/// node no run can have. Whether a launched node exists at the step's
+/// instant is only known while running (a step naming none counts as a
+/// step whose object did not exist).
+fn check_node_names(scenario: &Scenario, snapshot: Option<&Snapshot>) -> Result<(), PrepareError> {
+    let launched_name = |name: &str| {
+        name.rsplit_once('-').is_some_and(|(prefix, number)| {
+            !prefix.is_empty() && number.len() == 5 && number.bytes().all(|b| b.is_ascii_digit())
+        })
+    };
+    for step in &scenario.workloads {
+        let super::WorkloadAction::NodeCondition { node, .. } = &step.action else {
+            continue;
+        };
+        let in_snapshot =
+            snapshot.is_some_and(|s| s.state.nodes.iter().any(|n| n.node.name == *node));
+        if !in_snapshot && !launched_name(node) {
+            return Err(PrepareError::Read {
+                file: format!("{}:{}", shown(&scenario.source), step.position),
+                reason: format!(
+                    "nodeCondition names node {node:?}, which is neither in the initialState snapshot nor a name the run's NodeClaims take (<nodepool>-NNNNN)"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Static NodePools (`spec.replicas`) of a Karpenter variant: a NodePool
+/// never turns static or dynamic in a later `nodePools` step (the CRD's
+/// CEL rule refuses that update); with the `StaticCapacity` gate off
+/// (upstream's default) no controller creates their NodeClaims and the
+/// dynamic provisioner skips them, as upstream, with one warning.
+fn check_static_pools(
+    variant: &str,
+    pools: &[PoolSetup],
+    steps: &[Step],
+    settings: &KarpenterSettings,
+    warnings: &mut BTreeSet<String>,
+) -> Result<(), PrepareError> {
+    let mut in_force: BTreeMap<String, bool> = pools
+        .iter()
+        .map(|p| (p.pool.name.clone(), p.pool.is_static()))
+        .collect();
+    let mut static_names: BTreeSet<String> = pools
+        .iter()
+        .filter(|p| p.pool.is_static())
+        .map(|p| p.pool.name.clone())
+        .collect();
+    let mut order: Vec<&Step> = steps.iter().collect();
+    order.sort_by_key(|step| step.at);
+    for step in order {
+        let StepAction::NodePools { nodepools, .. } = &step.action else {
+            continue;
+        };
+        for setup in nodepools {
+            let pool = &setup.pool;
+            if let Some(&was) = in_force.get(&pool.name)
+                && was != pool.is_static()
+            {
+                return Err(PrepareError::Read {
+                    file: format!("variant {variant}, nodePools step at {}", step.at),
+                    reason: format!(
+                        "NodePool {:?}: Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes",
+                        pool.name
+                    ),
+                });
+            }
+            if pool.is_static() {
+                static_names.insert(pool.name.clone());
+            }
+        }
+        in_force = nodepools
+            .iter()
+            .map(|p| (p.pool.name.clone(), p.pool.is_static()))
+            .collect();
+    }
+    if !settings.static_capacity && !static_names.is_empty() {
+        let names: Vec<&str> = static_names.iter().map(String::as_str).collect();
+        warnings.insert(format!(
+            "variant {variant}: static NodePool(s) {} (spec.replicas) get no NodeClaims where the StaticCapacity feature gate is off (the upstream default): no static controller runs and the dynamic provisioner skips them; set karpenter.settings.featureGates.StaticCapacity: true to keep their replicas",
+            names.join(", ")
+        ));
     }
     Ok(())
 }

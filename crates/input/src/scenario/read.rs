@@ -78,6 +78,7 @@ const WORKLOAD_ACTIONS: &[&str] = &[
     "scale",
     "delete",
     "nodePools",
+    "nodeCondition",
     "generate",
     "trace",
 ];
@@ -89,6 +90,7 @@ const WORKLOAD_KEYS: Keys = Keys {
         "scale",
         "delete",
         "nodePools",
+        "nodeCondition",
         "generate",
         "trace",
         "format",
@@ -124,6 +126,11 @@ const DELETABLE: &[&str] = &[
     "job",
     "pod",
 ];
+
+const NODE_CONDITION_KEYS: Keys = Keys {
+    valid: &["node", "type", "status"],
+    reserved: &[],
+};
 
 const DELETE_KEYS: Keys = Keys {
     valid: &[
@@ -761,6 +768,11 @@ impl Reader<'_> {
                 "nodePools" => WorkloadAction::NodePools {
                     node_pools: self.files(value, &action_field)?,
                 },
+                "nodeCondition" => {
+                    let (action, name_position) = self.node_condition(value, &action_field)?;
+                    position = name_position;
+                    action
+                }
                 _ => {
                     let (target, name_position) = self.delete_target(value, &action_field)?;
                     position = name_position;
@@ -784,6 +796,41 @@ impl Reader<'_> {
         let replicas =
             self.replica_count(self.required(&map, "replicas")?, &map.field("replicas"))?;
         Ok((WorkloadAction::Scale { target, replicas }, position))
+    }
+
+    /// `{node: NAME, type: TYPE, status: True|False|Unknown}`, and where the
+    /// node's name is.
+    fn node_condition(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<(WorkloadAction, Position), ScenarioError> {
+        use crate::karpenter::node_repair::{CONDITION_TYPES, ConditionStatus};
+        let map = self.mapping(node, field, &NODE_CONDITION_KEYS)?;
+        let name_node = self.required(&map, "node")?;
+        let name = self.string(name_node, &map.field("node"))?.to_string();
+        let condition_type = self
+            .one_of(
+                self.required(&map, "type")?,
+                &map.field("type"),
+                CONDITION_TYPES,
+            )?
+            .to_string();
+        let status = match self.one_of(
+            self.required(&map, "status")?,
+            &map.field("status"),
+            &["True", "False", "Unknown"],
+        )? {
+            "True" => ConditionStatus::True,
+            "False" => ConditionStatus::False,
+            _ => ConditionStatus::Unknown,
+        };
+        let action = WorkloadAction::NodeCondition {
+            node: name,
+            condition_type,
+            status,
+        };
+        Ok((action, name_node.position))
     }
 
     fn delete_target(

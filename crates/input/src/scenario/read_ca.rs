@@ -137,7 +137,8 @@ impl Reader<'_> {
         self.invalid(node.position, field, Problem::ClusterAutoscaler(err))
     }
 
-    fn one_of(
+    /// A string that must be one of `valid`.
+    pub(super) fn one_of(
         &self,
         node: &Node,
         field: &str,

@@ -7,6 +7,7 @@
 use super::super::KarpenterSettings;
 use super::super::error::Problem;
 use super::{Keys, Node, Reader, ScenarioError, Value};
+use crate::karpenter::provisioning::{MinValuesPolicy, PreferencePolicy};
 
 const SETTINGS_KEYS: Keys = Keys {
     valid: &[
@@ -34,11 +35,7 @@ const GATE_KEYS: Keys = Keys {
 };
 
 /// Gates accepted only at their upstream default: `(name, default)`.
-const UNMODELLED_GATES: &[(&str, bool)] = &[
-    ("NodeRepair", false),
-    ("StaticCapacity", false),
-    ("CapacityBuffer", false),
-];
+const UNMODELLED_GATES: &[(&str, bool)] = &[("CapacityBuffer", false)];
 
 impl Reader<'_> {
     pub(super) fn karpenter_settings(
@@ -58,6 +55,8 @@ impl Reader<'_> {
                     "SpotToSpotConsolidation" => settings.spot_to_spot_consolidation = on,
                     "NodeOverlay" => settings.node_overlay = on,
                     "ReservedCapacity" => settings.reserved_capacity = on,
+                    "StaticCapacity" => settings.static_capacity = on,
+                    "NodeRepair" => settings.node_repair = on,
                     other => {
                         let (setting, default) = UNMODELLED_GATES
                             .iter()
@@ -84,24 +83,21 @@ impl Reader<'_> {
             settings.batch_max_duration =
                 self.settings_duration(value, &map.field("batchMaxDuration"))?;
         }
-        // Strict and Respect are what the provisioning model does; the
-        // relaxed policies are named so a scenario using them is refused
-        // rather than run as if they were the defaults.
         if let Some(value) = map.get("minValuesPolicy") {
-            self.policy(
-                value,
-                &map.field("minValuesPolicy"),
-                "minValuesPolicy",
-                &["Strict", "BestEffort"],
-            )?;
+            let field = map.field("minValuesPolicy");
+            settings.scheduling.min_values =
+                match self.one_of(value, &field, &["Strict", "BestEffort"])? {
+                    "Strict" => MinValuesPolicy::Strict,
+                    _ => MinValuesPolicy::BestEffort,
+                };
         }
         if let Some(value) = map.get("preferencePolicy") {
-            self.policy(
-                value,
-                &map.field("preferencePolicy"),
-                "preferencePolicy",
-                &["Respect", "Ignore"],
-            )?;
+            let field = map.field("preferencePolicy");
+            settings.scheduling.preference =
+                match self.one_of(value, &field, &["Respect", "Ignore"])? {
+                    "Respect" => PreferencePolicy::Respect,
+                    _ => PreferencePolicy::Ignore,
+                };
         }
         Ok(settings)
     }
@@ -123,32 +119,5 @@ impl Reader<'_> {
             return Err(self.invalid(node.position, field, Problem::NotPositive));
         }
         Ok(duration)
-    }
-
-    /// A policy whose first value (upstream's default) is modelled.
-    fn policy(
-        &self,
-        node: &Node,
-        field: &str,
-        setting: &'static str,
-        valid: &'static [&'static str],
-    ) -> Result<(), ScenarioError> {
-        let text = self.string(node, field)?;
-        if !valid.contains(&text) {
-            let problem = Problem::NotOneOf {
-                found: text.to_string(),
-                valid,
-            };
-            return Err(self.invalid(node.position, field, problem));
-        }
-        if text != valid[0] {
-            let problem = Problem::NotModelledYet {
-                setting,
-                value: text.to_string(),
-                default: valid[0],
-            };
-            return Err(self.invalid(node.position, field, problem));
-        }
-        Ok(())
     }
 }

@@ -35,13 +35,13 @@ fn error(text: &str) -> String {
 }
 
 /// options_test.go "should use the correct default values": batch 1s /
-/// 10s, SpotToSpotConsolidation and NodeOverlay off.
+/// 10s, SpotToSpotConsolidation, NodeOverlay and StaticCapacity off.
 #[test]
 fn options_defaults() {
     let d = KarpenterSettings::default();
     assert_eq!(d.batch_idle_duration, SimDuration::from_secs(1));
     assert_eq!(d.batch_max_duration, SimDuration::from_secs(10));
-    assert!(!d.spot_to_spot_consolidation && !d.node_overlay);
+    assert!(!d.spot_to_spot_consolidation && !d.node_overlay && !d.static_capacity);
     // ReservedCapacity is on by default since v1.6 (beta).
     assert!(d.reserved_capacity);
     // An empty featureGates mapping changes nothing.
@@ -54,14 +54,18 @@ fn options_defaults() {
 #[test]
 fn options_override_defaults() {
     let s = settings(
-        "        featureGates: {SpotToSpotConsolidation: true, NodeOverlay: true, NodeRepair: false, ReservedCapacity: true, StaticCapacity: false}\n        batchIdleDuration: 2s\n        batchMaxDuration: 30s\n        minValuesPolicy: Strict\n        preferencePolicy: Respect\n",
+        "        featureGates: {SpotToSpotConsolidation: true, NodeOverlay: true, NodeRepair: true, ReservedCapacity: true, StaticCapacity: true}\n        batchIdleDuration: 2s\n        batchMaxDuration: 30s\n        minValuesPolicy: Strict\n        preferencePolicy: Respect\n",
     )
     .unwrap();
-    assert!(s.spot_to_spot_consolidation && s.node_overlay);
+    assert!(s.spot_to_spot_consolidation && s.node_overlay && s.static_capacity && s.node_repair);
     assert_eq!(s.batch_idle_duration, SimDuration::from_secs(2));
     assert_eq!(s.batch_max_duration, SimDuration::from_secs(30));
     let engine = s.engine_options();
-    assert!(engine.disruption.spot_to_spot_consolidation);
+    assert!(
+        engine.disruption.spot_to_spot_consolidation
+            && engine.static_capacity
+            && engine.node_repair
+    );
     assert_eq!(engine.batch_max_duration, SimDuration::from_secs(30));
 }
 
@@ -91,10 +95,7 @@ fn unknown_settings_and_gates_are_errors() {
 /// refused, naming the default, at any other value.
 #[test]
 fn unmodelled_gates_refuse_non_default_values() {
-    for (gate, value, default) in [
-        ("NodeRepair", "true", "false"),
-        ("StaticCapacity", "true", "false"),
-    ] {
+    for (gate, value, default) in [("CapacityBuffer", "true", "false")] {
         let e = error(&format!("        featureGates: {{{gate}: {value}}}\n"));
         assert!(
             e.ends_with(&format!(
@@ -116,20 +117,30 @@ fn reserved_capacity_gate_is_read() {
 }
 
 /// minValuesPolicy (Strict | BestEffort, v1.6) and preferencePolicy
-/// (Respect | Ignore, v1.4): the defaults are what the provisioning model
-/// does; the relaxed values are refused, not run as the defaults; other
-/// values are not policies at all.
+/// (Respect | Ignore, v1.4) reach the scheduler's policies; other values
+/// are not policies at all.
 #[test]
-fn policies_default_only() {
-    let e = error("        minValuesPolicy: BestEffort\n");
+fn policies_are_read() {
+    use crate::karpenter::provisioning::MinValuesPolicy;
+    let s = settings("        minValuesPolicy: BestEffort\n").unwrap();
+    assert_eq!(s.scheduling.min_values, MinValuesPolicy::BestEffort);
+    assert_eq!(
+        s.engine_options().scheduling.min_values,
+        MinValuesPolicy::BestEffort
+    );
+    let s = settings("        minValuesPolicy: Strict\n").unwrap();
+    assert_eq!(s.scheduling.min_values, MinValuesPolicy::Strict);
+    let e = error("        minValuesPolicy: Loose\n");
     assert!(
-        e.contains("minValuesPolicy: BestEffort is not modelled yet"),
+        e.contains("unknown value \"Loose\" (valid values: Strict, BestEffort)"),
         "{e}"
     );
-    let e = error("        preferencePolicy: Ignore\n");
-    assert!(
-        e.contains("preferencePolicy: Ignore is not modelled yet"),
-        "{e}"
+    use crate::karpenter::provisioning::PreferencePolicy;
+    let s = settings("        preferencePolicy: Ignore\n").unwrap();
+    assert_eq!(s.scheduling.preference, PreferencePolicy::Ignore);
+    assert_eq!(
+        s.engine_options().scheduling.preference,
+        PreferencePolicy::Ignore
     );
     let e = error("        preferencePolicy: Prefer\n");
     assert!(
@@ -210,5 +221,92 @@ fn nodepools_step_overlays_follow_each_variants_gate() {
             .any(|w| w.contains("1 NodeOverlay(s) ignored")),
         "{:?}",
         prepared.warnings
+    );
+}
+
+/// The StaticCapacity gate: off (upstream's default), a static NodePool is
+/// kept, with one warning that it gets no NodeClaims; on, no warning. A
+/// `nodePools` step may not turn a NodePool between static and dynamic
+/// (core pkg/apis/v1/nodepool.go's CEL rule on updates).
+#[test]
+fn static_capacity_gate_and_mode_transitions() {
+    let text = |gate: &str, step: &str| {
+        format!(
+            "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n{step}variants:\n  - name: k\n    karpenter:\n      nodePools: [nodepools/static-default.yaml]\n{gate}"
+        )
+    };
+    let prepared = |text: String| {
+        let scenario = Scenario::parse(&text, Path::new(INLINE), &BundledRegions).unwrap();
+        prepare(&scenario, None)
+    };
+    let off = prepared(text("", "")).unwrap();
+    let warned: Vec<&String> = off
+        .warnings
+        .iter()
+        .filter(|w| w.contains("StaticCapacity"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{:?}", off.warnings);
+    assert!(
+        warned[0].contains("static NodePool(s) default (spec.replicas) get no NodeClaims"),
+        "{}",
+        warned[0]
+    );
+    assert_eq!(off.runs[0].nodepools[0].pool.replicas, Some(3));
+    let on = prepared(text(
+        "      settings: {featureGates: {StaticCapacity: true}}\n",
+        "",
+    ))
+    .unwrap();
+    assert!(on.warnings.iter().all(|w| !w.contains("StaticCapacity")));
+    assert!(on.runs[0].karpenter.static_capacity);
+    let e = prepared(text(
+        "",
+        "  - at: 30m\n    nodePools: nodepools/default.yaml\n",
+    ))
+    .expect_err("static to dynamic")
+    .to_string();
+    assert!(
+        e.contains(
+            "NodePool \"default\": Cannot transition NodePool between static (replicas set) and dynamic (replicas unset) provisioning modes"
+        ),
+        "{e}"
+    );
+}
+
+/// A `nodeCondition` step names a node of the snapshot or a name the run's
+/// NodeClaims take, one of the repair policies' condition types, and a
+/// condition status; anything else is an error naming the place.
+#[test]
+fn node_condition_steps_are_checked() {
+    let text = |condition: &str| {
+        format!(
+            "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 10m\n    nodeCondition: {condition}\nvariants:\n  - name: k\n    karpenter: {{nodePools: [nodepools/default.yaml], settings: {{featureGates: {{NodeRepair: true}}}}}}\n"
+        )
+    };
+    let parse =
+        |condition: &str| Scenario::parse(&text(condition), Path::new(INLINE), &BundledRegions);
+    let scenario = parse("{node: default-00001, type: Ready, status: \"False\"}").unwrap();
+    let prepared = prepare(&scenario, None).unwrap();
+    assert!(prepared.runs[0].karpenter.node_repair);
+    assert!(matches!(
+        &prepared.runs[0].steps[1].action,
+        crate::sim::engine::StepAction::NodeCondition { node, condition_type, .. }
+            if node == "default-00001" && condition_type == "Ready"
+    ));
+    let e = parse("{node: default-00001, type: DiskPressure, status: \"True\"}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown value \"DiskPressure\""), "{e}");
+    let e = parse("{node: default-00001, type: Ready, status: false}")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nodeCondition.status"), "{e}");
+    let scenario = parse("{node: my-node, type: Ready, status: Unknown}").unwrap();
+    let e = prepare(&scenario, None).unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "nodeCondition names node \"my-node\", which is neither in the initialState snapshot"
+        ),
+        "{e}"
     );
 }

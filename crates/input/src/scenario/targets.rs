@@ -65,7 +65,7 @@ pub(super) fn check(
                 trace_from.get_or_insert(index);
                 continue;
             }
-            WorkloadAction::NodePools { .. } => continue,
+            WorkloadAction::NodePools { .. } | WorkloadAction::NodeCondition { .. } => continue,
             WorkloadAction::Scale { target, .. } => ("scale", target),
             WorkloadAction::Delete { target } => ("delete", target),
         };

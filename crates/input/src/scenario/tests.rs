@@ -347,7 +347,7 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n  - at: 1m\n    scael: {}\n",
-            "5:5: workloads[1]: unknown key \"scael\" (valid keys: at, manifests, scale, delete, nodePools, generate, trace, format, start, end, timeScale, sample, excludeNamespaces)",
+            "5:5: workloads[1]: unknown key \"scael\" (valid keys: at, manifests, scale, delete, nodePools, nodeCondition, generate, trace, format, start, end, timeScale, sample, excludeNamespaces)",
         ),
         (
             "duration: 1h\nworkloads:\n  - scale: {deployment: web, replica: 3}\n",
@@ -465,12 +465,12 @@ fn each_bad_case_gives_its_exact_error() {
         (
             "duration: 1h\nworkloads:\n  - manifests: workloads/base.yaml\n    \
              scale: {deployment: web, replicas: 3}\n",
-            "4:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools, generate, trace; \
+            "4:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools, nodeCondition, generate, trace; \
              found manifests and scale",
         ),
         (
             "duration: 1h\nworkloads:\n  - at: 5m\n",
-            "3:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools, generate, trace; found none",
+            "3:5: workloads[0]: needs exactly one of: manifests, scale, delete, nodePools, nodeCondition, generate, trace; found none",
         ),
         (
             "duration: 1h\nworkloads:\n  - delete: {deployment: web, job: web}\n",

@@ -496,6 +496,10 @@ impl Engine<'_> {
             if self.cluster.node(node).is_some() {
                 self.untaint_disrupted(node);
                 self.note(node, "DisruptionBlocked", format!("command failed: {why}"));
+                if self.is_static_node(node) {
+                    // Active again: the pool may be over its replicas.
+                    self.static_reconcile_soon()?;
+                }
             }
         }
         self.touch()
@@ -604,6 +608,7 @@ impl Engine<'_> {
         for id in orphaned {
             self.start_termination(id, "nodepool-deleted")?;
         }
+        self.static_reconcile_soon()?;
         self.touch()
     }
 }

@@ -235,6 +235,7 @@ impl Engine<'_> {
             launch_reason: "snapshot".to_string(),
             deleting: None,
             reservation: None,
+            conditions: Vec::new(),
         });
         self.record.peak_nodes = self.record.peak_nodes.max(self.cluster.node_count());
         if !ready && self.autoscaler.karpenter().is_some() {

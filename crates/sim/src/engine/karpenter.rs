@@ -181,6 +181,7 @@ impl Engine<'_> {
                 daemonsets: &daemonsets,
                 pods: &pods,
                 node_count_resource: karpenter.node_count_resource,
+                policies: self.input.karpenter.scheduling,
             },
         );
         drop(contexts);
@@ -532,7 +533,7 @@ impl Engine<'_> {
             (&type_name, decision.zone),
             reason,
         )?;
-        let message = format!(
+        let mut message = format!(
             "Launched {type_name} {} in {} at ${}/h for {} pod(s); {} compatible instance type(s); {}",
             decision.capacity_type,
             decision.zone,
@@ -541,6 +542,11 @@ impl Engine<'_> {
             claim.instance_types.len(),
             decision.explanation
         );
+        if claim.min_values_relaxed == Some(true) {
+            message.push_str(
+                "; minValues relaxed to what the options reach (karpenter.sh/nodeclaim-min-values-relaxed: \"true\")",
+            );
+        }
         self.log(
             EventType::Normal,
             "Launched",
@@ -558,6 +564,9 @@ impl Engine<'_> {
         self.schedule(now + latency, Event::NodeReady(node_id))?;
         if let Some(at) = self.cluster.node(node_id).and_then(expiration_time) {
             self.schedule(at, Event::Expire(node_id))?;
+        }
+        if self.is_static_node(node_id) {
+            self.static_reconcile_soon()?;
         }
         self.touch()?;
         Ok(node_id)

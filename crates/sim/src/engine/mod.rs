@@ -59,6 +59,7 @@ mod event_log;
 mod export;
 mod initial;
 mod karpenter;
+mod node_repair;
 mod owners;
 mod plan;
 mod profile;
@@ -68,6 +69,7 @@ mod run;
 mod source;
 mod spot;
 mod spot_metrics;
+mod static_capacity;
 mod termination;
 
 #[cfg(test)]
@@ -79,7 +81,11 @@ mod tests_disruption;
 #[cfg(test)]
 mod tests_properties;
 #[cfg(test)]
+mod tests_repair;
+#[cfg(test)]
 mod tests_spot;
+#[cfg(test)]
+mod tests_static;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -88,9 +94,10 @@ use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::controller::{
     Command, Disruption, DisruptionInput, DisruptionOptions, PassOutcome,
 };
+use crate::karpenter::node_repair::{ConditionStatus, NodeCondition};
 use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, NodePoolContext, Provisioner,
-    ProvisioningInput, SchedulingResult,
+    ProvisioningInput, SchedulingPolicies, SchedulingResult,
 };
 use crate::kube::provisioning_request::ProvisioningRequest;
 use crate::kube::resources::ResourceKind;
@@ -129,6 +136,7 @@ pub use run::{
 pub use source::{ListSource, SharedSource, SourceError, SourceFactory, StepSource};
 pub use spot::{INTERRUPTED, VICTIM_STREAM, source_name};
 pub use spot_metrics::SpotSummary;
+pub use static_capacity::{OVERPROVISIONED, STATIC_LIMIT_REQUEUE, STATIC_REQUEUE};
 pub use termination::{
     DRAIN_REQUEUE, EVICTION_BACKOFF_BASE, EVICTION_BACKOFF_MAX, MIN_DRAIN_TIME, is_critical,
 };
@@ -147,6 +155,16 @@ pub struct KarpenterOptions {
     pub batch_idle_duration: SimDuration,
     /// `BATCH_MAX_DURATION`: the batch window never lasts longer.
     pub batch_max_duration: SimDuration,
+    /// The `StaticCapacity` gate: the static NodePool controllers run
+    /// (off, static NodePools get no NodeClaims).
+    pub static_capacity: bool,
+    /// The `NodeRepair` gate: the node health controller deletes nodes
+    /// unhealthy past their repair policy's toleration.
+    pub node_repair: bool,
+    /// `minValuesPolicy` and `preferencePolicy`: the scheduler's policies,
+    /// for provisioning and the disruption simulations (the run hands them
+    /// to the disruption controller in place of `disruption.scheduling`).
+    pub scheduling: SchedulingPolicies,
     /// Options the disruption controller decides with (the
     /// `SpotToSpotConsolidation` gate).
     pub disruption: DisruptionOptions,
@@ -157,6 +175,9 @@ impl Default for KarpenterOptions {
         KarpenterOptions {
             batch_idle_duration: BATCH_IDLE,
             batch_max_duration: BATCH_MAX,
+            static_capacity: false,
+            node_repair: false,
+            scheduling: SchedulingPolicies::default(),
             disruption: DisruptionOptions::default(),
         }
     }
@@ -263,6 +284,17 @@ pub enum StepAction {
         /// The requests, their pod sets resolved.
         requests: Vec<Arc<ProvisioningRequest>>,
     },
+    /// Set a status condition of a node, by name (kubelet or the node
+    /// monitoring agent reporting it).
+    NodeCondition {
+        /// The node's name.
+        node: String,
+        /// Condition type (`Ready`, …; see
+        /// [`crate::karpenter::node_repair::CONDITION_TYPES`]).
+        condition_type: String,
+        /// Its new status.
+        status: ConditionStatus,
+    },
     /// Replace the NodePools (a NodePool change: nodes it no longer matches
     /// drift; NodeClaims of NodePools that are gone are deleted).
     NodePools {
@@ -288,6 +320,8 @@ pub enum TargetKind {
     Job,
     /// Pod.
     Pod,
+    /// Node (not namespaced).
+    Node,
 }
 
 impl TargetKind {
@@ -300,6 +334,7 @@ impl TargetKind {
             TargetKind::DaemonSet => "daemonset",
             TargetKind::Job => "job",
             TargetKind::Pod => "pod",
+            TargetKind::Node => "node",
         }
     }
 }
@@ -448,6 +483,10 @@ enum Event {
     ReservationExpiring(usize),
     /// Capacity reservation `n` ends.
     ReservationEnd(usize),
+    /// The node health controller looks at a node (if still due).
+    RepairCheck(NodeId),
+    /// A reconcile of the static NodePool controllers (if still due).
+    StaticReconcile,
     /// A Cluster Autoscaler loop.
     CaLoop,
     /// Export the cluster (`run --snapshot-at`).
@@ -492,6 +531,8 @@ struct NodeMeta {
     deleting: Option<termination::Deleting>,
     /// The capacity reservation it runs on (index into the run's list).
     reservation: Option<usize>,
+    /// Status conditions set by scenario steps (none: healthy).
+    conditions: Vec<NodeCondition>,
 }
 
 impl Engine<'_> {
@@ -537,6 +578,7 @@ impl Engine<'_> {
             launch_reason: reason.to_string(),
             deleting: None,
             reservation: None,
+            conditions: Vec::new(),
         });
         self.record.launched += 1;
         *self
@@ -700,6 +742,8 @@ struct KarpenterState {
     disruption: disruption::DisruptionState,
     /// The capacity reservations and their use.
     reservations: reservations::Reservations,
+    /// The static NodePool controllers' next reconcile, if scheduled.
+    static_next: Option<SimTime>,
 }
 
 impl KarpenterState {
@@ -811,8 +855,12 @@ impl<'a> Engine<'a> {
                 nodes_per_pool: BTreeMap::new(),
                 batch: None,
                 requeue: Requeue::default(),
-                disruption: disruption::DisruptionState::new(input.karpenter.disruption),
+                disruption: disruption::DisruptionState::new(DisruptionOptions {
+                    scheduling: input.karpenter.scheduling,
+                    ..input.karpenter.disruption
+                }),
                 reservations: reservations::Reservations::new(&input.reservations),
+                static_next: None,
             })),
         };
         Engine {
@@ -908,6 +956,8 @@ impl<'a> Engine<'a> {
             Event::SpotReclaim(node) => self.spot_reclaim(node),
             Event::ReservationExpiring(index) => self.reservation_expiring(index),
             Event::ReservationEnd(index) => self.reservation_end(index),
+            Event::StaticReconcile => self.static_reconcile(),
+            Event::RepairCheck(node) => self.repair_check(node),
             Event::CaLoop => self.ca_loop(),
             Event::Export => {
                 self.record.export = Some(self.export());

@@ -61,6 +61,11 @@ impl Engine<'_> {
                 nodepools,
                 node_count_resource,
             } => self.replace_nodepools(nodepools, *node_count_resource)?,
+            StepAction::NodeCondition {
+                node,
+                condition_type,
+                status,
+            } => self.set_node_condition(node, condition_type, *status)?,
         }
         Ok(())
     }
@@ -73,7 +78,7 @@ impl Engine<'_> {
             .filter(|&w| !self.owners.workloads[w].deleted)
     }
 
-    fn not_found(&mut self, target: &Target, verb: &'static str) {
+    pub(super) fn not_found(&mut self, target: &Target, verb: &'static str) {
         let now = self.now();
         self.owners
             .missing_targets
@@ -361,7 +366,7 @@ impl Engine<'_> {
             TargetKind::StatefulSet => OwnerKind::StatefulSet,
             TargetKind::Job => OwnerKind::Job,
             TargetKind::DaemonSet => OwnerKind::DaemonSet,
-            TargetKind::Pod => return None,
+            TargetKind::Pod | TargetKind::Node => return None,
         };
         Some(OwnerRef {
             kind,
@@ -734,6 +739,9 @@ fn daemon_pod_matches(spec: &PodSpec, node: &Node) -> bool {
 
 /// `deployment/default/web`.
 pub(super) fn object_of(target: &Target) -> String {
+    if target.kind == TargetKind::Node {
+        return format!("node/{}", target.name);
+    }
     format!(
         "{}/{}/{}",
         target.kind.resource(),

@@ -257,6 +257,7 @@ impl Engine<'_> {
                 daemonsets: &daemonsets,
                 pods: &pods,
                 node_count_resource: karpenter.node_count_resource,
+                policies: self.input.karpenter.scheduling,
             },
         );
         drop(contexts);

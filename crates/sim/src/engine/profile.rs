@@ -65,14 +65,16 @@ impl Component {
             | Event::NodeReady(_)
             | Event::IceExpired(_)
             | Event::ReservationExpiring(_)
-            | Event::ReservationEnd(_) => Component::Provisioning,
+            | Event::ReservationEnd(_)
+            | Event::StaticReconcile => Component::Provisioning,
             Event::DisruptionPass
             | Event::ValidateCommand
             | Event::CommandTimeout(_)
             | Event::Expire(_)
             | Event::DrainTick(_)
             | Event::Evict(_)
-            | Event::PodGone(_) => Component::Disruption,
+            | Event::PodGone(_)
+            | Event::RepairCheck(_) => Component::Disruption,
             Event::SpotPrices(_)
             | Event::SpotTrigger(_)
             | Event::Spot(_)

@@ -128,6 +128,7 @@ impl Engine<'_> {
         if input.cluster_autoscaler.is_some() {
             self.wake_ca(SimTime::ZERO)?;
         } else {
+            self.static_reconcile_soon()?;
             self.schedule_pass(SimTime::ZERO)?;
         }
         Ok(())

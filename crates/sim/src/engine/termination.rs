@@ -142,6 +142,18 @@ impl Engine<'_> {
         node: NodeId,
         reason: &str,
     ) -> Result<(), EngineError> {
+        self.start_termination_by(node, reason, None)
+    }
+
+    /// [`Self::start_termination`] with the NodeClaim's termination
+    /// timestamp at `forced` at the latest (node repair sets it to now:
+    /// every pod is deleted at once, whatever PDBs and do-not-disrupt say).
+    pub(super) fn start_termination_by(
+        &mut self,
+        node: NodeId,
+        reason: &str,
+        forced: Option<SimTime>,
+    ) -> Result<(), EngineError> {
         let now = self.now();
         let Some(n) = self.cluster.node_mut(node) else {
             return Ok(());
@@ -155,6 +167,10 @@ impl Engine<'_> {
             .as_ref()
             .and_then(|c| c.lifecycle.termination_grace_period)
             .map(|tgp| now + tgp);
+        let deadline = match (deadline, forced) {
+            (Some(d), Some(f)) => Some(d.min(f)),
+            (d, f) => d.or(f),
+        };
         let name = n.name.clone();
         self.taint_disrupted(node);
         self.node_meta[node.0 as usize].deleting = Some(Deleting {
@@ -175,6 +191,9 @@ impl Engine<'_> {
         );
         if let Some(karpenter) = self.autoscaler.karpenter_mut() {
             karpenter.disruption.in_flight.remove(&node);
+        }
+        if self.is_static_node(node) {
+            self.static_reconcile_soon()?;
         }
         let pods = self.deleting_node_pods();
         self.touch()?;
@@ -499,6 +518,7 @@ impl Engine<'_> {
                 self.reconcile(w)?;
             }
         }
+        let was_static = self.is_static_node(node);
         let billing = self.node_meta[node.0 as usize].billing;
         self.ledger
             .terminate(billing, now)
@@ -533,6 +553,9 @@ impl Engine<'_> {
             ),
         );
         self.replacement_lost(node)?;
+        if was_static {
+            self.static_reconcile_soon()?;
+        }
         self.wake_scheduler()?;
         self.touch()
     }

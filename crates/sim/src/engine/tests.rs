@@ -116,6 +116,7 @@ pub(super) fn first_fit_solve(_: &Provisioner, input: &ProvisioningInput<'_>) ->
             instance_types: vec![type_index],
             pods,
             requests,
+            min_values_relaxed: None,
         })
         .collect();
     result

@@ -152,6 +152,7 @@ pub(super) fn drift(_: &Disruption, input: &DisruptionInput<'_>, _: &Provisioner
             instance_types: vec![type_index],
             pods: candidate.reschedulable_pods.to_vec(),
             requests,
+            min_values_relaxed: None,
         }]
     };
     PassOutcome {

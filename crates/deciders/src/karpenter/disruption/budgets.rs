@@ -3,6 +3,7 @@
 //! `BuildDisruptionBudgetMapping`): how many of a pool's nodes a disruption
 //! method may take right now.
 
+use crate::kube::taints::{NOT_READY_TAINT_KEY, UNREACHABLE_TAINT_KEY};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -107,8 +108,14 @@ pub fn pool_node_counts(cluster: &Cluster) -> BTreeMap<String, PoolNodeCounts> {
         }
         counts.add(&claim.nodepool, |entry| {
             entry.nodes += 1;
-            // `registered` is "Node exists and is Ready".
-            if !node.registered || node.marked_for_deletion {
+            // `registered` is "Node exists and is Ready"; a Ready condition
+            // gone False or Unknown shows as the node lifecycle
+            // controller's taint.
+            let not_ready = node
+                .taints
+                .iter()
+                .any(|t| t.key == NOT_READY_TAINT_KEY || t.key == UNREACHABLE_TAINT_KEY);
+            if !node.registered || not_ready || node.marked_for_deletion {
                 entry.disrupting += 1;
             }
         });

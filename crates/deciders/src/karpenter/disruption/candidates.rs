@@ -233,7 +233,11 @@ pub fn candidates(inputs: &CandidateInputs<'_>, class: DisruptionClass) -> Vec<C
 pub type FilterVerdict = Result<(), Option<Unconsolidatable>>;
 
 /// Emptiness `ShouldDisrupt`: consolidation enabled, empty, consolidatable.
+/// Static NodePools are skipped silently (core: emptiness.go).
 pub fn emptiness_filter(candidate: &Candidate, pool: &NodePool) -> FilterVerdict {
+    if pool.is_static() {
+        return Err(None);
+    }
     if pool.disruption.consolidate_after.is_none() {
         return Err(Some(Unconsolidatable::ConsolidationDisabled(
             pool.name.clone(),
@@ -250,7 +254,11 @@ pub fn emptiness_filter(candidate: &Candidate, pool: &NodePool) -> FilterVerdict
 /// instance type with capacity-type and zone labels, consolidation enabled,
 /// not empty (Emptiness handles those), a policy other than WhenEmpty,
 /// consolidatable.
+/// Static NodePools are skipped silently (core: consolidation.go).
 pub fn consolidation_filter(candidate: &Candidate, node: &Node, pool: &NodePool) -> FilterVerdict {
+    if pool.is_static() {
+        return Err(None);
+    }
     let instance_type = node.claim.as_ref().map_or("", |c| c.instance_type.as_str());
     if instance_type.is_empty() {
         return Err(Some(Unconsolidatable::InstanceTypeNotFound(

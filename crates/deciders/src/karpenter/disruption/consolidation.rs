@@ -521,6 +521,7 @@ mod tests {
                 instance_types: (0..catalog.len()).collect(),
                 pods: Vec::new(),
                 requests: Resources::ZERO,
+                min_values_relaxed: None,
             };
             for max in [100_000, 500_000] {
                 let max = Price::from_micros(max);

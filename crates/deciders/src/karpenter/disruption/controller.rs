@@ -1,5 +1,5 @@
-//! The disruption controller's decision: one pass of Emptiness → Drift →
-//! Multi-node → Single-node consolidation over a read-only cluster view
+//! The disruption controller's decision: one pass of Emptiness → StaticDrift →
+//! Drift → Multi-node → Single-node consolidation over a read-only cluster view
 //! (core: pkg/controllers/disruption/controller.go), and the 15 s
 //! re-validation of a command before it executes.
 //!

@@ -271,6 +271,7 @@ impl SimulationView {
             daemonsets: input.daemonsets,
             pods: &pods,
             node_count_resource: input.node_count_resource,
+            policies: input.options.scheduling,
         };
         let setup = SolveSetup {
             prepared,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::cache::CandidateCache;
 use super::reasons::Unconsolidatable;
 use crate::cloud::Price;
-use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared};
+use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared, SchedulingPolicies};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::ResourceKind;
 use crate::nodepool::DisruptionReason;
@@ -82,6 +82,9 @@ pub struct DisruptionOptions {
     /// (`None` = all candidates). Stands in for upstream's 3-minute
     /// single-node timeout, which bounds the same work by wall-clock time.
     pub single_node_candidate_limit: Option<usize>,
+    /// The scheduler's policies its simulations use (upstream's
+    /// `SimulateScheduling` passes the operator's, as provisioning does).
+    pub scheduling: SchedulingPolicies,
 }
 
 /// What a disruption pass looks at: the cluster and the Karpenter objects
@@ -205,6 +208,8 @@ pub enum Method {
     Emptiness,
     /// Drift.
     Drift,
+    /// Drift of static NodePools' NodeClaims.
+    StaticDrift,
     /// Multi-node consolidation.
     MultiNodeConsolidation,
     /// Single-node consolidation.
@@ -212,12 +217,13 @@ pub enum Method {
 }
 
 impl Method {
-    /// The spelling reports use (`emptiness`, `drift`,
+    /// The spelling reports use (`emptiness`, `drift`, `static-drift`,
     /// `multi-node-consolidation`, `single-node-consolidation`).
     pub fn name(self) -> &'static str {
         match self {
             Method::Emptiness => "emptiness",
             Method::Drift => "drift",
+            Method::StaticDrift => "static-drift",
             Method::MultiNodeConsolidation => "multi-node-consolidation",
             Method::SingleNodeConsolidation => "single-node-consolidation",
         }

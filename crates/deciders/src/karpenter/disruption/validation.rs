@@ -22,7 +22,7 @@ pub(super) fn revalidate(
     command: &Command,
 ) -> Result<Command, CommandInvalid> {
     match command.method {
-        Method::Drift => Ok(command.clone()),
+        Method::Drift | Method::StaticDrift => Ok(command.clone()),
         Method::Emptiness => emptiness(input, command),
         Method::MultiNodeConsolidation => consolidation(input, command, &MultiNode),
         Method::SingleNodeConsolidation => consolidation(input, command, &SingleNode),

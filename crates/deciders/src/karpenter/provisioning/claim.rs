@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use super::fit::{format_resources, merged_get};
+use super::fit::{format_resources, merged_get, min_values_shortfall};
 use super::pod::PodWork;
 use super::template::Template;
 use super::topology::PodTopology;
@@ -78,6 +78,10 @@ pub(super) struct Claim {
     /// The reservations it holds an instance of (sorted ids; see
     /// `reservations`).
     pub reserved: Vec<&'static str>,
+    /// Under BestEffort: the claim was opened (its first pod added) with
+    /// options that miss a `minValues` (upstream annotates the NodeClaim
+    /// `karpenter.sh/nodeclaim-min-values-relaxed` then, and only then).
+    pub min_values_relaxed: bool,
 }
 
 /// A successful `can_add`: what the claim becomes with the pod.
@@ -117,6 +121,7 @@ impl Claim {
             narrowed: false,
             headroom: Resources::ZERO,
             reserved: Vec::new(),
+            min_values_relaxed: false,
         };
         claim.update_headroom(template);
         claim
@@ -293,6 +298,12 @@ impl Claim {
 
     /// Adds the pod with what `can_add` returned.
     pub fn add(&mut self, template: &Template<'_>, pod: &PodWork<'_>, accepted: Accepted) {
+        if self.pods.is_empty() && template.relax_min_values {
+            let requirements = accepted.requirements.as_ref().unwrap_or(&self.requirements);
+            self.min_values_relaxed =
+                min_values_shortfall(&accepted.options, requirements, &template.type_requirements)
+                    .is_some();
+        }
         self.pods.push(pod.id);
         self.requests += pod.requests;
         if let Some(requirements) = accepted.requirements {

@@ -124,6 +124,45 @@ pub(super) fn min_values_shortfall(
     None
 }
 
+/// BestEffort's relaxation (core: nodeclaim.go `tryVolumeAlternative`
+/// with `SatisfiesMinValues`): every `minValues` the types do not reach
+/// becomes the number of values they do reach. Whether one was lowered.
+pub(super) fn relax_min_values(
+    types: &[u32],
+    requirements: &mut Requirements,
+    type_requirements: &[Requirements],
+) -> bool {
+    let mut lowered = Vec::new();
+    for requirement in requirements.iter() {
+        let Some(min) = requirement.min_values() else {
+            continue;
+        };
+        let reached = values_reached(types, requirement.key(), type_requirements);
+        if reached < min as usize {
+            lowered.push((requirement.key().to_string(), reached as u32));
+        }
+    }
+    for (key, reached) in &lowered {
+        if let Some(r) = requirements.get_mut(key) {
+            r.set_min_values(Some(*reached));
+        }
+    }
+    !lowered.is_empty()
+}
+
+/// How many values of `key` the types' own requirements hold together.
+fn values_reached(types: &[u32], key: &str, type_requirements: &[Requirements]) -> usize {
+    let mut values: BTreeSet<&str> = BTreeSet::new();
+    for &index in types {
+        if let Some(own) = type_requirements[index as usize].get(key)
+            && !own.is_complement()
+        {
+            values.extend(own.values().iter().map(String::as_str));
+        }
+    }
+    values.len()
+}
+
 /// The requirement on `key` of `a ∩ b` without building the whole merge.
 pub(super) fn merged_get<'r>(
     a: &'r Requirements,

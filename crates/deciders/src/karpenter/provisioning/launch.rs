@@ -85,7 +85,8 @@ pub(super) fn choose_offering(
     }
     candidates.sort_by_cached_key(|c| (c.cheapest().map(|o| o.price), c.instance_type.name()));
     candidates.truncate(MAX_LAUNCH_INSTANCE_TYPES);
-    if min_values {
+    // The provider's `Truncate` checks minValues under Strict only.
+    if min_values && claim.min_values_relaxed.is_none() {
         let type_requirements = catalog.type_requirements();
         let kept: Vec<u32> = candidates.iter().map(|c| c.index as u32).collect();
         if let Some(shortfall) = min_values_shortfall(&kept, requirements, type_requirements) {

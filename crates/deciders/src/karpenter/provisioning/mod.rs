@@ -15,8 +15,8 @@
 //! of its options, so one solve never plans more NodeClaims into a
 //! reservation than it has instances left.
 //!
-//! Simplifications against upstream, all deliberate: `PreferencePolicy` is
-//! always `Respect` and `MinValuesPolicy` always `Strict`; no volume
+//! Both operator policies are modelled ([`SchedulingPolicies`]).
+//! Simplifications against upstream, all deliberate: no volume
 //! topology or DRA; a namespace selector on an affinity
 //! term matches every namespace; ties upstream leaves to map order (which
 //! zone a spread constraint picks among equal counts) go to the smallest
@@ -68,6 +68,39 @@ pub struct NodePoolContext<'a> {
     pub catalog: &'a Catalog,
 }
 
+/// `MIN_VALUES_POLICY` (core pkg/operator/options): what a NodeClaim
+/// whose options miss a requirement's `minValues` gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum MinValuesPolicy {
+    /// The NodeClaim (or template) is refused (the default).
+    #[default]
+    Strict,
+    /// `minValues` is lowered to what the options reach (v1.6).
+    BestEffort,
+}
+
+/// `PREFERENCE_POLICY` (core pkg/operator/options): how Karpenter's
+/// scheduler treats preferences.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum PreferencePolicy {
+    /// Preferences are required until relaxed one at a time (the default).
+    #[default]
+    Respect,
+    /// Preferred affinities and `ScheduleAnyway` spreads are dropped (v1.4).
+    Ignore,
+}
+
+/// The operator options Karpenter's scheduler is built with (core:
+/// scheduling/scheduler.go `MinValuesPolicy`, `IgnorePreferences`), for
+/// provisioning and the disruption simulations alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SchedulingPolicies {
+    /// `minValuesPolicy`.
+    pub min_values: MinValuesPolicy,
+    /// `preferencePolicy`.
+    pub preference: PreferencePolicy,
+}
+
 /// Everything `solve` reads.
 #[derive(Debug, Clone, Copy)]
 pub struct ProvisioningInput<'a> {
@@ -83,6 +116,8 @@ pub struct ProvisioningInput<'a> {
     /// The slot a NodePool `limits.nodes` entry was read into (the run's
     /// `ResourceNames::lookup("nodes")`), so it counts one per node.
     pub node_count_resource: Option<ResourceKind>,
+    /// The scheduler's policies.
+    pub policies: SchedulingPolicies,
 }
 
 /// How a solve runs, beyond what it places: the setup built from the
@@ -155,6 +190,11 @@ pub struct NewNodeClaim {
     pub pods: Vec<PodId>,
     /// Pod requests plus the smallest DaemonSet overhead over its options.
     pub requests: Resources,
+    /// `karpenter.sh/nodeclaim-min-values-relaxed`, set under
+    /// `MinValuesPolicy::BestEffort` only (`None` under Strict): whether
+    /// the NodeClaim was opened with a `minValues` lowered. Set, the launch
+    /// does not check `minValues` against the types it sends either.
+    pub min_values_relaxed: Option<bool>,
 }
 
 /// The outcome of one solve.

@@ -67,12 +67,31 @@ impl Deref for SpecRef<'_> {
 impl<'s> PodWork<'s> {
     /// Derives the requirements of `spec`; an invalid node-affinity term is
     /// an error naming it.
-    pub fn new(id: PodId, spec: &'s PodSpec) -> Result<PodWork<'s>, String> {
-        let (requirements, strict) = pod_requirements(spec)?;
+    ///
+    /// Under `PreferencePolicy::Ignore` the pod is placed without its
+    /// preferred node affinity, preferred pod (anti-)affinity and
+    /// `ScheduleAnyway` spread constraints (core: scheduler.go builds its
+    /// requirements strict, topology.go skips those groups); relaxation
+    /// then has only required terms and PreferNoSchedule left to relax.
+    pub fn new(
+        id: PodId,
+        spec: &'s PodSpec,
+        ignore_preferences: bool,
+    ) -> Result<PodWork<'s>, String> {
+        let mut spec = SpecRef::Borrowed(spec);
+        if ignore_preferences && has_preferences(&spec) {
+            let edit = spec.make_mut();
+            edit.node_affinity.preferred.clear();
+            edit.pod_affinity.preferred.clear();
+            edit.pod_anti_affinity.preferred.clear();
+            edit.topology_spread
+                .retain(|c| c.when_unsatisfiable != WhenUnsatisfiable::ScheduleAnyway);
+        }
+        let (requirements, strict) = pod_requirements(&spec)?;
         Ok(PodWork {
             id,
             requests: spec.requests,
-            spec: SpecRef::Borrowed(spec),
+            spec,
             requirements,
             strict,
         })
@@ -162,6 +181,17 @@ fn remove_heaviest<T>(terms: &mut Vec<T>, weight: impl Fn(&T) -> i32) -> bool {
     terms.sort_by_key(|t| std::cmp::Reverse(weight(t)));
     terms.remove(0);
     true
+}
+
+/// Whether the pod states a preference `PreferencePolicy::Ignore` drops.
+fn has_preferences(spec: &PodSpec) -> bool {
+    !spec.node_affinity.preferred.is_empty()
+        || !spec.pod_affinity.preferred.is_empty()
+        || !spec.pod_anti_affinity.preferred.is_empty()
+        || spec
+            .topology_spread
+            .iter()
+            .any(|c| c.when_unsatisfiable == WhenUnsatisfiable::ScheduleAnyway)
 }
 
 /// Drops one `ScheduleAnyway` spread constraint (upstream moves the last

@@ -106,7 +106,12 @@ struct PreparedPool {
 impl Prepared {
     /// Builds every NodePool's template and the domain sources.
     pub fn new(nodepools: &[NodePoolContext<'_>], daemonsets: &[Arc<PodSpec>]) -> Prepared {
-        let mut order: Vec<usize> = (0..nodepools.len()).collect();
+        // Static NodePools are not the dynamic provisioner's (core:
+        // provisioner.go `NewScheduler` drops them): no template is tried,
+        // no domain or taint of theirs counts.
+        let mut order: Vec<usize> = (0..nodepools.len())
+            .filter(|&i| !nodepools[i].pool.is_static())
+            .collect();
         order.sort_by(|&a, &b| {
             let (pa, pb) = (nodepools[a].pool, nodepools[b].pool);
             (pb.weight.unwrap_or(0), &pb.name).cmp(&(pa.weight.unwrap_or(0), &pa.name))
@@ -143,8 +148,9 @@ impl Prepared {
                 }
             })
             .collect();
-        let tolerate_prefer_no_schedule = nodepools.iter().any(|ctx| {
-            ctx.pool
+        let tolerate_prefer_no_schedule = order.iter().any(|&i| {
+            nodepools[i]
+                .pool
                 .taints
                 .iter()
                 .any(|t| t.effect == TaintEffect::PreferNoSchedule)

@@ -8,14 +8,15 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::claim::{Accepted, Attempt, Claim, Rejection};
 use super::existing::{Closure, ExistingNodes, ExistingSet};
-use super::fit::{min_values_shortfall, no_undefined};
+use super::fit::{min_values_shortfall, no_undefined, relax_min_values};
 use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::reservations::ReservationManager;
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
 use super::{
-    NewNodeClaim, PriceToBeat, ProvisioningInput, SchedulingResult, SolveSetup, StopEarly,
+    MinValuesPolicy, NewNodeClaim, PreferencePolicy, PriceToBeat, ProvisioningInput,
+    SchedulingResult, SolveSetup, StopEarly,
 };
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::labels::{
@@ -100,6 +101,10 @@ pub(super) fn solve_with_closure(
     })
 }
 
+/// The error of every pod when every NodePool is static (core:
+/// provisioner.go).
+pub const NO_DYNAMIC_NODEPOOLS: &str = "no dynamic nodepools found";
+
 /// The solve; the nodes of `closure` and `closed` (sorted) are taken as
 /// marked for deletion.
 fn solve_prepared<'a>(
@@ -119,18 +124,38 @@ fn solve_prepared<'a>(
         "prepared setup built from other NodePools, catalogs or DaemonSets"
     );
     let cluster = input.cluster;
+    if prepared.order().is_empty() && !input.nodepools.is_empty() {
+        // Only static NodePools: upstream's scheduler is not even built
+        // (`ErrNodePoolsNotFound`), every pod gets this error.
+        let errors = input
+            .pods
+            .iter()
+            .filter(|&&id| cluster.pod(id).is_some_and(|p| !p.is_daemonset()))
+            .map(|&id| (id, NO_DYNAMIC_NODEPOOLS.to_string()))
+            .collect();
+        return SchedulingResult {
+            errors,
+            ..SchedulingResult::default()
+        };
+    }
     let stop_early = setup.stop_early;
     let mut templates = Vec::new();
     let mut template_errors = Vec::new();
+    let relax_min_values = input.policies.min_values == MinValuesPolicy::BestEffort;
+    let ignore_preferences = input.policies.preference == PreferencePolicy::Ignore;
     for &i in prepared.order() {
         let ctx = &input.nodepools[i];
         match prepared.template(i) {
-            Ok(core) => templates.push(Template {
-                pool_index: i,
-                pool: ctx.pool,
-                catalog: ctx.catalog,
-                core,
-            }),
+            Ok(core) => match &core.min_values_error {
+                Some(e) if !relax_min_values => template_errors.push(e.clone()),
+                _ => templates.push(Template {
+                    pool_index: i,
+                    pool: ctx.pool,
+                    catalog: ctx.catalog,
+                    core,
+                    relax_min_values,
+                }),
+            },
             Err(e) => template_errors.push(e.to_string()),
         }
     }
@@ -155,7 +180,7 @@ fn solve_prepared<'a>(
         if pod.is_daemonset() {
             continue;
         }
-        match PodWork::new(id, &pod.spec) {
+        match PodWork::new(id, &pod.spec, ignore_preferences) {
             Ok(work) => {
                 created.push((pod.created_at, pod.uid));
                 batch.push(work);
@@ -732,6 +757,15 @@ impl<'a> Scheduler<'a> {
                     claim.reserved.iter().copied(),
                 ));
             }
+            if template.relax_min_values {
+                // What the last pod's filter lowered them to (the options
+                // only shrink, so the last lowering is over these).
+                relax_min_values(
+                    &claim.options,
+                    &mut requirements,
+                    &template.type_requirements,
+                );
+            }
             let offering_keys = [
                 LABEL_TOPOLOGY_ZONE,
                 LABEL_TOPOLOGY_ZONE_ID,
@@ -770,8 +804,16 @@ impl<'a> Scheduler<'a> {
                 claim.options.len().min(MAX_INSTANCE_TYPES),
                 "options are distinct"
             );
-            if let Some(shortfall) =
-                min_values_shortfall(&instance_types, &requirements, &template.type_requirements)
+            // `Truncate` checks minValues under Strict only.
+            if let Some(shortfall) = (!template.relax_min_values)
+                .then(|| {
+                    min_values_shortfall(
+                        &instance_types,
+                        &requirements,
+                        &template.type_requirements,
+                    )
+                })
+                .flatten()
             {
                 for &pod in &claim.pods {
                     errors.insert(
@@ -790,6 +832,9 @@ impl<'a> Scheduler<'a> {
                 instance_types: instance_types.iter().map(|&i| i as usize).collect(),
                 pods: claim.pods.clone(),
                 requests: claim.requests + claim.min_daemon_overhead(template),
+                min_values_relaxed: template
+                    .relax_min_values
+                    .then_some(claim.min_values_relaxed),
             });
         }
         SchedulingResult {

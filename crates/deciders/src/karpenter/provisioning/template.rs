@@ -62,6 +62,11 @@ pub(super) struct TemplateCore {
     pub max_capacity: Resources,
     /// Element-wise maximum `room` over `options`.
     pub max_room: Resources,
+    /// Why `options` miss the requirements' `minValues`, as the solve
+    /// reports it: under `MinValuesPolicy::Strict` the template is then
+    /// dropped (upstream's pre-filter leaves it no type); under
+    /// `BestEffort` it is kept.
+    pub min_values_error: Option<String>,
 }
 
 impl TemplateCore {
@@ -91,31 +96,37 @@ impl TemplateCore {
             room: vec![Resources::ZERO; catalog.len()],
             max_capacity: Resources::ZERO,
             max_room: Resources::ZERO,
+            min_values_error: None,
         };
-        let filtered = {
-            let template = Template {
+        let (filtered, min_values_error) = {
+            let template = |relax_min_values| Template {
                 pool_index: 0,
                 pool,
                 catalog,
                 core: &core,
+                relax_min_values,
             };
-            template
-                .filter(
+            let message = |failure: FilterFailure| {
+                format!(
+                    "NodePool {}: no instance type left after its requirements ({})",
+                    pool.name,
+                    failure.describe(&core.requirements, &Resources::ZERO)
+                )
+            };
+            let filter = |relax| {
+                template(relax).filter(
                     &core.options,
                     &core.requirements,
                     &Resources::ZERO,
                     &[],
                     &[],
                 )
-                .map_err(|failure| {
-                    format!(
-                        "NodePool {}: no instance type left after its requirements ({})",
-                        pool.name,
-                        failure.describe(&core.requirements, &Resources::ZERO)
-                    )
-                })?
+            };
+            let filtered = filter(true).map_err(message)?;
+            (filtered, filter(false).err().map(message))
         };
         core.options = filtered;
+        core.min_values_error = min_values_error;
         core.max_capacity = core
             .options
             .iter()
@@ -185,6 +196,9 @@ pub(super) struct Template<'a> {
     pub pool: &'a NodePool,
     pub catalog: &'a Catalog,
     pub core: &'a TemplateCore,
+    /// `MinValuesPolicy::BestEffort`: the filters keep types that miss a
+    /// `minValues` instead of failing.
+    pub relax_min_values: bool,
 }
 
 impl Deref for Template<'_> {
@@ -203,7 +217,8 @@ impl Template<'_> {
     /// Keeps the types in `options` that meet `requirements`, have room for
     /// `requests` plus their DaemonSet overhead, and an available offering
     /// the requirements allow (core: nodeclaim.go
-    /// `filterInstanceTypesByRequirements`); then checks minValues (Strict).
+    /// `filterInstanceTypesByRequirements`); then checks minValues (unless
+    /// relaxed, under BestEffort).
     pub fn filter(
         &self,
         options: &[u32],
@@ -243,6 +258,9 @@ impl Template<'_> {
         }
         if remaining.is_empty() {
             return Err(failure);
+        }
+        if self.relax_min_values {
+            return Ok(remaining);
         }
         if let Some(shortfall) =
             min_values_shortfall(&remaining, requirements, &self.type_requirements)
@@ -337,7 +355,8 @@ impl Template<'_> {
             }
         }
         if remaining.is_empty()
-            || min_values_shortfall(&remaining, merged, &self.type_requirements).is_some()
+            || (!self.relax_min_values
+                && min_values_shortfall(&remaining, merged, &self.type_requirements).is_some())
         {
             return None;
         }

@@ -135,6 +135,7 @@ fn count_object(out: &mut Inspection, seen: &mut BTreeSet<Target>, target: &Targ
             TargetKind::DaemonSet => "DaemonSet",
             TargetKind::Job => "Job",
             TargetKind::Pod => "Pod",
+            TargetKind::Node => "Node",
         };
         *out.objects_by_kind.entry(kind.to_string()).or_default() += 1;
     }

@@ -635,7 +635,8 @@ impl TraceSource {
                         active_deadline: None,
                         duration: run,
                     }),
-                    crate::sim::engine::TargetKind::Pod => {
+                    // Traces create workload objects only, never nodes.
+                    crate::sim::engine::TargetKind::Pod | crate::sim::engine::TargetKind::Node => {
                         pod.run_duration = run;
                         WorkloadKind::Pod
                     }

@@ -67,6 +67,7 @@ fn summary(step: &Step) -> (u64, String) {
         ),
         StepAction::NodePools { .. } => "nodepools".to_string(),
         StepAction::ProvisioningRequests { .. } => "provisioningrequests".to_string(),
+        StepAction::NodeCondition { node, .. } => format!("node condition {node}"),
     };
     ((step.at - SimTime::ZERO).as_millis(), what)
 }

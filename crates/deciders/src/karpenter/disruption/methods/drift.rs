@@ -40,8 +40,12 @@ impl DisruptionMethod for Drift {
         &self,
         ctx: &PassContext<'_, '_>,
         candidate: &Candidate,
-        _pool: &NodePool,
+        pool: &NodePool,
     ) -> FilterVerdict {
+        // Static NodePools' drift is StaticDrift's (core: drift.go).
+        if pool.is_static() {
+            return Err(None);
+        }
         match ctx.input.cluster.node(candidate.node) {
             Some(node) => drift_filter(node),
             None => Err(None),

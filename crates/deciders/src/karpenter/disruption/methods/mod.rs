@@ -14,12 +14,14 @@ mod emptiness;
 mod method;
 mod multi_node;
 mod single_node;
+mod static_drift;
 
 pub(crate) use drift::Drift;
 pub(crate) use emptiness::{Emptiness, empty_nodes_command};
 pub(crate) use method::{DisruptionMethod, MethodOutcome, should_disrupt};
 pub(crate) use multi_node::MultiNode;
 pub(crate) use single_node::SingleNode;
+pub(crate) use static_drift::StaticDrift;
 
 use super::candidates::{Candidate, FilterVerdict, consolidation_filter};
 use super::context::PassContext;
@@ -39,11 +41,12 @@ fn consolidation_should_disrupt(
 }
 
 /// The methods of a pass, in the order it tries them: the first that makes
-/// a command ends the pass (upstream also has static drift, for static
-/// NodePools, which karpsim does not model).
+/// a command ends the pass.
 pub(crate) const METHODS: &[&dyn DisruptionMethod] = &[
     // Empty nodes first: deleting them disrupts nothing.
     &Emptiness,
+    // Static NodePools' drifted NodeClaims (the other methods skip them).
+    &StaticDrift,
     &Drift,
     // Several nodes at once before one at a time: less churn per saving.
     &MultiNode,

@@ -133,7 +133,8 @@ fn fit_lists_shared_by_many_solves_keep_the_in_order_first_fit() {
         for step in 0..OWN_TREE_AFTER as u32 {
             let (cpu, mem) = shapes[rng.random_range(0..shapes.len())];
             let spec = pod(cpu, mem);
-            let work = PodWork::new(crate::scheduler::PodId(solve * 100 + step), &spec).unwrap();
+            let work =
+                PodWork::new(crate::scheduler::PodId(solve * 100 + step), &spec, false).unwrap();
             if place_first_fit(&mut set, &work, &format!("solve {solve}, step {step}")) {
                 found += 1;
             }
@@ -160,7 +161,7 @@ fn first_fit_sees_the_room_pods_placed_in_this_solve() {
     for step in 0..400 {
         let cpu = rng.random_range(1..=8) * 250;
         let spec = pod(cpu, rng.random_range(1..=8) * 256);
-        let work = PodWork::new(crate::scheduler::PodId(step), &spec).unwrap();
+        let work = PodWork::new(crate::scheduler::PodId(step), &spec, false).unwrap();
         if place_first_fit(&mut set, &work, &format!("step {step}")) {
             placed += 1;
         }

@@ -339,6 +339,7 @@ fn a_kept_provisioner_decides_as_a_fresh_solve() {
             daemonsets: &world.daemonsets,
             pods: &world.pending,
             node_count_resource: world.node_count_resource,
+            policies: world.policies,
         };
         assert_eq!(
             digest(&provisioner.solve(&input)),

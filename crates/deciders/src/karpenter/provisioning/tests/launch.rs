@@ -22,6 +22,7 @@ fn claim(
         instance_types,
         pods: Vec::new(),
         requests,
+        min_values_relaxed: None,
     }
 }
 
@@ -168,5 +169,33 @@ fn solve_then_launch() {
     assert_eq!(
         catalog.instance_types()[decision.instance_type].name(),
         "fake-it-2"
+    );
+}
+
+/// core cloudprovider/types.go `Truncate`: the provider's truncation to its
+/// 60 cheapest types checks minValues under Strict only. 70 types with
+/// minValues 65 on the instance type fail under Strict and launch the
+/// cheapest under BestEffort.
+#[test]
+fn truncation_checks_min_values_under_strict_only() {
+    use crate::kube::labels::LABEL_INSTANCE_TYPE;
+    let catalog = fake::instance_types(70);
+    let all: Vec<usize> = (0..catalog.len()).collect();
+    let mut requirements = Requirements::new();
+    let mut types = Requirement::exists(LABEL_INSTANCE_TYPE);
+    types.set_min_values(Some(65));
+    requirements.add(types);
+    let mut strict = claim(all, requirements, pod(100, 100).requests);
+    let e = choose_offering(&strict, &catalog).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("minValues not met by the 60 cheapest instance types"),
+        "{e}"
+    );
+    strict.min_values_relaxed = Some(false);
+    let decision = choose_offering(&strict, &catalog).unwrap();
+    assert_eq!(
+        catalog.instance_types()[decision.instance_type].name(),
+        "fake-it-0"
     );
 }

@@ -110,6 +110,8 @@ pub(super) struct World {
     pub daemonsets: Vec<Arc<PodSpec>>,
     pub pending: Vec<PodId>,
     pub node_count_resource: Option<ResourceKind>,
+    /// The scheduler's policies (upstream's defaults unless a test says).
+    pub policies: crate::karpenter::provisioning::SchedulingPolicies,
 }
 
 impl World {
@@ -120,6 +122,7 @@ impl World {
             daemonsets: Vec::new(),
             pending: Vec::new(),
             node_count_resource: None,
+            policies: Default::default(),
         }
     }
 
@@ -230,6 +233,7 @@ impl World {
             daemonsets: &self.daemonsets,
             pods: &self.pending,
             node_count_resource: self.node_count_resource,
+            policies: self.policies,
         };
         let setup = SolveSetup {
             prepared,
@@ -247,6 +251,7 @@ impl World {
             daemonsets: &self.daemonsets,
             pods: &self.pending,
             node_count_resource: self.node_count_resource,
+            policies: self.policies,
         };
         let setup = SolveSetup {
             reserved_fallback: true,
@@ -263,6 +268,7 @@ impl World {
             daemonsets: &self.daemonsets,
             pods,
             node_count_resource: self.node_count_resource,
+            policies: self.policies,
         };
         let setup = SolveSetup {
             prepared: None,

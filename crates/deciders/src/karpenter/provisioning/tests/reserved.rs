@@ -231,6 +231,7 @@ fn reserved_offering_filter_takes_the_reservation_with_most_left() {
         instance_types: vec![index],
         pods: Vec::new(),
         requests: pod(100, 100).requests,
+        min_values_relaxed: None,
     };
     let launch = choose_offering(&claim, &catalog).unwrap();
     assert_eq!(launch.reservation, Some("cr-five"));

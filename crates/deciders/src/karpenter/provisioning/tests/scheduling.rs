@@ -455,6 +455,71 @@ fn min_values_strict() {
     );
 }
 
+/// provisioning/suite_test.go, "with MinValuesPolicy set to BestEffort":
+/// "should schedule even when minValues requirement is not met". The
+/// 6-vCPU pod that Strict leaves pending (above) gets a NodeClaim whose
+/// instance-type minValues is lowered to the types it fits, annotated
+/// `karpenter.sh/nodeclaim-min-values-relaxed: "true"`; a small pod whose
+/// options meet minValues is annotated "false"; under Strict there is no
+/// annotation.
+#[test]
+fn min_values_best_effort_relaxes_to_what_the_options_reach() {
+    use crate::karpenter::provisioning::MinValuesPolicy;
+    use crate::kube::labels::LABEL_INSTANCE_TYPE;
+    let spec = "      requirements: [{key: node.kubernetes.io/instance-type, operator: Exists, minValues: 3}]\n";
+    let mut world = World::fake(pool("default", "", spec).0, 8);
+    world.policies.min_values = MinValuesPolicy::BestEffort;
+    let big = world.add_pending(pod(6000, 100));
+    let result = world.solve();
+    assert!(result.errors.is_empty(), "{:?}", result.errors);
+    let claim = claim_of(&result, big);
+    assert_eq!(claim.min_values_relaxed, Some(true));
+    assert!(claim.instance_types.len() < 3);
+    let relaxed = claim.requirements.get(LABEL_INSTANCE_TYPE).unwrap();
+    assert_eq!(
+        relaxed.min_values(),
+        Some(claim.instance_types.len() as u32)
+    );
+
+    let mut world = World::fake(pool("default", "", spec).0, 8);
+    world.policies.min_values = MinValuesPolicy::BestEffort;
+    let small = world.add_pending(pod(100, 100));
+    let result = world.solve();
+    let claim = claim_of(&result, small);
+    assert_eq!(claim.min_values_relaxed, Some(false));
+    let kept = claim.requirements.get(LABEL_INSTANCE_TYPE).unwrap();
+    assert_eq!(kept.min_values(), Some(3));
+
+    let mut world = World::fake(pool("default", "", spec).0, 8);
+    let small = world.add_pending(pod(100, 100));
+    assert_eq!(claim_of(&world.solve(), small).min_values_relaxed, None);
+}
+
+/// provisioning/suite_test.go "should schedule even when zone minValues
+/// requirement is not met": a NodePool asking for 4 zones of a catalog
+/// with 3 has no type under Strict (its pre-filter drops the template);
+/// under BestEffort its NodeClaims keep every zone, minValues 3.
+#[test]
+fn min_values_best_effort_keeps_a_template_short_of_zones() {
+    use crate::karpenter::provisioning::MinValuesPolicy;
+    let spec = "      requirements: [{key: topology.kubernetes.io/zone, operator: Exists, minValues: 4}]\n";
+    let mut world = World::fake(pool("default", "", spec).0, 4);
+    let p = world.add_pending(pod(100, 100));
+    let result = world.solve();
+    assert!(
+        error_of(&result, p).contains("minValues"),
+        "{:?}",
+        result.errors
+    );
+
+    world.policies.min_values = MinValuesPolicy::BestEffort;
+    let result = world.solve();
+    let claim = claim_of(&result, p);
+    assert_eq!(claim.min_values_relaxed, Some(true));
+    let zones = claim.requirements.get(LABEL_TOPOLOGY_ZONE).unwrap();
+    assert_eq!(zones.min_values(), Some(3));
+}
+
 /// A solve asked to stop at two new NodeClaims (consolidation asking only
 /// whether fewer would do) stops when the second opens; with `minValues`
 /// on a NodePool it runs on, since a claim short of them would be dropped
@@ -716,6 +781,7 @@ fn shared_existing_views_match_fresh_solves() {
                 daemonsets: &world.daemonsets,
                 pods: &world.pending,
                 node_count_resource: world.node_count_resource,
+                policies: world.policies,
             };
             solve_with_existing(&input, &shared, closed)
         };

@@ -214,3 +214,69 @@ fn preferred_anti_affinity_is_relaxed() {
         5
     );
 }
+
+/// provisioning/suite_test.go, "Ignore Preferences": "should ignore
+/// topologySpreadConstraint preferences" (hostname): three pods with a
+/// ScheduleAnyway hostname spread take three NodeClaims under Respect
+/// (the spread is required until relaxed, and it is satisfiable) and share
+/// one under Ignore.
+#[test]
+fn ignore_preferences_drops_schedule_anyway_spreads() {
+    use crate::karpenter::provisioning::PreferencePolicy;
+    use crate::kube::pod::WhenUnsatisfiable;
+    let mut spec = labeled(pod(100, 100), "app", "web");
+    let mut soft = spread(LABEL_HOSTNAME, "web", None);
+    soft.when_unsatisfiable = WhenUnsatisfiable::ScheduleAnyway;
+    spec.topology_spread.push(soft);
+    for (policy, claims) in [
+        (PreferencePolicy::Respect, 3),
+        (PreferencePolicy::Ignore, 1),
+    ] {
+        let mut world = World::fake(default_pool(), 8);
+        world.policies.preference = policy;
+        world.add_pendings(3, spec.clone());
+        let result = world.solve();
+        assert!(result.errors.is_empty(), "{:?}", result.errors);
+        assert_eq!(result.new_nodeclaims.len(), claims, "{policy:?}");
+    }
+}
+
+/// provisioning/suite_test.go, "Ignore Preferences": "should ignore node
+/// affinity preferences". A 2-vCPU pod pinned to zone 1, two 3-vCPU pods
+/// pinned to zone 2 (one NodeClaim each), then a 1-vCPU pod preferring zone
+/// 2: under Respect it joins a zone-2 NodeClaim; under Ignore it joins the
+/// NodeClaim with the fewest pods, zone 1's.
+#[test]
+fn ignore_preferences_drops_preferred_node_affinity() {
+    use crate::karpenter::provisioning::PreferencePolicy;
+    use crate::kube::pod::WeightedNodeSelectorTerm;
+    let pinned = |cpu, zone: &str| {
+        let mut spec = pod(cpu, 100);
+        spec.node_selector
+            .insert(LABEL_TOPOLOGY_ZONE.into(), zone.into());
+        spec
+    };
+    let mut prefers = pod(1000, 100);
+    prefers.node_affinity.preferred = vec![WeightedNodeSelectorTerm {
+        weight: 1,
+        expressions: vec![expr(LABEL_TOPOLOGY_ZONE, Operator::In, &["test-zone-2"])],
+    }];
+    for (policy, zone) in [
+        (PreferencePolicy::Respect, "test-zone-2"),
+        (PreferencePolicy::Ignore, "test-zone-1"),
+    ] {
+        let mut world = World::fake(default_pool(), 4);
+        world.policies.preference = policy;
+        world.add_pending(pinned(2000, "test-zone-1"));
+        world.add_pending(pinned(3000, "test-zone-2"));
+        world.add_pending(pinned(3000, "test-zone-2"));
+        let p = world.add_pending(prefers.clone());
+        let result = world.solve();
+        assert!(result.errors.is_empty(), "{:?}", result.errors);
+        assert_eq!(
+            zone_of(claim_of(&result, p)).as_deref(),
+            Some(zone),
+            "{policy:?}"
+        );
+    }
+}
