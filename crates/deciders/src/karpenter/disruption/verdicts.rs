@@ -41,7 +41,6 @@ use super::consolidation::{SimulationTrace, price_to_beat};
 use super::context::PassContext;
 use super::types::Candidate;
 use crate::karpenter::provisioning::{OpenViews, Prepared, PriceToBeat, ViewChanges};
-use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
 use crate::scheduler::{Cluster, NodeId, PodId};
 
@@ -235,22 +234,20 @@ impl Verdict {
             return true;
         }
         self.pods.iter().zip(&self.destinations).all(|(&pod, &to)| {
-            input.cluster.pod(pod).is_some_and(|p| {
-                topology_free_spec(&p.spec) && !changes.may_divert(now, &p.spec.requests, to, node)
-            })
+            // The same pods as when kept, so topology-free as checked then.
+            input
+                .cluster
+                .pod(pod)
+                .is_some_and(|p| !changes.may_divert(now, &p.spec.requests, to, node))
         })
     }
 }
 
 /// Whether where the pod may go reads no other pod.
 fn topology_free(cluster: &Cluster, pod: PodId) -> bool {
-    cluster
-        .pod(pod)
-        .is_some_and(|p| topology_free_spec(&p.spec))
-}
-
-fn topology_free_spec(spec: &PodSpec) -> bool {
-    spec.topology_spread.is_empty()
-        && spec.pod_affinity.is_empty()
-        && spec.pod_anti_affinity.is_empty()
+    cluster.pod(pod).is_some_and(|p| {
+        p.spec.topology_spread.is_empty()
+            && p.spec.pod_affinity.is_empty()
+            && p.spec.pod_anti_affinity.is_empty()
+    })
 }

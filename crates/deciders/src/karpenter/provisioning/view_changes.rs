@@ -124,7 +124,7 @@ impl ViewChanges {
     }
 
     /// Whether `node`'s view is the very one of then.
-    pub fn unchanged(&self, node: NodeId) -> bool {
+    fn unchanged(&self, node: NodeId) -> bool {
         self.changed.binary_search(&node).is_err()
     }
 
@@ -145,8 +145,7 @@ impl ViewChanges {
     /// Whether a pod requesting `requests`, which a solve then placed on
     /// the existing node `destination` (`None`: on none), might now be
     /// taken by a grown view other than `closed`'s before reaching it.
-    /// `destination` must be unchanged and open now (see
-    /// [`Self::unchanged`]).
+    /// `destination` must still take its pods (see [`Self::still_takes`]).
     pub fn may_divert(
         &self,
         now: &OpenViews,

@@ -191,6 +191,26 @@ impl Env {
         })
     }
 
+    /// Calls `f` with what the controller object ([`Disruption`]) reads of
+    /// this cluster.
+    fn with_disruption_input<R>(&self, f: impl FnOnce(&DisruptionInput<'_>) -> R) -> R {
+        let contexts: Vec<NodePoolContext<'_>> = self
+            .pools
+            .iter()
+            .map(|(pool, catalog)| NodePoolContext { pool, catalog })
+            .collect();
+        f(&DisruptionInput {
+            cluster: &self.cluster,
+            nodepools: &contexts,
+            daemonsets: &[],
+            scales: &self.scales,
+            pending: &self.pending,
+            in_flight: &self.in_flight,
+            node_count_resource: None,
+            now: self.now,
+        })
+    }
+
     fn pass(&self) -> PassOutcome {
         self.with_input(super::pass::run_pass)
     }

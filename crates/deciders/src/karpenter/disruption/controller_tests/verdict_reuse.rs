@@ -113,24 +113,9 @@ proptest! {
             if step > 0 {
                 run.apply(&changes[step - 1]);
             }
-            let env = &run.env;
-            let contexts: Vec<NodePoolContext<'_>> = env
-                .pools
-                .iter()
-                .map(|(pool, catalog)| NodePoolContext { pool, catalog })
-                .collect();
-            let input = DisruptionInput {
-                cluster: &env.cluster,
-                nodepools: &contexts,
-                daemonsets: &[],
-                scales: &env.scales,
-                pending: &env.pending,
-                in_flight: &env.in_flight,
-                node_count_resource: None,
-                now: env.now,
-            };
-            let kept = disruption.next_command(&input, &provisioner);
-            let fresh = next_command(&input);
+            let (kept, fresh) = run.env.with_disruption_input(|input| {
+                (disruption.next_command(input, &provisioner), next_command(input))
+            });
             prop_assert_eq!(kept.command, fresh.command, "after {} changes", step);
         }
     }
@@ -154,25 +139,12 @@ fn a_quiet_candidate_keeps_its_verdict_until_room_opens() {
     let mut disruption = Disruption::new(env.options);
     let provisioner = Provisioner::new();
     let mut pass = |env: &Env| {
-        let contexts: Vec<NodePoolContext<'_>> = env
-            .pools
-            .iter()
-            .map(|(pool, catalog)| NodePoolContext { pool, catalog })
-            .collect();
-        let input = DisruptionInput {
-            cluster: &env.cluster,
-            nodepools: &contexts,
-            daemonsets: &[],
-            scales: &env.scales,
-            pending: &env.pending,
-            in_flight: &env.in_flight,
-            node_count_resource: None,
-            now: env.now,
-        };
-        let before = disruption.verdicts_reused();
-        let outcome = disruption.next_command(&input, &provisioner);
-        assert_eq!(outcome.command, next_command(&input).command);
-        (outcome.command, disruption.verdicts_reused() - before)
+        env.with_disruption_input(|input| {
+            let before = disruption.verdicts_reused();
+            let outcome = disruption.next_command(input, &provisioner);
+            assert_eq!(outcome.command, next_command(input).command);
+            (outcome.command, disruption.verdicts_reused() - before)
+        })
     };
     let (command, _) = pass(&env);
     assert!(command.is_none(), "neither node can go: {command:?}");

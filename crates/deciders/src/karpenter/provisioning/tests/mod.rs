@@ -227,24 +227,22 @@ impl World {
 
     /// Solves with `prepared` (`None` builds one for this solve).
     pub fn solve_with(&self, prepared: Option<&Prepared>) -> SchedulingResult {
-        let input = ProvisioningInput {
-            cluster: &self.cluster,
-            nodepools: &self.contexts(),
-            daemonsets: &self.daemonsets,
-            pods: &self.pending,
-            node_count_resource: self.node_count_resource,
-            policies: self.policies,
-        };
-        let setup = SolveSetup {
+        self.solve_with_setup(SolveSetup {
             prepared,
             ..SolveSetup::default()
-        };
-        super::scheduler::solve(&input, setup)
+        })
     }
 
     /// Solves in upstream's reserved-capacity fallback mode (disruption's
     /// simulations).
     pub fn solve_fallback(&self) -> SchedulingResult {
+        self.solve_with_setup(SolveSetup {
+            reserved_fallback: true,
+            ..SolveSetup::default()
+        })
+    }
+
+    fn solve_with_setup(&self, setup: SolveSetup<'_>) -> SchedulingResult {
         let input = ProvisioningInput {
             cluster: &self.cluster,
             nodepools: &self.contexts(),
@@ -252,10 +250,6 @@ impl World {
             pods: &self.pending,
             node_count_resource: self.node_count_resource,
             policies: self.policies,
-        };
-        let setup = SolveSetup {
-            reserved_fallback: true,
-            ..SolveSetup::default()
         };
         super::scheduler::solve(&input, setup)
     }
