@@ -41,6 +41,8 @@ pub struct SimulationView {
     /// Nodes being deleted (closed to every simulation).
     deleting: Vec<NodeId>,
     pending: BTreeSet<PodId>,
+    /// `pending` in order (what every simulation places first).
+    pending_in_order: Vec<PodId>,
     deleting_node_pods: Vec<PodId>,
     deleting_node_pod_set: BTreeSet<PodId>,
     under_consolidate_after: Vec<NodeId>,
@@ -157,6 +159,7 @@ impl SimulationView {
             .collect();
         SimulationView {
             deleting,
+            pending_in_order: pending.iter().copied().collect(),
             pending,
             deleting_node_pod_set: deleting_node_pods.iter().copied().collect(),
             deleting_node_pods,
@@ -247,11 +250,14 @@ impl SimulationView {
         let (pods, from_candidates) = self.pods_to_place(input, pdbs, candidates);
         let closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
         let moving: Vec<PodId> = match quiet {
-            Some(_) => from_candidates
-                .iter()
-                .copied()
-                .filter(|pod| !self.deleting_node_pod_set.contains(pod))
-                .collect(),
+            Some(_) => {
+                let mut moving: Vec<PodId> = from_candidates
+                    .into_iter()
+                    .filter(|pod| !self.deleting_node_pod_set.contains(pod))
+                    .collect();
+                moving.sort_unstable();
+                moving
+            }
             None => Vec::new(),
         };
         let stop_early = match quiet {
@@ -297,32 +303,59 @@ impl SimulationView {
 
     /// The pods a simulation of removing `candidates` places, in order:
     /// pending pods first, then the candidates' (each pod once), then those
-    /// of deleting nodes (never pending, each on one node); and the set of
-    /// the candidates' own.
+    /// of deleting nodes (never pending, each on one node); and the
+    /// candidates' own, in that order.
     pub(crate) fn pods_to_place(
         &self,
         input: &PassInput<'_>,
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
-    ) -> (Vec<PodId>, BTreeSet<PodId>) {
-        let mut pods: Vec<PodId> = self.pending.iter().copied().collect();
-        let mut from_candidates: BTreeSet<PodId> = BTreeSet::new();
-        for candidate in candidates {
-            for &pod in candidate.reschedulable_pods.iter() {
-                if currently_reschedulable(input.cluster, pdbs, pod, input.now)
-                    && !self.pending.contains(&pod)
-                    && from_candidates.insert(pod)
-                {
-                    pods.push(pod);
-                }
-            }
+    ) -> (Vec<PodId>, Vec<PodId>) {
+        let mut from_candidates: Vec<PodId> =
+            self.candidate_pods(input, pdbs, candidates).collect();
+        // A pod is on one node: only the same candidate twice repeats one.
+        if candidates.len() > 1 {
+            let mut seen = BTreeSet::new();
+            from_candidates.retain(|&pod| seen.insert(pod));
         }
-        for &pod in &self.deleting_node_pods {
-            if !from_candidates.contains(&pod) {
-                pods.push(pod);
-            }
+        let mut pods = Vec::with_capacity(
+            self.pending_in_order.len() + from_candidates.len() + self.deleting_node_pods.len(),
+        );
+        pods.extend_from_slice(&self.pending_in_order);
+        pods.extend_from_slice(&from_candidates);
+        // Candidates being deleted themselves (a command re-checked) must
+        // not place their pods twice.
+        let candidate_deleting = candidates
+            .iter()
+            .any(|c| self.deleting.contains(&c.node));
+        if candidate_deleting {
+            let own: BTreeSet<PodId> = from_candidates.iter().copied().collect();
+            pods.extend(
+                self.deleting_node_pods
+                    .iter()
+                    .copied()
+                    .filter(|pod| !own.contains(pod)),
+            );
+        } else {
+            pods.extend_from_slice(&self.deleting_node_pods);
         }
         (pods, from_candidates)
+    }
+
+    /// The candidates' pods a simulation moves: currently reschedulable
+    /// and not pending.
+    fn candidate_pods<'s>(
+        &'s self,
+        input: &'s PassInput<'_>,
+        pdbs: &'s PdbLimits,
+        candidates: &'s [&Candidate],
+    ) -> impl Iterator<Item = PodId> + 's {
+        candidates.iter().flat_map(move |candidate| {
+            candidate.reschedulable_pods.iter().copied().filter(move |&pod| {
+                currently_reschedulable(input.cluster, pdbs, pod, input.now)
+                    && !self.pending.contains(&pod)
+            })
+        })
     }
 
     /// The placement views open to consolidation simulations (see
