@@ -71,6 +71,7 @@ pub(crate) fn consolidate_traced(
     let trace = SimulationTrace {
         pods: std::mem::take(&mut simulation.pods),
         placed_on_existing: std::mem::take(&mut simulation.placed_on_existing),
+        stopped_on: simulation.result.stopped_on.take(),
     };
     // A quiet no-op needs no reason: the pods that would not schedule are
     // not named.
@@ -91,6 +92,9 @@ pub(crate) struct SimulationTrace {
     pub pods: Vec<PodId>,
     /// Pods the solve put on existing nodes.
     pub placed_on_existing: Vec<(PodId, NodeId)>,
+    /// The pods the solve took from its queue before a stop ended it, if
+    /// one did (see `SchedulingResult::stopped_on`).
+    pub stopped_on: Option<Vec<PodId>>,
 }
 
 /// A consolidation decision turned into `method`'s command (no-ops give

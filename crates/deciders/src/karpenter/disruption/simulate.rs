@@ -325,9 +325,7 @@ impl SimulationView {
         pods.extend_from_slice(&from_candidates);
         // Candidates being deleted themselves (a command re-checked) must
         // not place their pods twice.
-        let candidate_deleting = candidates
-            .iter()
-            .any(|c| self.deleting.contains(&c.node));
+        let candidate_deleting = candidates.iter().any(|c| self.deleting.contains(&c.node));
         if candidate_deleting {
             let own: BTreeSet<PodId> = from_candidates.iter().copied().collect();
             pods.extend(
@@ -351,10 +349,14 @@ impl SimulationView {
         candidates: &'s [&Candidate],
     ) -> impl Iterator<Item = PodId> + 's {
         candidates.iter().flat_map(move |candidate| {
-            candidate.reschedulable_pods.iter().copied().filter(move |&pod| {
-                currently_reschedulable(input.cluster, pdbs, pod, input.now)
-                    && !self.pending.contains(&pod)
-            })
+            candidate
+                .reschedulable_pods
+                .iter()
+                .copied()
+                .filter(move |&pod| {
+                    currently_reschedulable(input.cluster, pdbs, pod, input.now)
+                        && !self.pending.contains(&pod)
+                })
         })
     }
 

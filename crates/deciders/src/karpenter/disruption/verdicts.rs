@@ -40,7 +40,8 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::consolidation::{SimulationTrace, price_to_beat};
 use super::context::PassContext;
 use super::types::Candidate;
-use crate::karpenter::provisioning::{OpenViews, Prepared, PriceToBeat, ViewChanges};
+use super::types::PassInput;
+use crate::karpenter::provisioning::{OpenViews, Prepared, PriceToBeat, ViewChanges, queue_order};
 use crate::kube::resources::Resources;
 use crate::scheduler::{Cluster, NodeId, PodId};
 
@@ -80,6 +81,9 @@ struct Verdict {
     pods: Vec<PodId>,
     /// Per pod of `pods`, the existing node it went to.
     destinations: Vec<Option<NodeId>>,
+    /// When a stop ended the solve: the pods it took from its queue, in
+    /// order, each with whether it was bound to a node then.
+    stopped_on: Option<Vec<(PodId, bool)>>,
     views: Arc<PassViews>,
 }
 
@@ -168,6 +172,12 @@ impl Verdicts {
         let views = kept.current_views(ctx);
         let placed: BTreeMap<PodId, NodeId> = trace.placed_on_existing.into_iter().collect();
         let destinations = trace.pods.iter().map(|p| placed.get(p).copied()).collect();
+        let stopped_on = trace.stopped_on.map(|taken| {
+            taken
+                .into_iter()
+                .map(|p| (p, is_bound(cluster, p)))
+                .collect()
+        });
         kept.verdicts.insert(
             candidate.node,
             Verdict {
@@ -175,6 +185,7 @@ impl Verdicts {
                 to_beat: price_to_beat(ctx.input, &[candidate]),
                 pods: trace.pods,
                 destinations,
+                stopped_on,
                 views,
             },
         );
@@ -215,11 +226,11 @@ impl Verdict {
         let (pods, _) = ctx
             .consolidation_view()
             .pods_to_place(input, &ctx.pdbs, &[candidate]);
-        if pods != self.pods {
+        let Some(replayed) = self.replayed(input, &pods) else {
             return false;
-        }
+        };
         let mut placed: BTreeMap<NodeId, Resources> = BTreeMap::new();
-        for (&pod, &to) in self.pods.iter().zip(&self.destinations) {
+        for &(pod, to) in &replayed {
             if let (Some(to), Some(pod)) = (to, input.cluster.pod(pod)) {
                 *placed.entry(to).or_default() += pod.spec.requests;
             }
@@ -233,14 +244,74 @@ impl Verdict {
         if changes.nothing_grew_but(node) {
             return true;
         }
-        self.pods.iter().zip(&self.destinations).all(|(&pod, &to)| {
-            // The same pods as when kept, so topology-free as checked then.
+        replayed.iter().all(|&(pod, to)| {
+            // Topology-free, as checked when kept (or by `replayed`).
             input
                 .cluster
                 .pod(pod)
                 .is_some_and(|p| !changes.may_divert(now, &p.spec.requests, to, node))
         })
     }
+
+    /// The pods whose steps a solve over `pods` must replay for the
+    /// verdict to hold, with the existing node each went to; `None` when
+    /// the solve would not start the same way. With the same pods, every
+    /// pod the solve took (all of them, unless a stop ended it). With
+    /// other pods, only when a stop ended the solve: the new solve takes
+    /// the same pods first, in the same order, each bound or not as then,
+    /// so it reaches the same stop whatever it would take after; every
+    /// pod must be free of topology terms, so that no pod taken later
+    /// constrains the ones before.
+    fn replayed(
+        &self,
+        input: &PassInput<'_>,
+        pods: &[PodId],
+    ) -> Option<Vec<(PodId, Option<NodeId>)>> {
+        let cluster = input.cluster;
+        let same_pods = pods == self.pods;
+        let destination = |pod: PodId| {
+            self.pods
+                .iter()
+                .position(|&p| p == pod)
+                .and_then(|at| self.destinations[at])
+        };
+        match &self.stopped_on {
+            None if same_pods => Some(
+                self.pods
+                    .iter()
+                    .copied()
+                    .zip(self.destinations.iter().copied())
+                    .collect(),
+            ),
+            None => None,
+            Some(taken) => {
+                if !same_pods {
+                    if !pods.iter().all(|&p| topology_free(cluster, p)) {
+                        return None;
+                    }
+                    let order = queue_order(cluster, pods, input.options.scheduling);
+                    if order.len() < taken.len()
+                        || !order.iter().zip(taken).all(|(&now, &(then, bound))| {
+                            now == then && is_bound(cluster, now) == bound
+                        })
+                    {
+                        return None;
+                    }
+                } else if !taken
+                    .iter()
+                    .all(|&(p, bound)| is_bound(cluster, p) == bound)
+                {
+                    return None;
+                }
+                Some(taken.iter().map(|&(p, _)| (p, destination(p))).collect())
+            }
+        }
+    }
+}
+
+/// Whether the pod is bound to a node.
+fn is_bound(cluster: &Cluster, pod: PodId) -> bool {
+    cluster.pod(pod).is_some_and(|p| p.node.is_some())
 }
 
 /// Whether where the pod may go reads no other pod.

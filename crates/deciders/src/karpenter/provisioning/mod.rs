@@ -46,7 +46,7 @@ pub use existing::{Closure, ExistingNodes};
 pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
 pub use prepared::Prepared;
 pub use provisioner::{PREPARED_NODE_REMOVALS, Provisioner};
-pub use scheduler::MAX_INSTANCE_TYPES;
+pub use scheduler::{MAX_INSTANCE_TYPES, queue_order};
 pub use view_changes::{OpenViews, ViewChanges};
 
 use std::sync::Arc;
@@ -211,6 +211,12 @@ pub struct SchedulingResult {
     /// solve (upstream `ReservedOfferingError`): a later solve, once those
     /// launched, places them without relaxing anything.
     pub deferred: Vec<PodId>,
+    /// When one of [`StopEarly`]'s stops ended the solve before any pod
+    /// went back to the queue: the pods it took from the queue, in order,
+    /// the last being the one it stopped at. Pods queued after them played
+    /// no part in the result (what a kept consolidation verdict may rely
+    /// on: see [`queue_order`]).
+    pub stopped_on: Option<Vec<PodId>>,
 }
 
 /// Places `input.pods` as Karpenter's scheduler does (reference §1.2–1.7):

@@ -16,7 +16,7 @@ use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
 use super::{
     MinValuesPolicy, NewNodeClaim, PreferencePolicy, PriceToBeat, ProvisioningInput,
-    SchedulingResult, SolveSetup, StopEarly,
+    SchedulingPolicies, SchedulingResult, SolveSetup, StopEarly,
 };
 use crate::cloud::{CapacityType, Catalog, Price};
 use crate::kube::labels::{
@@ -26,7 +26,8 @@ use crate::kube::labels::{
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::Requirement;
 use crate::kube::resources::{ResourceKind, Resources};
-use crate::scheduler::{NodeId, PodId};
+use crate::scheduler::{Cluster, NodeId, PodId};
+use crate::time::SimTime;
 
 /// Upstream `MaxInstanceTypes`: options written on a NodeClaim.
 pub const MAX_INSTANCE_TYPES: usize = 600;
@@ -226,22 +227,30 @@ fn solve_prepared<'a>(
     };
     let mut deferred = BTreeSet::new();
 
-    // Queue: cpu desc, memory desc, creation asc, uid asc.
     let mut queue: VecDeque<usize> = (0..batch.len()).collect();
     queue.make_contiguous().sort_by(|&a, &b| {
-        let (ra, rb) = (&batch[a].requests, &batch[b].requests);
-        (rb.cpu_millis(), rb.memory_bytes(), created[a]).cmp(&(
-            ra.cpu_millis(),
-            ra.memory_bytes(),
-            created[b],
-        ))
+        queue_cmp(
+            (&batch[a].requests, created[a]),
+            (&batch[b].requests, created[b]),
+        )
     });
     let mut last_len = vec![0usize; batch.len()];
+    // What a stop ends (see `SchedulingResult::stopped_on`).
+    let stops = stop.at_new_nodeclaims.is_some()
+        || stop.unless_cheaper_than.is_some()
+        || stop.bound_pods_must_fit
+        || !stop.not_on_uninitialized.is_empty();
+    let mut taken: Vec<PodId> = Vec::new();
+    let mut requeued = false;
+    let mut stopped = false;
     while let Some(&next) = queue.front() {
         if last_len[next] == queue.len() {
             break;
         }
         queue.pop_front();
+        if stops {
+            taken.push(batch[next].id);
+        }
         match scheduler.try_schedule(&batch[next]) {
             Ok(()) => {
                 errors.remove(&batch[next].id);
@@ -253,6 +262,7 @@ fn solve_prepared<'a>(
                     .as_mut()
                     .is_some_and(|watch| watch.out_of_reach(&scheduler));
                 if enough_claims || out_of_reach || scheduler.settled {
+                    stopped = true;
                     break;
                 }
             }
@@ -264,17 +274,53 @@ fn solve_prepared<'a>(
                 }
                 errors.insert(batch[next].id, reason);
                 if scheduler.settled {
+                    stopped = true;
                     break;
                 }
                 scheduler.topology.update(batch[next].id, &batch[next].spec);
                 queue.push_back(next);
                 last_len[next] = queue.len();
+                requeued = true;
             }
         }
     }
     let mut result = scheduler.finish(errors);
     result.deferred = deferred.into_iter().collect();
+    result.stopped_on = (stopped && !requeued).then_some(taken);
     result
+}
+
+/// The solve's queue order: cpu descending, memory descending, then
+/// creation and uid ascending (a total order, so the order pods are given
+/// in does not matter).
+fn queue_cmp(
+    (a, created_a): (&Resources, (SimTime, u64)),
+    (b, created_b): (&Resources, (SimTime, u64)),
+) -> std::cmp::Ordering {
+    (b.cpu_millis(), b.memory_bytes(), created_a).cmp(&(
+        a.cpu_millis(),
+        a.memory_bytes(),
+        created_b,
+    ))
+}
+
+/// The pods of `pods` a solve queues (DaemonSet pods and pods whose
+/// requirements are invalid are not), in the order it takes them first.
+pub fn queue_order(cluster: &Cluster, pods: &[PodId], policies: SchedulingPolicies) -> Vec<PodId> {
+    let ignore_preferences = policies.preference == PreferencePolicy::Ignore;
+    let mut queued: Vec<(PodId, Resources, (SimTime, u64))> = pods
+        .iter()
+        .filter_map(|&id| {
+            let pod = cluster.pod(id)?;
+            if pod.is_daemonset() {
+                return None;
+            }
+            let work = PodWork::new(id, &pod.spec, ignore_preferences).ok()?;
+            Some((id, work.requests, (pod.created_at, pod.uid)))
+        })
+        .collect();
+    queued.sort_by(|a, b| queue_cmp((&a.1, a.2), (&b.1, b.2)));
+    queued.into_iter().map(|(id, _, _)| id).collect()
 }
 
 /// Watches the first new NodeClaim against a [`PriceToBeat`]
@@ -842,6 +888,7 @@ impl<'a> Scheduler<'a> {
             existing: self.placed_existing,
             errors: errors.into_iter().collect(),
             deferred: Vec::new(),
+            stopped_on: None,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Single-node consolidation's kept verdicts change no decision: on random
 //! small clusters changed between passes (pods bound, removed or pending,
-//! nodes added, some uninitialized, or removed), the controller object that
+//! pending pods bound, nodes added, some uninitialized, removed or marked
+//! for deletion with their pods still on them), the controller object that
 //! keeps verdicts finds the very command a pass that keeps nothing finds.
 
 use proptest::prelude::*;
@@ -14,6 +15,8 @@ enum Change {
     Bind { node: usize, cpu: i64 },
     Remove { pod: usize },
     Pending { cpu: i64 },
+    BindPending { node: usize },
+    MarkDeleting { node: usize },
     AddNode { size: usize, initialized: bool },
     RemoveNode { node: usize },
     Wait,
@@ -23,7 +26,9 @@ fn change() -> impl Strategy<Value = Change> {
     prop_oneof![
         3 => (0..8usize, 100..3000i64).prop_map(|(node, cpu)| Change::Bind { node, cpu }),
         2 => (0..64usize).prop_map(|pod| Change::Remove { pod }),
-        1 => (100..3000i64).prop_map(|cpu| Change::Pending { cpu }),
+        2 => (100..3000i64).prop_map(|cpu| Change::Pending { cpu }),
+        1 => (0..8usize).prop_map(|node| Change::BindPending { node }),
+        1 => (0..8usize).prop_map(|node| Change::MarkDeleting { node }),
         1 => (0..4usize, any::<bool>()).prop_map(|(size, initialized)| Change::AddNode { size, initialized }),
         1 => (0..8usize).prop_map(|node| Change::RemoveNode { node }),
         2 => Just(Change::Wait),
@@ -70,6 +75,19 @@ impl Run {
                 self.env.pending.push(pod);
                 self.pods.push(pod);
             }
+            Change::BindPending { node }
+                if !self.nodes.is_empty() && !self.env.pending.is_empty() =>
+            {
+                let node = self.nodes[node % self.nodes.len()];
+                let pod = self.env.pending.remove(0);
+                self.env.cluster.bind(pod, node);
+            }
+            Change::MarkDeleting { node } if !self.nodes.is_empty() => {
+                // Its pods stay on it until drained: every simulation must
+                // place them too.
+                let node = self.nodes.remove(node % self.nodes.len());
+                self.env.cluster.node_mut(node).unwrap().marked_for_deletion = true;
+            }
             Change::AddNode { size, initialized } => self.add_node(size, initialized),
             Change::RemoveNode { node } if !self.nodes.is_empty() => {
                 let node = self.nodes.remove(node % self.nodes.len());
@@ -87,7 +105,7 @@ impl Run {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Kept verdicts give the decisions of full re-evaluation.
     #[test]
@@ -163,4 +181,50 @@ fn a_quiet_candidate_keeps_its_verdict_until_room_opens() {
         reused, 0,
         "a's pods may now fit on b, and b's own pods changed"
     );
+}
+
+/// A quiet candidate's what-if that a stop ended rests only on the pods
+/// the solve took before it: a pending pod queued after them (smaller)
+/// leaves the verdict standing, one queued before them (larger) does not.
+#[test]
+fn a_stopped_what_if_keeps_its_verdict_while_new_pods_queue_behind() {
+    let mut env = Env::fake();
+    env.require_on_demand();
+    env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
+    let a = env.node("a", "fake-it-1", CapacityType::OnDemand);
+    let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
+    env.pod(a, 1500);
+    env.pod(b, 1100);
+    let mut disruption = Disruption::new(env.options);
+    let provisioner = Provisioner::new();
+    let mut pass = |env: &Env| {
+        env.with_disruption_input(|input| {
+            let before = disruption.verdicts_reused();
+            let outcome = disruption.next_command(input, &provisioner);
+            assert_eq!(outcome.command, next_command(input).command);
+            (outcome.command, disruption.verdicts_reused() - before)
+        })
+    };
+    let add_pending = |env: &mut Env, cpu: i64| {
+        let pod = env.pod(b, cpu);
+        env.cluster.unbind(pod);
+        env.pending.push(pod);
+        env.now += SimDuration::from_secs(10);
+    };
+    // The first pass publishes a's reason (a full simulation); the next,
+    // with a pod pending, simulates a quietly: a's 1500m pod, first in the
+    // queue, fits neither b nor a cheaper NodeClaim, and the solve stops.
+    assert!(pass(&env).0.is_none());
+    add_pending(&mut env, 100);
+    let (command, reused) = pass(&env);
+    assert!(command.is_none());
+    assert_eq!(reused, 0, "other pods than when kept, and no stop recorded");
+    add_pending(&mut env, 200);
+    let (command, reused) = pass(&env);
+    assert!(command.is_none());
+    assert_eq!(reused, 1, "the new pod queues behind the stop");
+    add_pending(&mut env, 1800);
+    let (command, reused) = pass(&env);
+    assert!(command.is_none());
+    assert_eq!(reused, 0, "the new pod queues before a's pod");
 }
