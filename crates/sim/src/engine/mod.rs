@@ -82,6 +82,8 @@ mod tests_ca;
 #[cfg(test)]
 mod tests_disruption;
 #[cfg(test)]
+mod tests_lifecycle;
+#[cfg(test)]
 mod tests_properties;
 #[cfg(test)]
 mod tests_repair;
