@@ -125,6 +125,8 @@ mod yaml;
 #[cfg(test)]
 mod bundled_tests;
 #[cfg(test)]
+mod lifecycle_tests;
+#[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
 mod reservations_tests;

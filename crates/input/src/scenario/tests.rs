@@ -360,7 +360,7 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         (
             "duration: 1h\nnodeLaunchLatency: {median: 1s, p95: 2s}\n",
-            "2:33: nodeLaunchLatency: unknown key \"p95\" (valid keys: median, p90, fixed)",
+            "2:33: nodeLaunchLatency: unknown key \"p95\" (valid keys: median, p90, fixed, initialization)",
         ),
         // Keys reserved for later schema versions.
         (

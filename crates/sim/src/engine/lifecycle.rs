@@ -53,7 +53,7 @@ pub const REGISTRATION_TIMEOUT_REASON: &str = "registration_timeout";
 /// `initialization`): the time the node takes to turn Ready once its
 /// kubelet has joined (the CNI's DaemonSet starting) and its startup taints
 /// to go. Karpenter has no such setting; this is karpsim's assumption.
-pub const DEFAULT_NODE_INITIALIZATION: SimDuration = SimDuration::from_secs(0);
+pub const DEFAULT_NODE_INITIALIZATION: SimDuration = SimDuration::from_secs(10);
 
 /// Launches of a NodePool that hang (a broken AMI, user data or bootstrap
 /// script in its EC2NodeClass), over a window of the run.
