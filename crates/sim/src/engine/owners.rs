@@ -571,7 +571,8 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// Creates every DaemonSet's pod on a node that just registered.
+    /// Creates every DaemonSet's pod on a node that just registered or
+    /// initialized (where the node's taints let it, and not twice).
     pub(super) fn place_daemon_pods(&mut self, node: NodeId) -> Result<(), EngineError> {
         let daemonsets: Vec<usize> = self.live_daemonsets().collect();
         for w in daemonsets {
