@@ -713,8 +713,8 @@ impl Reader<'_> {
                 self.duration(fixed, &map.field("fixed"))?,
             ));
         }
-        let median = self.duration(self.required(&map, "median")?, &map.field("median"))?;
-        let p90 = self.duration(self.required(&map, "p90")?, &map.field("p90"))?;
+        let median = self.duration(self.required(map, "median")?, &map.field("median"))?;
+        let p90 = self.duration(self.required(map, "p90")?, &map.field("p90"))?;
         LaunchLatency::lognormal(median, p90)
             .map_err(|err| self.invalid(node.position, field, err.into()))
     }

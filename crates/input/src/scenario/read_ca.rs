@@ -384,7 +384,7 @@ impl Reader<'_> {
             }
             None => None,
         };
-        let kind_node = self.required(&map, "node")?;
+        let kind_node = self.required(map, "node")?;
         let kind = match self.one_of(kind_node, &map.field("node"), STARTUP_FAILURE_NODES)? {
             "NotReady" => StartupFailureKind::NotReady,
             _ => StartupFailureKind::Unregistered,
