@@ -79,6 +79,8 @@ fn run_input(snapshot: &Snapshot) -> RunInput {
         launch_latency: karpsim_sim::LaunchLatency::fixed(
             karpsim_model::time::SimDuration::from_secs(30),
         ),
+        node_initialization: karpsim_model::time::SimDuration::ZERO,
+        startup_failures: Vec::new(),
         steps: Vec::new(),
         sources: Vec::new(),
         nodepools: snapshot

@@ -46,7 +46,7 @@ use crate::kube::labels::{
 };
 use crate::kube::pod::{DO_NOT_DISRUPT_ANNOTATION, DURATION_ANNOTATION, PodSpec};
 use crate::kube::resources::{ResourceKind, ResourceNames, Resources};
-use crate::kube::taints::{Taint, TaintEffect};
+use crate::kube::taints::{NOT_READY_TAINT_KEY, Taint, TaintEffect};
 use crate::kube::workload::{
     IntOrPercent, PodDisruptionBudget, UnhealthyPodEvictionPolicy, Workload, WorkloadKind,
 };
@@ -777,14 +777,26 @@ impl Writer<'_> {
         {
             spec.insert("unschedulable".into(), json!(true));
         }
+        // The node lifecycle controller's taint says the node is NotReady
+        // (still starting, or set so by a step).
+        let ready = !node.taints.iter().any(|t| t.key == NOT_READY_TAINT_KEY);
+        let (status, reason, message) = if ready {
+            ("True", "KubeletReady", "kubelet is posting ready status")
+        } else {
+            (
+                "False",
+                "KubeletNotReady",
+                "container runtime network not ready",
+            )
+        };
         let status = json!({
             "capacity": resource_list(&node.capacity, names),
             "allocatable": resource_list(&node.allocatable, names),
             "conditions": [{
                 "type": "Ready",
-                "status": "True",
-                "reason": "KubeletReady",
-                "message": "kubelet is posting ready status",
+                "status": status,
+                "reason": reason,
+                "message": message,
                 "lastHeartbeatTime": self.time(&object, self.parts.now)?,
                 "lastTransitionTime": created,
             }],

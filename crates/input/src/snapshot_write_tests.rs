@@ -1114,3 +1114,26 @@ fn the_fixture_is_as_the_tests_assume() {
         "2026-01-01T06:00:00Z"
     );
 }
+
+/// A node still starting (registered, not initialized: the node lifecycle
+/// controller's `node.kubernetes.io/not-ready` taint on it) is written
+/// with `Ready` `False`, as kubectl shows a NotReady node; the others are
+/// Ready.
+#[test]
+fn a_not_ready_node_is_written_not_ready() {
+    let mut f = fixture();
+    let starting = &mut f.state.nodes[0].node;
+    starting.initialized = false;
+    starting.taints.push(Taint::new(
+        crate::kube::taints::NOT_READY_TAINT_KEY,
+        "",
+        TaintEffect::NoSchedule,
+    ));
+    let name = starting.name.clone();
+    let list: Value = serde_saphyr::from_str(&f.write()).expect("YAML");
+    let ready = |node: &str| item(&list, "Node", node)["status"]["conditions"][0].clone();
+    assert_eq!(ready(&name)["type"], "Ready");
+    assert_eq!(ready(&name)["status"], "False");
+    assert_eq!(ready(&name)["reason"], "KubeletNotReady");
+    assert_eq!(ready("ip-10-0-2-20.ec2.internal")["status"], "True");
+}

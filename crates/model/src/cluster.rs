@@ -107,7 +107,9 @@ pub struct Node {
     pub requested: Resources,
     /// Pods bound here, in bind order.
     pub pods: Vec<PodId>,
-    /// A Node object exists and is Ready: kube-scheduler may bind to it.
+    /// A Node object exists: kube-scheduler may bind to it (while it is
+    /// not initialized, only pods that tolerate its not-ready and startup
+    /// taints).
     pub registered: bool,
     /// Karpenter's `karpenter.sh/initialized`: Ready, startup taints gone.
     pub initialized: bool,

@@ -322,6 +322,14 @@ pub enum Problem {
         /// The value as written.
         text: String,
     },
+    /// A NodePool name no NodePool file of the variant defines.
+    #[error("no NodePool {name:?} in the variant's NodePools (NodePools: {})", known.join(", "))]
+    UnknownNodePool {
+        /// The name as written.
+        name: String,
+        /// The NodePools of the variant (its files and `nodePools` steps).
+        known: Vec<String>,
+    },
     /// An instance type the region's catalog does not have.
     #[error("unknown instance type {name:?} in {region}{hint}")]
     UnknownInstanceType {

@@ -17,7 +17,7 @@
 //! duration: 24h               # required; units ms, s, m, h, d (e.g. 90m, 1h30m, 7d)
 //! region: us-east-1           # optional, default us-east-1
 //! zones: [us-east-1a, us-east-1b]   # optional, default: every zone of the region
-//! nodeLaunchLatency: {median: 35s, p90: 60s}   # optional, this is the default
+//! nodeLaunchLatency: {median: 35s, p90: 60s, initialization: 10s}   # optional, the default
 //! workloads:                  # required, in time order
 //!   - manifests: workloads/base.yaml           # `at` defaults to 0
 //!   - at: 2h
@@ -83,7 +83,9 @@
 //!   reordering it would make the order on screen differ from the order
 //!   applied, which matters for items at the same time.
 //! - `nodeLaunchLatency` is either `{median, p90}` (a lognormal; both keys
-//!   required, `p90 ≥ median > 0`) or `{fixed: 40s}`.
+//!   required, `p90 ≥ median > 0`) or `{fixed: 40s}`, launch to
+//!   initialized, with an optional `initialization` (default 10s): the last
+//!   part of it, from the node registering to it being initialized.
 //! - `region` must be in the caller's [`RegionCatalog`]; `zones` must be
 //!   zones of that region, without repeats, and not empty.
 //! - A variant has a `name` (unique among variants) and exactly one
@@ -122,6 +124,8 @@ mod yaml;
 
 #[cfg(test)]
 mod bundled_tests;
+#[cfg(test)]
+mod lifecycle_tests;
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
@@ -172,8 +176,11 @@ pub struct Scenario {
     /// Zones nodes may be launched in, in the order given (or the catalog's
     /// order by default).
     pub zones: Vec<String>,
-    /// Node launch-to-ready latency.
+    /// Node launch-to-ready (initialized) latency.
     pub node_launch_latency: LaunchLatency,
+    /// `nodeLaunchLatency.initialization`: the last part of each launch
+    /// latency, from registration to initialization.
+    pub node_initialization: SimDuration,
     /// What happens to the cluster, in time order.
     pub workloads: Vec<WorkloadStep>,
     /// Provisioning configurations under test, in file order; names unique.
@@ -354,6 +361,17 @@ pub struct KarpenterConfig {
     pub node_pools: Vec<PathBuf>,
     /// The operator settings (`settings:`), upstream's defaults when absent.
     pub settings: KarpenterSettings,
+    /// `startupFailures`: windows in which launches hang, in file order.
+    pub startup_failures: Vec<StartupFailureSpec>,
+}
+
+/// One entry of a Karpenter variant's `startupFailures`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StartupFailureSpec {
+    /// `nodePool`, with where it is written; `None`: every NodePool.
+    pub node_pool: Option<WrittenName>,
+    /// `from`, `until` and `node`.
+    pub failure: crate::sim::engine::StartupFailure,
 }
 
 /// Karpenter's operator settings a variant may set (core

@@ -36,8 +36,8 @@ use crate::nodepools::nodeoverlay::ReadOverlay;
 use crate::nodepools::{self, Manifests};
 use crate::scheduler::kube_scheduler::SchedulerConfig;
 use crate::sim::engine::{
-    CaSetup, PoolSetup, RunInput, SharedSource, Step, StepAction, Target, TargetKind,
-    restrict_zones,
+    CaSetup, NodePoolStartupFailure, PoolSetup, RunInput, SharedSource, Step, StepAction, Target,
+    TargetKind, restrict_zones,
 };
 use crate::snapshot::{self, PriceSnapshot, SnapshotFileError, SnapshotIdentity};
 use karpsim_catalog::zones_of;
@@ -124,6 +124,10 @@ pub enum PrepareError {
     /// The interruption trace or spot price history is unusable.
     #[error(transparent)]
     Spot(#[from] SpotInputError),
+    /// A Karpenter variant's `startupFailures` names a NodePool it does
+    /// not have (with its place in the scenario file).
+    #[error(transparent)]
+    StartupFailure(super::ScenarioError),
     /// A Cluster Autoscaler variant names an instance type the catalog
     /// does not sell (with its place in the scenario file).
     #[error(transparent)]
@@ -351,6 +355,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
         let mut variant_steps = steps.clone();
         let mut karpenter_options = crate::sim::engine::KarpenterOptions::default();
         let mut variant_reservations = Vec::new();
+        let mut startup_failures = Vec::new();
         let (nodepools, node_count_resource, cluster_autoscaler) = match &variant.provisioner {
             Provisioner::Karpenter(config) => {
                 karpenter_options = config.settings.engine_options();
@@ -416,6 +421,12 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                     &config.settings,
                     &mut warnings,
                 )?;
+                startup_failures = startup_failures_of(
+                    scenario,
+                    &config.startup_failures,
+                    &pools,
+                    &variant_steps,
+                )?;
                 (pools, slot, None)
             }
             Provisioner::ClusterAutoscaler(config) => {
@@ -431,6 +442,8 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
             duration: scenario.duration,
             zones: scenario.zones.clone(),
             launch_latency: scenario.node_launch_latency,
+            node_initialization: scenario.node_initialization,
+            startup_failures,
             steps: variant_steps,
             sources: sources.clone(),
             nodepools,
@@ -747,6 +760,48 @@ fn check_node_names(scenario: &Scenario, snapshot: Option<&Snapshot>) -> Result<
         }
     }
     Ok(())
+}
+
+/// A Karpenter variant's `startupFailures` for the engine, each NodePool
+/// it names checked against the variant's NodePools (those of its files
+/// and of every `nodePools` step).
+fn startup_failures_of(
+    scenario: &Scenario,
+    specs: &[super::StartupFailureSpec],
+    pools: &[PoolSetup],
+    steps: &[Step],
+) -> Result<Vec<NodePoolStartupFailure>, PrepareError> {
+    let mut known: BTreeSet<&str> = pools.iter().map(|p| p.pool.name.as_str()).collect();
+    for step in steps {
+        if let StepAction::NodePools { nodepools, .. } = &step.action {
+            known.extend(nodepools.iter().map(|p| p.pool.name.as_str()));
+        }
+    }
+    specs
+        .iter()
+        .map(|spec| {
+            if let Some(written) = &spec.node_pool
+                && !known.contains(written.name.as_str())
+            {
+                let problem = super::Problem::UnknownNodePool {
+                    name: written.name.clone(),
+                    known: known.iter().map(|n| n.to_string()).collect(),
+                };
+                return Err(PrepareError::StartupFailure(
+                    super::ScenarioError::Invalid {
+                        file: shown(&scenario.source),
+                        position: written.position,
+                        field: written.field.clone(),
+                        problem: Box::new(problem),
+                    },
+                ));
+            }
+            Ok(NodePoolStartupFailure {
+                nodepool: spec.node_pool.as_ref().map(|w| w.name.clone()),
+                failure: spec.failure,
+            })
+        })
+        .collect()
 }
 
 /// Static NodePools (`spec.replicas`) of a Karpenter variant: a NodePool
@@ -1230,6 +1285,7 @@ pub fn prepare_plan(
             file: shown(snapshot_path),
             reason: e.to_string(),
         })?,
+        node_initialization: crate::sim::engine::DEFAULT_NODE_INITIALIZATION,
         workloads: Vec::new(),
         variants: Vec::new(),
         spot: Default::default(),
@@ -1297,6 +1353,8 @@ pub fn prepare_plan(
         duration: scenario.duration,
         zones: scenario.zones.clone(),
         launch_latency: scenario.node_launch_latency,
+        node_initialization: scenario.node_initialization,
+        startup_failures: Vec::new(),
         steps: Vec::new(),
         sources: Vec::new(),
         nodepools: pools,

@@ -13,6 +13,7 @@ use super::{
     ObjectKind, ObjectRef, PinnedSnapshot, Provisioner, RegionCatalog, Scenario, Variant,
     WorkloadAction, WorkloadStep,
 };
+use crate::sim::engine::DEFAULT_NODE_INITIALIZATION;
 use crate::sim::{LaunchLatency, SimDuration, SimTime, parse_duration};
 
 /// The spot keys (`interruptions`, `spotPriceHistory`); a child module so
@@ -68,7 +69,7 @@ const TOP_KEYS: Keys = Keys {
 };
 
 const LATENCY_KEYS: Keys = Keys {
-    valid: &["median", "p90", "fixed"],
+    valid: &["median", "p90", "fixed", "initialization"],
     reserved: &[],
 };
 
@@ -154,7 +155,12 @@ const VARIANT_KEYS: Keys = Keys {
 };
 
 const KARPENTER_KEYS: Keys = Keys {
-    valid: &["nodePools", "settings"],
+    valid: &["nodePools", "settings", "startupFailures"],
+    reserved: &[],
+};
+
+const KARPENTER_STARTUP_FAILURE_KEYS: Keys = Keys {
+    valid: &["nodePool", "from", "until", "node"],
     reserved: &[],
 };
 
@@ -563,10 +569,14 @@ impl Reader<'_> {
             return Err(self.invalid(duration_node.position, "duration", problem));
         }
         let (region, zones) = self.region_and_zones(&top, catalog)?;
-        let node_launch_latency = match top.get("nodeLaunchLatency") {
+        let (node_launch_latency, node_initialization) = match top.get("nodeLaunchLatency") {
             Some(node) => self.latency(node, "nodeLaunchLatency")?,
-            None => LaunchLatency::lognormal(DEFAULT_LAUNCH_MEDIAN, DEFAULT_LAUNCH_P90)
-                .map_err(|err| self.invalid(Position::START, "nodeLaunchLatency", err.into()))?,
+            None => (
+                LaunchLatency::lognormal(DEFAULT_LAUNCH_MEDIAN, DEFAULT_LAUNCH_P90).map_err(
+                    |err| self.invalid(Position::START, "nodeLaunchLatency", err.into()),
+                )?,
+                DEFAULT_NODE_INITIALIZATION,
+            ),
         };
         let initial_state = match top.get("initialState") {
             Some(node) => Some(self.file(node, "initialState")?),
@@ -610,6 +620,7 @@ impl Reader<'_> {
             region,
             zones,
             node_launch_latency,
+            node_initialization,
             workloads,
             variants,
             spot,
@@ -669,8 +680,27 @@ impl Reader<'_> {
         Ok((region.to_string(), zones))
     }
 
-    fn latency(&self, node: &Node, field: &str) -> Result<LaunchLatency, ScenarioError> {
+    /// `nodeLaunchLatency`: the launch-to-ready latency, and its
+    /// `initialization` part (default [`DEFAULT_NODE_INITIALIZATION`]).
+    fn latency(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<(LaunchLatency, SimDuration), ScenarioError> {
         let map = self.mapping(node, field, &LATENCY_KEYS)?;
+        let initialization = match map.get("initialization") {
+            Some(n) => self.duration(n, &map.field("initialization"))?,
+            None => DEFAULT_NODE_INITIALIZATION,
+        };
+        Ok((self.launch_latency(node, field, &map)?, initialization))
+    }
+
+    fn launch_latency(
+        &self,
+        node: &Node,
+        field: &str,
+        map: &Mapping<'_>,
+    ) -> Result<LaunchLatency, ScenarioError> {
         if let Some(fixed) = map.get("fixed") {
             if let Some((other, key, _)) = map.present(&["median", "p90"]).first() {
                 let problem = Problem::Conflict {
@@ -683,8 +713,8 @@ impl Reader<'_> {
                 self.duration(fixed, &map.field("fixed"))?,
             ));
         }
-        let median = self.duration(self.required(&map, "median")?, &map.field("median"))?;
-        let p90 = self.duration(self.required(&map, "p90")?, &map.field("p90"))?;
+        let median = self.duration(self.required(map, "median")?, &map.field("median"))?;
+        let p90 = self.duration(self.required(map, "p90")?, &map.field("p90"))?;
         LaunchLatency::lognormal(median, p90)
             .map_err(|err| self.invalid(node.position, field, err.into()))
     }
@@ -932,16 +962,56 @@ impl Reader<'_> {
             Some(value) => self.karpenter_settings(value, &map.field("settings"))?,
             None => super::KarpenterSettings::default(),
         };
+        let startup_failures = match map.get("startupFailures") {
+            Some(value) => self.karpenter_startup_failures(value, &map.field("startupFailures"))?,
+            None => Vec::new(),
+        };
         if map.get("nodePools").is_none() && self.initial_state_given.get() {
             return Ok(KarpenterConfig {
                 node_pools: Vec::new(),
                 settings,
+                startup_failures,
             });
         }
         let pools = self.required(&map, "nodePools")?;
         Ok(KarpenterConfig {
             node_pools: self.files(pools, &map.field("nodePools"))?,
             settings,
+            startup_failures,
         })
+    }
+
+    /// A Karpenter variant's `startupFailures`: windows in which a
+    /// NodePool's launches (every NodePool's without `nodePool`) hang; the
+    /// NodePool names are checked once the NodePools are read.
+    fn karpenter_startup_failures(
+        &self,
+        node: &Node,
+        field: &str,
+    ) -> Result<Vec<super::StartupFailureSpec>, ScenarioError> {
+        let Value::Seq(items) = &node.value else {
+            return Err(self.wrong_type(node, field, "a list of startup failures"));
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let item_field = index(field, i);
+            let map = self.mapping(item, &item_field, &KARPENTER_STARTUP_FAILURE_KEYS)?;
+            let node_pool = match map.get("nodePool") {
+                Some(n) => {
+                    let pool_field = map.field("nodePool");
+                    Some(super::WrittenName {
+                        name: self.string(n, &pool_field)?.to_string(),
+                        field: pool_field,
+                        position: n.position,
+                    })
+                }
+                None => None,
+            };
+            out.push(super::StartupFailureSpec {
+                node_pool,
+                failure: self.startup_failure_window(&map)?,
+            });
+        }
+        Ok(out)
     }
 }

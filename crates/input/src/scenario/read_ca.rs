@@ -357,6 +357,15 @@ impl Reader<'_> {
     /// Ready nodes.
     fn startup_failure(&self, node: &Node, field: &str) -> Result<StartupFailure, ScenarioError> {
         let map = self.mapping(node, field, &STARTUP_FAILURE_KEYS)?;
+        self.startup_failure_window(&map)
+    }
+
+    /// `from`, `until` and `node` of a startup failure (a node group's, or
+    /// an entry of a Karpenter variant's `startupFailures`).
+    pub(in crate::scenario) fn startup_failure_window(
+        &self,
+        map: &super::Mapping<'_>,
+    ) -> Result<StartupFailure, ScenarioError> {
         let from = match map.get("from") {
             Some(n) => self.duration(n, &map.field("from"))?,
             None => SimDuration::ZERO,
@@ -375,7 +384,7 @@ impl Reader<'_> {
             }
             None => None,
         };
-        let kind_node = self.required(&map, "node")?;
+        let kind_node = self.required(map, "node")?;
         let kind = match self.one_of(kind_node, &map.field("node"), STARTUP_FAILURE_NODES)? {
             "NotReady" => StartupFailureKind::NotReady,
             _ => StartupFailureKind::Unregistered,

@@ -99,6 +99,7 @@ fn realistic_scenario_parses_into_expected_struct() {
             "us-east-1c".to_string(),
         ],
         node_launch_latency: LaunchLatency::lognormal(secs(40), secs(75)).unwrap(),
+        node_initialization: crate::sim::engine::DEFAULT_NODE_INITIALIZATION,
         workloads: vec![
             WorkloadStep {
                 at: SimTime::ZERO,
@@ -172,6 +173,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                 provisioner: Provisioner::Karpenter(KarpenterConfig {
                     node_pools: vec![dir.join("nodepools/default.yaml")],
                     settings: Default::default(),
+                    startup_failures: Vec::new(),
                 }),
             },
             Variant {
@@ -182,6 +184,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                         dir.join("nodepools/spot.yaml"),
                     ],
                     settings: Default::default(),
+                    startup_failures: Vec::new(),
                 }),
             },
         ],
@@ -230,6 +233,7 @@ fn omitted_keys_take_their_defaults() {
         Provisioner::Karpenter(KarpenterConfig {
             node_pools: vec![fixture_dir().join("nodepools/default.yaml")],
             settings: Default::default(),
+            startup_failures: Vec::new(),
         })
     );
 }
@@ -356,7 +360,7 @@ fn each_bad_case_gives_its_exact_error() {
         ),
         (
             "duration: 1h\nnodeLaunchLatency: {median: 1s, p95: 2s}\n",
-            "2:33: nodeLaunchLatency: unknown key \"p95\" (valid keys: median, p90, fixed)",
+            "2:33: nodeLaunchLatency: unknown key \"p95\" (valid keys: median, p90, fixed, initialization)",
         ),
         // Keys reserved for later schema versions.
         (

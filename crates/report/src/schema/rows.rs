@@ -190,7 +190,7 @@ pub struct TimeseriesRow {
     pub time_ms: u64,
     /// Nodes launched and not yet deleted.
     pub nodes: u64,
-    /// Nodes registered.
+    /// Nodes Ready (registered and initialized).
     pub nodes_ready: u64,
     /// The fleet's price per hour.
     pub cost_usd_per_hour: Usd,

@@ -236,12 +236,17 @@ impl Engine<'_> {
             deleting: None,
             reservation: None,
             conditions: Vec::new(),
+            hangs: None,
         });
         self.record.peak_nodes = self.record.peak_nodes.max(self.cluster.node_count());
         if !ready && self.autoscaler.karpenter().is_some() {
-            // A NodeClaim still starting registers after a fresh latency.
-            let latency = self.input.launch_latency.sample(&mut self.latency_rng);
-            self.schedule(SimTime::ZERO + latency, Event::NodeReady(node_id))?;
+            // A NodeClaim still starting starts again from t = 0 (its
+            // liveness counts from its creation).
+            let created_at = self
+                .cluster
+                .node(node_id)
+                .map_or(SimTime::ZERO, |n| n.created_at);
+            self.schedule_node_startup(node_id, SimTime::ZERO, created_at)?;
         }
         if let Some(at) = self.cluster.node(node_id).and_then(expiration_time) {
             self.schedule(at.max(SimTime::ZERO), Event::Expire(node_id))?;

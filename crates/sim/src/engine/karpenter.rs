@@ -1,8 +1,7 @@
 //! The controllers around the decision functions: the kube-scheduler pass,
 //! Karpenter's batcher and requeue, turning a solve into NodeClaims, launch
 //! (one CreateFleet request per NodeClaim, with insufficient-capacity
-//! failures and the ICE cache) and node
-//! registration timing.
+//! failures and the ICE cache); the node's start is [`super::lifecycle`]'s.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -447,7 +446,7 @@ impl Engine<'_> {
         }
     }
 
-    /// Adds the launched node, starts billing and schedules registration.
+    /// Adds the launched node, starts billing and schedules its start.
     fn add_node(
         &mut self,
         claim: &NewNodeClaim,
@@ -560,8 +559,8 @@ impl Engine<'_> {
         {
             self.reserved_node_launched(node_id, index)?;
         }
-        let latency = self.input.launch_latency.sample(&mut self.latency_rng);
-        self.schedule(now + latency, Event::NodeReady(node_id))?;
+        self.node_meta[node_id.0 as usize].hangs = self.launch_hangs(&nodepool);
+        self.schedule_node_startup(node_id, now, now)?;
         if let Some(at) = self.cluster.node(node_id).and_then(expiration_time) {
             self.schedule(at, Event::Expire(node_id))?;
         }

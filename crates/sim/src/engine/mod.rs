@@ -24,9 +24,11 @@
 //! - pods still pending re-trigger every 10 s, but only if the cluster
 //!   changed since the last solve (an unchanged cluster would get the same
 //!   answer, so the requeue sleeps until something changes);
-//! - a NodeClaim's node appears at once (unregistered, billed from launch)
-//!   and registers and initializes after a latency drawn from the
-//!   launch-latency stream;
+//! - a NodeClaim's node appears at once (unregistered, billed from launch),
+//!   registers, and initializes after a latency drawn from the
+//!   launch-latency stream, of which the run's initialization delay is the
+//!   last part; a node not registered 15 minutes after launch is deleted
+//!   and its pods provisioned again (see [`lifecycle`]);
 //! - a launch is one CreateFleet request over the decision's overrides:
 //!   every override EC2 has no capacity for is marked unavailable for 3
 //!   minutes (the ICE cache), the first one with capacity launches, and a
@@ -45,8 +47,8 @@
 //!   Karpenter: its loop every 10 s scan interval, node groups as ASGs,
 //!   scale-down through the same drain (see [`ca`] and [`ca_spot`]).
 //!
-//! Simplifications: registration and initialization happen at the same
-//! instant (startup taints are removed then); a Job's `activeDeadlineSeconds`
+//! Simplifications: a node turns Ready and loses its startup taints at the
+//! same instant (its initialization); a Job's `activeDeadlineSeconds`
 //! serves as its pods' run time when no `karpsim.dev/duration` is given (the
 //! Job is not failed at the deadline); re-applying an existing object
 //! replaces its spec without rolling its pods.
@@ -59,6 +61,7 @@ mod event_log;
 mod export;
 mod initial;
 mod karpenter;
+mod lifecycle;
 mod node_repair;
 mod owners;
 mod plan;
@@ -78,6 +81,8 @@ mod tests;
 mod tests_ca;
 #[cfg(test)]
 mod tests_disruption;
+#[cfg(test)]
+mod tests_lifecycle;
 #[cfg(test)]
 mod tests_properties;
 #[cfg(test)]
@@ -120,6 +125,10 @@ pub use event_log::EventSink;
 pub use export::ClusterExport;
 pub use initial::{
     InitialNode, InitialPod, InitialState, InitialWorkload, NodeOwner, UNMANAGED_POOL,
+};
+pub use lifecycle::{
+    DEFAULT_NODE_INITIALIZATION, NodePoolStartupFailure, REGISTRATION_TIMEOUT,
+    REGISTRATION_TIMEOUT_REASON,
 };
 pub use plan::{
     MAX_PLANNED_COMMANDS, NodeVerdict, Plan, PlannedCommand, PlannedNodeClaim, PlannedReplacement,
@@ -203,8 +212,15 @@ pub struct RunInput {
     /// Zones nodes may launch in; offerings elsewhere are unavailable.
     /// Empty = every zone of the catalogs.
     pub zones: Vec<String>,
-    /// Launch-to-ready latency.
+    /// Launch-to-ready (initialized) latency.
     pub launch_latency: LaunchLatency,
+    /// The last part of each launch latency: from the node registering to
+    /// it being initialized (Ready, startup taints gone). Zero: both at
+    /// one instant.
+    pub node_initialization: SimDuration,
+    /// Karpenter launches that hang (never register, or never turn
+    /// Ready), by NodePool and time.
+    pub startup_failures: Vec<NodePoolStartupFailure>,
     /// Workload steps in time order.
     pub steps: Vec<Step>,
     /// Generators and trace importers whose steps are pulled as the clock
@@ -449,8 +465,15 @@ enum Event {
     BatchCheck,
     /// Karpenter's 10 s pod requeue.
     Requeue,
-    /// A launched node registers and initializes.
+    /// A launched node registers and initializes at one instant.
     NodeReady(NodeId),
+    /// A launched node registers (NotReady).
+    NodeRegistered(NodeId),
+    /// A registered node initializes (Ready, startup taints gone).
+    NodeInitialized(NodeId),
+    /// Karpenter's liveness check of a NodeClaim that may not have
+    /// registered.
+    RegistrationTimeout(NodeId),
     /// A pod finishes its run.
     PodDone(PodId),
     /// Workload `n`, a Job, reaches its `activeDeadlineSeconds`.
@@ -531,8 +554,11 @@ struct NodeMeta {
     deleting: Option<termination::Deleting>,
     /// The capacity reservation it runs on (index into the run's list).
     reservation: Option<usize>,
-    /// Status conditions set by scenario steps (none: healthy).
+    /// Status conditions set by scenario steps and by the kubelet while
+    /// the node starts (none: healthy).
     conditions: Vec<NodeCondition>,
+    /// How its launch hangs, if it does (a scenario's startup failure).
+    hangs: Option<StartupFailureKind>,
 }
 
 impl Engine<'_> {
@@ -579,6 +605,7 @@ impl Engine<'_> {
             deleting: None,
             reservation: None,
             conditions: Vec::new(),
+            hangs: None,
         });
         self.record.launched += 1;
         *self
@@ -940,6 +967,9 @@ impl<'a> Engine<'a> {
             Event::BatchCheck => self.check_batch(),
             Event::Requeue => self.requeue(),
             Event::NodeReady(node) => self.node_ready(node),
+            Event::NodeRegistered(node) => self.node_registered(node),
+            Event::NodeInitialized(node) => self.node_initialized(node),
+            Event::RegistrationTimeout(node) => self.registration_timeout(node),
             Event::PodDone(pod) => self.pod_done(pod),
             Event::JobDeadline(w) => self.job_deadline(w),
             Event::IceExpired(key) => self.ice_expired(key),
@@ -1040,7 +1070,7 @@ impl<'a> Engine<'a> {
         };
         for (_, node) in self.cluster.nodes() {
             sample.nodes += 1;
-            if node.registered {
+            if node.registered && node.initialized {
                 sample.nodes_ready += 1;
             }
             sample.cpu_requested_millis += node.requested.cpu_millis();

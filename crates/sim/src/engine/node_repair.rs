@@ -36,7 +36,6 @@ impl Engine<'_> {
         condition_type: &str,
         status: ConditionStatus,
     ) -> Result<(), EngineError> {
-        let now = self.now();
         let Some(node) = self
             .cluster
             .nodes()
@@ -51,21 +50,8 @@ impl Engine<'_> {
             self.not_found(&target, "nodeCondition");
             return Ok(());
         };
-        let conditions = &mut self.node_meta[node.0 as usize].conditions;
-        match conditions
-            .iter_mut()
-            .find(|c| c.condition_type == condition_type)
-        {
-            Some(c) if c.status == status => return Ok(()),
-            Some(c) => {
-                c.status = status;
-                c.since = now;
-            }
-            None => conditions.push(NodeCondition {
-                condition_type: condition_type.to_string(),
-                status,
-                since: now,
-            }),
+        if !self.update_node_condition(node, condition_type, status)? {
+            return Ok(());
         }
         self.log(
             EventType::Normal,
@@ -76,6 +62,37 @@ impl Engine<'_> {
                 status.as_str()
             ),
         );
+        self.wake_scheduler()?;
+        self.touch()
+    }
+
+    /// Sets a condition of a node (a step, or the kubelet while the node
+    /// starts): the not-ready taints follow `Ready`, and with the
+    /// `NodeRepair` gate a condition a repair policy matches schedules the
+    /// health controller's look. Returns whether the status changed.
+    pub(super) fn update_node_condition(
+        &mut self,
+        node: NodeId,
+        condition_type: &str,
+        status: ConditionStatus,
+    ) -> Result<bool, EngineError> {
+        let now = self.now();
+        let conditions = &mut self.node_meta[node.0 as usize].conditions;
+        match conditions
+            .iter_mut()
+            .find(|c| c.condition_type == condition_type)
+        {
+            Some(c) if c.status == status => return Ok(false),
+            Some(c) => {
+                c.status = status;
+                c.since = now;
+            }
+            None => conditions.push(NodeCondition {
+                condition_type: condition_type.to_string(),
+                status,
+                since: now,
+            }),
+        }
         if condition_type == "Ready" {
             self.taint_by_readiness(node, status);
         }
@@ -86,8 +103,7 @@ impl Engine<'_> {
         {
             self.schedule(at.max(now), Event::RepairCheck(node))?;
         }
-        self.wake_scheduler()?;
-        self.touch()
+        Ok(true)
     }
 
     /// The node lifecycle controller's NoSchedule taint for `Ready`.

@@ -12,7 +12,7 @@ use super::{
     Engine, EngineError, Event, EventType, MAX_PODS_CREATED, PodMeta, StepAction, Target,
     TargetKind, WorkloadState,
 };
-use crate::kube::labels::{LABEL_NODE_INITIALIZED, LABEL_NODE_REGISTERED, NO_UNDEFINED_LABELS};
+use crate::kube::labels::NO_UNDEFINED_LABELS;
 use crate::kube::pod::{PodSpec, term_requirements};
 use crate::kube::taints::tolerates_all;
 use crate::kube::workload::{Workload, WorkloadKind};
@@ -571,7 +571,8 @@ impl Engine<'_> {
         Ok(())
     }
 
-    /// Creates every DaemonSet's pod on a node that just registered.
+    /// Creates every DaemonSet's pod on a node that just registered or
+    /// initialized (where the node's taints let it, and not twice).
     pub(super) fn place_daemon_pods(&mut self, node: NodeId) -> Result<(), EngineError> {
         let daemonsets: Vec<usize> = self.live_daemonsets().collect();
         for w in daemonsets {
@@ -593,6 +594,15 @@ impl Engine<'_> {
             return Ok(());
         };
         if !daemon_pod_matches(&spec, node) {
+            return Ok(());
+        }
+        // A node is offered to the DaemonSets at registration and again at
+        // initialization; one that tolerated it at registration has its pod.
+        let placed = node.pods.iter().any(|p| {
+            self.pod_meta[p.0 as usize].workload == Some(w)
+                && self.cluster.pod(*p).is_some_and(|p| !p.phase.is_terminal())
+        });
+        if placed {
             return Ok(());
         }
         let node_name = node.name.clone();
@@ -633,56 +643,6 @@ impl Engine<'_> {
         let object = self.pod_object(pod);
         self.log(EventType::Normal, "Scheduled", object, message);
         self.start_pod(pod)
-    }
-
-    /// Marks a node Ready: registered, initialized, startup taints gone,
-    /// DaemonSet pods placed.
-    pub(super) fn node_ready(&mut self, node_id: NodeId) -> Result<(), EngineError> {
-        let now = self.now();
-        let Some(node) = self.cluster.node_mut(node_id) else {
-            return Ok(());
-        };
-        if node.registered {
-            return Ok(());
-        }
-        if self.ca_registers_not_ready(node_id) {
-            return self.touch();
-        }
-        let Some(node) = self.cluster.node_mut(node_id) else {
-            return Ok(());
-        };
-        node.registered = true;
-        node.initialized = true;
-        if let Some(claim) = &node.claim {
-            let startup = claim.startup_taints.clone();
-            node.taints
-                .retain(|t| !startup.iter().any(|s| s.matches(t)));
-        }
-        node.labels.insert(LABEL_NODE_REGISTERED, "true");
-        node.labels.insert(LABEL_NODE_INITIALIZED, "true");
-        if let Some(claim) = node.claim.as_mut() {
-            claim.lifecycle.initialized_at = Some(now);
-        }
-        let name = node.name.clone();
-        self.node_meta[node_id.0 as usize].ready_at = Some(now);
-        let launched = self.cluster.node(node_id).map_or(now, |n| n.created_at);
-        let latency = now.saturating_duration_since(launched);
-        self.log(
-            EventType::Normal,
-            "Registered",
-            format!("nodeclaim/{name}"),
-            format!("Status condition transitioned, Type: Registered, Status: True ({latency} after launch)"),
-        );
-        self.log(
-            EventType::Normal,
-            "Initialized",
-            format!("nodeclaim/{name}"),
-            "Status condition transitioned, Type: Initialized, Status: True".to_string(),
-        );
-        self.place_daemon_pods(node_id)?;
-        self.wake_scheduler()?;
-        self.touch()?;
-        self.replacement_initialized(node_id)
     }
 
     /// `status.lastPodEventTime`: a non-DaemonSet pod bound, finished or

@@ -63,6 +63,9 @@ impl Component {
             Event::BatchCheck
             | Event::Requeue
             | Event::NodeReady(_)
+            | Event::NodeRegistered(_)
+            | Event::NodeInitialized(_)
+            | Event::RegistrationTimeout(_)
             | Event::IceExpired(_)
             | Event::ReservationExpiring(_)
             | Event::ReservationEnd(_)

@@ -61,7 +61,7 @@ pub struct NodeClaimRecord {
     pub price: Price,
     /// Launch (billing start).
     pub launched_at: SimTime,
-    /// Registered and initialized.
+    /// Initialized (Ready, startup taints gone); `None`: never.
     pub ready_at: Option<SimTime>,
     /// Termination (`None`: still running at the end of the run).
     pub deleted_at: Option<SimTime>,
@@ -140,7 +140,7 @@ pub struct Sample {
     pub time: SimTime,
     /// Nodes (launched, registered or not).
     pub nodes: usize,
-    /// Registered nodes.
+    /// Ready nodes (registered and initialized).
     pub nodes_ready: usize,
     /// Fleet price per hour.
     pub hourly_rate: Price,

@@ -207,6 +207,8 @@ pub(super) fn input(manifests: &str, duration: SimDuration) -> RunInput {
         duration,
         zones: vec!["us-east-1a".to_string(), "us-east-1b".to_string()],
         launch_latency: LaunchLatency::fixed(SimDuration::from_secs(30)),
+        node_initialization: SimDuration::ZERO,
+        startup_failures: Vec::new(),
         steps: vec![Step {
             at: SimTime::ZERO,
             action: StepAction::Apply {

@@ -54,6 +54,8 @@ fn spot_input(pool_yaml: &str, manifests: &str, duration: SimDuration) -> RunInp
         duration,
         zones: ZONES.iter().map(|z| z.to_string()).collect(),
         launch_latency: LaunchLatency::fixed(SimDuration::from_secs(30)),
+        node_initialization: SimDuration::ZERO,
+        startup_failures: Vec::new(),
         steps: vec![Step {
             at: SimTime::ZERO,
             action: StepAction::Apply {

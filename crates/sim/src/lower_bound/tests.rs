@@ -297,6 +297,8 @@ fn one_type_input(instance_type: &str, manifests: &str, duration: SimDuration) -
         duration,
         zones: vec!["us-east-1a".to_string()],
         launch_latency: LaunchLatency::fixed(SimDuration::from_secs(30)),
+        node_initialization: SimDuration::ZERO,
+        startup_failures: Vec::new(),
         steps: vec![Step {
             at: SimTime::ZERO,
             action: StepAction::Apply {

@@ -108,9 +108,8 @@ pub fn pool_node_counts(cluster: &Cluster) -> BTreeMap<String, PoolNodeCounts> {
         }
         counts.add(&claim.nodepool, |entry| {
             entry.nodes += 1;
-            // `registered` is "Node exists and is Ready"; a Ready condition
-            // gone False or Unknown shows as the node lifecycle
-            // controller's taint.
+            // An initialized node's Ready condition gone False or Unknown
+            // shows as the node lifecycle controller's taint.
             let not_ready = node
                 .taints
                 .iter()
