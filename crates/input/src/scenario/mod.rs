@@ -346,7 +346,7 @@ pub enum Provisioner {
 }
 
 /// A Karpenter variant's inputs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KarpenterConfig {
     /// Files holding `karpenter.sh/v1` NodePools and `karpenter.k8s.aws/v1`
     /// EC2NodeClasses (absolute paths, in the order given; at least one,
@@ -354,6 +354,9 @@ pub struct KarpenterConfig {
     pub node_pools: Vec<PathBuf>,
     /// The operator settings (`settings:`), upstream's defaults when absent.
     pub settings: KarpenterSettings,
+    /// Edits applied to every NodePool of `node_pools` before it is read
+    /// (a sweep's `vary`); none for a scenario's own variants.
+    pub node_pool_edits: Vec<crate::nodepools::edit::NodePoolEdit>,
 }
 
 /// Karpenter's operator settings a variant may set (core

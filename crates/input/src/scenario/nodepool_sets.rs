@@ -87,6 +87,7 @@ impl Scenario {
                 provisioner: Provisioner::Karpenter(KarpenterConfig {
                     node_pools: vec![path],
                     settings: Default::default(),
+                    node_pool_edits: Vec::new(),
                 }),
             })
             .collect();

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use super::generate::GeneratorFactory;
 use super::{
-    KarpenterSettings, KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError,
+    KarpenterConfig, KarpenterSettings, KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError,
     SpotInputs, WorkloadAction, load_spot_inputs,
 };
 use super::{Problem, ScenarioError};
@@ -32,6 +32,7 @@ use crate::karpenter::instance_types::{
 };
 use crate::kube::labels::LABEL_CAPACITY_TYPE;
 use crate::manifest::{ManifestError, ManifestWarning};
+use crate::nodepools::edit::NodePoolEdit;
 use crate::nodepools::nodeoverlay::ReadOverlay;
 use crate::nodepools::{self, Manifests};
 use crate::scheduler::kube_scheduler::SchedulerConfig;
@@ -157,6 +158,17 @@ pub enum PrepareError {
         snapshot_region: String,
         /// The scenario's region.
         region: String,
+    },
+    /// Edits of NodePools for a variant that has no NodePool files (it
+    /// runs the NodePools of the scenario's `initialState`).
+    #[error(
+        "{variant}: cannot set {field}: the variant has no nodePools files to edit (it runs the NodePools of the scenario's initialState)"
+    )]
+    EditWithoutFiles {
+        /// `variant <name>`.
+        variant: String,
+        /// The first field to set.
+        field: String,
     },
     /// A NodePool allows no instance type.
     #[error("{at}: {variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
@@ -359,7 +371,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                     scenario,
                     &pricing,
                     &variant.name,
-                    &config.node_pools,
+                    config,
                     snapshot.as_ref(),
                     &mut warnings,
                 )?;
@@ -482,13 +494,27 @@ fn karpenter_pools(
     scenario: &Scenario,
     pricing: &Pricing,
     variant: &str,
-    files: &[std::path::PathBuf],
+    config: &KarpenterConfig,
     snapshot: Option<&Snapshot>,
     warnings: &mut BTreeSet<String>,
 ) -> Result<LoadedPools, PrepareError> {
     let owner = format!("variant {variant}");
+    let files = &config.node_pools;
     if !files.is_empty() {
-        return load_pools(scenario, pricing, &owner, files, warnings);
+        return load_edited_pools(
+            scenario,
+            pricing,
+            &owner,
+            files,
+            &config.node_pool_edits,
+            warnings,
+        );
+    }
+    if let Some(edit) = config.node_pool_edits.first() {
+        return Err(PrepareError::EditWithoutFiles {
+            variant: owner,
+            field: edit.field.to_string(),
+        });
     }
     // The NodePools the snapshot's cluster runs.
     let Some(snapshot) = snapshot else {
@@ -613,7 +639,19 @@ fn load_pools(
     files: &[std::path::PathBuf],
     warnings: &mut BTreeSet<String>,
 ) -> Result<LoadedPools, PrepareError> {
-    let loaded = load_files(files)?;
+    load_edited_pools(scenario, pricing, owner, files, &[], warnings)
+}
+
+/// [`load_pools`] with `edits` applied to every NodePool document first.
+fn load_edited_pools(
+    scenario: &Scenario,
+    pricing: &Pricing,
+    owner: &str,
+    files: &[std::path::PathBuf],
+    edits: &[NodePoolEdit],
+    warnings: &mut BTreeSet<String>,
+) -> Result<LoadedPools, PrepareError> {
+    let loaded = load_edited_files(files, edits)?;
     let (pools, slot) = pools_from(scenario, pricing, owner, &loaded, &names(files), warnings)?;
     Ok((
         pools,
@@ -917,6 +955,14 @@ fn pools_from(
 }
 
 fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {
+    load_edited_files(paths, &[])
+}
+
+/// [`load_files`] with `edits` applied to every NodePool document first.
+fn load_edited_files(
+    paths: &[std::path::PathBuf],
+    edits: &[NodePoolEdit],
+) -> Result<Manifests, PrepareError> {
     let mut texts = Vec::new();
     for path in paths {
         let bytes = std::fs::read(path).map_err(|e| PrepareError::Read {
@@ -933,7 +979,7 @@ fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {
         .iter()
         .map(|(name, text)| (name.as_str(), text.as_str()))
         .collect();
-    Ok(nodepools::load(&sources)?)
+    Ok(nodepools::load_with_edits(&sources, edits)?)
 }
 
 /// A path as the user would write it: relative to the working directory

@@ -936,12 +936,14 @@ impl Reader<'_> {
             return Ok(KarpenterConfig {
                 node_pools: Vec::new(),
                 settings,
+                node_pool_edits: Vec::new(),
             });
         }
         let pools = self.required(&map, "nodePools")?;
         Ok(KarpenterConfig {
             node_pools: self.files(pools, &map.field("nodePools"))?,
             settings,
+            node_pool_edits: Vec::new(),
         })
     }
 }

@@ -172,6 +172,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                 provisioner: Provisioner::Karpenter(KarpenterConfig {
                     node_pools: vec![dir.join("nodepools/default.yaml")],
                     settings: Default::default(),
+                    node_pool_edits: Vec::new(),
                 }),
             },
             Variant {
@@ -182,6 +183,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                         dir.join("nodepools/spot.yaml"),
                     ],
                     settings: Default::default(),
+                    node_pool_edits: Vec::new(),
                 }),
             },
         ],
@@ -230,6 +232,7 @@ fn omitted_keys_take_their_defaults() {
         Provisioner::Karpenter(KarpenterConfig {
             node_pools: vec![fixture_dir().join("nodepools/default.yaml")],
             settings: Default::default(),
+            node_pool_edits: Vec::new(),
         })
     );
 }
