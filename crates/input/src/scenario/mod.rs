@@ -116,6 +116,7 @@ pub mod nodepool_sets;
 pub mod prepare;
 mod read;
 mod reservations;
+pub mod sweep;
 mod targets;
 pub mod trace;
 mod yaml;
@@ -137,7 +138,7 @@ mod workload_items_tests;
 
 use std::path::{Path, PathBuf};
 
-pub use error::{Position, Problem, ScenarioError};
+pub use error::{Position, Problem, ScenarioError, SweepProblem};
 pub use prepare::{BundledRegions, PrepareError, Prepared, prepare};
 pub use read::ca::ClusterAutoscalerConfig;
 pub use read::interruptions::{

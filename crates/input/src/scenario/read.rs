@@ -41,6 +41,11 @@ mod traces;
 #[path = "read_reservations.rs"]
 mod reservations;
 
+/// Sweep files, read with the same checks.
+#[path = "read_sweep.rs"]
+mod sweep;
+pub(super) use sweep::read_sweep;
+
 /// The keys allowed in one mapping, and those reserved for later versions.
 struct Keys {
     valid: &'static [&'static str],
