@@ -139,7 +139,7 @@ mod workload_items_tests;
 use std::path::{Path, PathBuf};
 
 pub use error::{Position, Problem, ScenarioError, SweepProblem};
-pub use prepare::{BundledRegions, PrepareError, Prepared, prepare};
+pub use prepare::{BundledRegions, PrepareError, Prepared, prepare, pricing_identity};
 pub use read::ca::ClusterAutoscalerConfig;
 pub use read::interruptions::{
     InterruptionsConfig, KnownNames, SpotConfig, SpotInputError, SpotInputs, SpotProblem,

@@ -243,6 +243,12 @@ impl Pricing {
     }
 }
 
+/// The prices every run of `scenario` uses: its pinned snapshot file
+/// (read and checked against the region) or the bundled snapshot.
+pub fn pricing_identity(scenario: &Scenario) -> Result<SnapshotIdentity, PrepareError> {
+    Ok(Pricing::of(scenario)?.identity)
+}
+
 /// Reads every file the scenario references and builds the runs. Only the
 /// variant named `only` is built when given (the caller checks the name).
 pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, PrepareError> {

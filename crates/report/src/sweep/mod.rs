@@ -457,5 +457,60 @@ pub fn merge(shards: &[ShardFolder]) -> Result<(SweepMeta, Vec<SweepRunRow>), Sw
     Ok((meta, rows))
 }
 
+/// The terminal table of a sweep: per configuration its runs, the means
+/// with the half-width of their 95 % interval, and the Pareto mark.
+pub fn write_sweep_table(document: &SweepDocument, out: &mut impl io::Write) -> io::Result<()> {
+    use crate::table::{Align, write_table};
+    let with_interval = |s: Option<&Statistics>, decimals: usize, unit: &str| match s {
+        None => "-".to_string(),
+        Some(s) => {
+            let mut text = format!("{:.decimals$}{unit}", s.mean);
+            if let (Some(low), Some(high)) = (s.ci95_low, s.ci95_high) {
+                text.push_str(&format!(" ± {:.decimals$}", (high - low) / 2.0));
+            }
+            text
+        }
+    };
+    let rows: Vec<Vec<String>> = document
+        .configurations
+        .iter()
+        .map(|c| {
+            let m = &c.metrics;
+            vec![
+                c.id.clone(),
+                c.label.clone(),
+                if c.failed > 0 {
+                    format!("{} (+{} failed)", c.runs, c.failed)
+                } else {
+                    c.runs.to_string()
+                },
+                with_interval(m.cost_usd.as_ref(), 4, ""),
+                with_interval(m.evictions.as_ref(), 1, ""),
+                with_interval(m.pending_p95_s.as_ref(), 1, "s"),
+                with_interval(m.node_hours.as_ref(), 2, ""),
+                m.cost_efficiency
+                    .as_ref()
+                    .map_or("-".to_string(), |s| format!("{:.1}%", s.mean * 100.0)),
+                if c.pareto { "*" } else { "" }.to_string(),
+            ]
+        })
+        .collect();
+    write_table(
+        out,
+        &[
+            ("id", Align::Left),
+            ("configuration", Align::Left),
+            ("runs", Align::Right),
+            ("cost $ (± 95%)", Align::Right),
+            ("evictions", Align::Right),
+            ("pending p95", Align::Right),
+            ("node-hours", Align::Right),
+            ("efficiency", Align::Right),
+            ("pareto", Align::Left),
+        ],
+        &rows,
+    )
+}
+
 #[cfg(test)]
 mod tests;
