@@ -16,6 +16,7 @@ use karpsim_catalog::snapshot::SnapshotIdentity;
 use karpsim_input::scenario::sweep::{Shard, SweepFile, SweepPlan, SweepRun};
 use karpsim_input::scenario::{BundledRegions, Scenario, prepare, pricing_identity};
 use karpsim_report::atomic::ReportTree;
+use karpsim_report::run as run_report;
 use karpsim_report::schema::sweep::{
     RUNS_DIR, RunIdentity, SettingEntry, ShardEntry, SweepDocument, SweepRunRow,
 };
@@ -24,7 +25,6 @@ use karpsim_report::sweep::{
     ConfigurationMeta, SWEEP_ENTRIES, ShardFolder, SweepMeta, merge, write_sweep_files,
     write_sweep_table,
 };
-use karpsim_report::run as run_report;
 use karpsim_sim::engine::{self, EventRecord, EventSink, RunInput};
 
 use super::run::{write_report_root, write_variant_dir};
@@ -293,7 +293,11 @@ impl SweepContext<'_> {
             return prepared.clone();
         }
         let mut scenario = self.loaded.scenario.clone();
-        scenario.variants = vec![self.loaded.plan.configurations[configuration].variant.clone()];
+        scenario.variants = vec![
+            self.loaded.plan.configurations[configuration]
+                .variant
+                .clone(),
+        ];
         let prepared = match prepare(&scenario, None) {
             Ok(mut prepared) if prepared.runs.len() == 1 => {
                 let mut all = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
@@ -495,11 +499,20 @@ fn run_sweep(args: &SweepRunArgs) -> Result<()> {
     })?;
     progress.finish();
     let mut shown = Warnings::new(args.quiet);
-    let names: Vec<&str> = plan.configurations.iter().map(|c| c.base.as_str()).collect();
+    let names: Vec<&str> = plan
+        .configurations
+        .iter()
+        .map(|c| c.base.as_str())
+        .collect();
     // Configurations of one base read the same files: a warning they
     // share is shown once.
     let mut seen = std::collections::BTreeSet::new();
-    for warning in warnings.into_inner().unwrap_or_else(|p| p.into_inner()).iter().flatten() {
+    for warning in warnings
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .flatten()
+    {
         if seen.insert(warning.clone()) {
             shown.add(warning, &names);
         }

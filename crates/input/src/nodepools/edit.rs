@@ -270,7 +270,13 @@ mod tests {
     fn edit(field: &str, value: Value) -> NodePoolEdit {
         NodePoolEdit {
             field: FieldPath::parse(field).unwrap(),
-            value: new_node(value, Position { line: 90, column: 9 }),
+            value: new_node(
+                value,
+                Position {
+                    line: 90,
+                    column: 9,
+                },
+            ),
         }
     }
 
@@ -289,10 +295,20 @@ mod tests {
         );
         assert_eq!(path.leaf(), "nodes");
         assert_eq!(
-            FieldPath::parse("spec.disruption.budgets[1]").unwrap().leaf(),
+            FieldPath::parse("spec.disruption.budgets[1]")
+                .unwrap()
+                .leaf(),
             "budgets[1]"
         );
-        for bad in ["", "spec..x", "spec.a[", "spec.a[x]", "spec.[0]", "spec.a b", "a[0]b"] {
+        for bad in [
+            "",
+            "spec..x",
+            "spec.a[",
+            "spec.a[x]",
+            "spec.[0]",
+            "spec.a b",
+            "a[0]b",
+        ] {
             assert!(FieldPath::parse(bad).is_err(), "{bad:?}");
         }
     }
@@ -305,7 +321,13 @@ mod tests {
             .unwrap();
         let node = root.at_path("spec.disruption.consolidateAfter").unwrap();
         assert_eq!(node.value, Value::Str("5m".into()));
-        assert_eq!(node.position, Position { line: 3, column: 23 });
+        assert_eq!(
+            node.position,
+            Position {
+                line: 3,
+                column: 23
+            }
+        );
     }
 
     #[test]

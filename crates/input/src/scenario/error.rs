@@ -433,7 +433,9 @@ pub enum SweepProblem {
     #[error(transparent)]
     FieldPath(#[from] crate::nodepools::edit::FieldPathError),
     /// A `vary` field outside the NodePool's spec.
-    #[error("{field:?} is not under spec: vary sets fields of a NodePool's spec (spec.disruption.consolidateAfter, spec.limits.cpu, ...)")]
+    #[error(
+        "{field:?} is not under spec: vary sets fields of a NodePool's spec (spec.disruption.consolidateAfter, spec.limits.cpu, ...)"
+    )]
     NotUnderSpec {
         /// The field as written.
         field: String,

@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use super::generate::GeneratorFactory;
 use super::{
-    KarpenterConfig, KarpenterSettings, KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError,
-    SpotInputs, WorkloadAction, load_spot_inputs,
+    KarpenterConfig, KarpenterSettings, KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario,
+    SpotInputError, SpotInputs, WorkloadAction, load_spot_inputs,
 };
 use super::{Problem, ScenarioError};
 use crate::autoscaler::CaConfigError;

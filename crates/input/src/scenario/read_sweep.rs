@@ -157,7 +157,11 @@ impl Reader<'_> {
             let field_field = map.field("field");
             let text = self.string(field_node, &field_field)?;
             let path = FieldPath::parse(text).map_err(|err| {
-                self.invalid(field_node.position, &field_field, SweepProblem::from(err).into())
+                self.invalid(
+                    field_node.position,
+                    &field_field,
+                    SweepProblem::from(err).into(),
+                )
             })?;
             if !text.starts_with("spec.") {
                 let problem = SweepProblem::NotUnderSpec {

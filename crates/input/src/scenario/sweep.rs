@@ -345,7 +345,10 @@ impl SweepPlan {
 
     /// The id of `run`: `<configuration id>-s<seed>`.
     pub fn run_id(&self, run: SweepRun) -> String {
-        format!("{}-s{}", self.configurations[run.configuration].id, run.seed)
+        format!(
+            "{}-s{}",
+            self.configurations[run.configuration].id, run.seed
+        )
     }
 }
 

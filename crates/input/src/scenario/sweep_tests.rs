@@ -51,7 +51,11 @@ fn the_example_reads_with_its_seeds_files_and_values() {
         ]
     );
     assert_eq!(file.vary.len(), 2);
-    let texts: Vec<&str> = file.vary[1].values.iter().map(|v| v.text.as_str()).collect();
+    let texts: Vec<&str> = file.vary[1]
+        .values
+        .iter()
+        .map(|v| v.text.as_str())
+        .collect();
     assert_eq!(texts, ["10%", "1"]);
     let listed = sweep(&EXAMPLE.replace("{from: 1, to: 3}", "[9, 2, 5]")).unwrap();
     assert_eq!(listed.seeds, [9, 2, 5], "a list keeps its order");
@@ -185,7 +189,10 @@ vary:
     scenario.variants = vec![plan.configurations[0].variant.clone()];
     let error = prepare(&scenario, None).unwrap_err().to_string();
     assert!(error.contains("shop-consolidating.yaml:"), "{error}");
-    assert!(error.contains("spec.disruption.consolidateAfter"), "{error}");
+    assert!(
+        error.contains("spec.disruption.consolidateAfter"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -201,7 +208,8 @@ fn vary_over_a_cluster_autoscaler_variant_is_refused() {
 
 #[test]
 fn too_many_runs_are_refused_with_the_limit() {
-    let file = sweep("sweep: t\nscenario: ../quickstart.yaml\nseeds: {from: 1, to: 50001}\n").unwrap();
+    let file =
+        sweep("sweep: t\nscenario: ../quickstart.yaml\nseeds: {from: 1, to: 50001}\n").unwrap();
     let scenario = Scenario::load(&file.scenario, &BundledRegions).unwrap();
     let error = file.plan(&scenario).unwrap_err().to_string();
     assert!(
@@ -270,9 +278,7 @@ fn bad_sweep_files_are_refused_with_file_line_and_field() {
             "{text}\n  gave: {error}\n  want: {expected}"
         );
     }
-    assert!(
-        sweep("").unwrap_err().to_string().ends_with(
-            "test.yaml:1:1: the file is empty; a sweep needs at least sweep, scenario and seeds"
-        )
-    );
+    assert!(sweep("").unwrap_err().to_string().ends_with(
+        "test.yaml:1:1: the file is empty; a sweep needs at least sweep, scenario and seeds"
+    ));
 }

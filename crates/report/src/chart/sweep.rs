@@ -23,8 +23,13 @@ pub const SWEEP_CHART_SIZE: (u32, u32) = (1000, 600);
 /// Configurations listed in a legend before the rest are counted.
 const LEGEND_ROWS: usize = 20;
 
+/// The room an id takes beside its point (px).
+const LABEL_WIDTH: i32 = 40;
+/// The height of one id (px).
+const LABEL_HEIGHT: i32 = 15;
+
 /// Characters of a configuration's text in a legend.
-const LEGEND_TEXT: usize = 24;
+const LEGEND_TEXT: usize = 26;
 
 /// One chart drawn for the page: its file stem, caption and SVG text.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,29 +81,41 @@ fn write<F: Figure>(figure: &F, dir: &Path, caption: &str) -> Result<DrawnChart,
     })
 }
 
-/// The text of a configuration in a legend: its id and settings (its base
-/// too when the sweep has several), cut to fit.
+/// The text of a configuration in a legend: its id, its base when the
+/// sweep has several (cut to fit), then its settings' values.
 fn legend_text(document: &SweepDocument, configuration: &ConfigurationEntry) -> String {
     let one_base = document
         .configurations
         .iter()
         .all(|c| c.base == configuration.base);
+    let values: Vec<&str> = configuration
+        .settings
+        .iter()
+        .map(|s| s.value.as_str())
+        .collect();
+    let values = values.join(" ");
     let mut text = configuration.id.clone();
-    if !one_base || configuration.settings.is_empty() {
+    if !one_base || values.is_empty() {
+        let room = LEGEND_TEXT.saturating_sub(text.chars().count() + values.chars().count() + 2);
+        let base: String = if configuration.base.chars().count() > room {
+            let mut cut: String = configuration
+                .base
+                .chars()
+                .take(room.saturating_sub(1))
+                .collect();
+            cut.push('…');
+            cut
+        } else {
+            configuration.base.clone()
+        };
         text.push(' ');
-        text.push_str(&configuration.base);
+        text.push_str(&base);
     }
-    for setting in &configuration.settings {
+    if !values.is_empty() {
         text.push(' ');
-        text.push_str(&setting.value);
+        text.push_str(&values);
     }
-    if text.chars().count() > LEGEND_TEXT {
-        let mut cut: String = text.chars().take(LEGEND_TEXT - 1).collect();
-        cut.push('…');
-        cut
-    } else {
-        text
-    }
+    text
 }
 
 /// The legend rows of the configurations (at most [`LEGEND_ROWS`], then a
@@ -152,7 +169,10 @@ impl Figure for CostVsChurn<'_> {
     }
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, target: Target) -> Drawn<DB> {
         let document = self.0;
-        let title = format!("{} / {}: cost against churn", document.sweep, document.scenario);
+        let title = format!(
+            "{} / {}: cost against churn",
+            document.sweep, document.scenario
+        );
         let (plot, legend) = frame(root, &title)?;
         style::draw_y_caption(&plot, "mean cost (USD)")?;
         // (index, mean evictions, mean cost, evictions interval, cost interval).
@@ -231,10 +251,23 @@ impl Figure for CostVsChurn<'_> {
                 6,
                 colour.filled(),
             )))?;
+        }
+        // Ids beside their points, each moved down below the ids already
+        // placed that it would cover.
+        let mut placed: Vec<(i32, i32)> = Vec::new();
+        for (index, churn, cost, _, _) in &points {
+            let (x, y) = chart.backend_coord(&(*churn, *cost));
+            let mut dy = -18;
+            while placed.iter().any(|(px, py)| {
+                (px - x).abs() < LABEL_WIDTH && (py - (y + dy)).abs() < LABEL_HEIGHT
+            }) {
+                dy += LABEL_HEIGHT;
+            }
+            placed.push((x, y + dy));
             let label = document.configurations[*index].id.clone();
             let font = (FAMILY, LABEL_SIZE).into_font().color(&INK);
             chart.draw_series(std::iter::once(
-                EmptyElement::at((*churn, *cost)) + Text::new(label, (8, -18), font),
+                EmptyElement::at((*churn, *cost)) + Text::new(label, (8, dy), font),
             ))?;
         }
         let mut entries = configuration_legend(document);
@@ -249,7 +282,11 @@ fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
     let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
         (lo.min(v), hi.max(v))
     });
-    if low.is_finite() { (low, high) } else { (0.0, 1.0) }
+    if low.is_finite() {
+        (low, high)
+    } else {
+        (0.0, 1.0)
+    }
 }
 
 /// One metric's box plot by configuration (`box-cost`, …).
@@ -267,7 +304,11 @@ impl Figure for BoxPlot<'_> {
     fn size(&self) -> (u32, u32) {
         SWEEP_CHART_SIZE
     }
-    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, _target: Target) -> Drawn<DB> {
+    fn draw<DB: DrawingBackend>(
+        &self,
+        root: &DrawingArea<DB, Shift>,
+        _target: Target,
+    ) -> Drawn<DB> {
         let document = self.document;
         let title = format!(
             "{} / {}: {} by configuration",
@@ -285,7 +326,11 @@ impl Figure for BoxPlot<'_> {
                 .filter_map(|c| self.metric.of(&c.metrics))
                 .flat_map(|s| [s.min, s.max]),
         );
-        let ids: Vec<String> = document.configurations.iter().map(|c| c.id.clone()).collect();
+        let ids: Vec<String> = document
+            .configurations
+            .iter()
+            .map(|c| c.id.clone())
+            .collect();
         let id_at = move |x: &f64| {
             let nearest = x.round();
             if (x - nearest).abs() < 1e-6 && nearest >= 0.0 {
@@ -294,8 +339,8 @@ impl Figure for BoxPlot<'_> {
                 String::new()
             }
         };
-        let mut chart = builder(&plot)
-            .build_cartesian_2d(-0.6f64..(count as f64 - 0.4), padded(low, high))?;
+        let mut chart =
+            builder(&plot).build_cartesian_2d(-0.6f64..(count as f64 - 0.4), padded(low, high))?;
         chart
             .configure_mesh()
             .x_desc("configuration")

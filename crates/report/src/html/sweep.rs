@@ -38,7 +38,11 @@ fn short(value: f64, decimals: usize) -> String {
     let text = format!("{value:.decimals$}");
     if text.contains('.') {
         let trimmed = text.trim_end_matches('0').trim_end_matches('.');
-        if trimmed == "-0" { "0".to_string() } else { trimmed.to_string() }
+        if trimmed == "-0" {
+            "0".to_string()
+        } else {
+            trimmed.to_string()
+        }
     } else {
         text
     }
@@ -120,10 +124,17 @@ pub fn render_sweep(
                 .into_iter()
                 .flatten()
                 .collect();
-            format!("{} ({})", field("file").unwrap_or("bundled"), details.join(", "))
+            format!(
+                "{} ({})",
+                field("file").unwrap_or("bundled"),
+                details.join(", ")
+            )
         });
     if let Some(pricing) = pricing {
-        out.push_str(&format!("<p class=\"meta\">Prices: {}</p>\n", escape(&pricing)));
+        out.push_str(&format!(
+            "<p class=\"meta\">Prices: {}</p>\n",
+            escape(&pricing)
+        ));
     }
     out.push_str(
         "<nav><a href=\"#configurations\">Configurations</a><a href=\"#charts\">Charts</a><a href=\"#failed\">Failed runs</a></nav>\n</header>\n",
@@ -137,7 +148,12 @@ pub fn render_sweep(
             document.statistics.ci95
         ))
     ));
-    let mut header = vec![text("id"), text("configuration"), num("runs"), num("failed")];
+    let mut header = vec![
+        text("id"),
+        text("configuration"),
+        num("runs"),
+        num("failed"),
+    ];
     for metric in Metric::ALL {
         header.push(num(metric.title()));
         header.push(num("95 % interval"));

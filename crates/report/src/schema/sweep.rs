@@ -163,7 +163,12 @@ impl SweepRunRow {
     /// The row of a run that finished, from its summary.
     pub fn of_summary(run: RunIdentity, s: &Summary) -> SweepRunRow {
         let d = |v: f64| Some(Decimal(v));
-        let cost = |capacity: &str| d(s.cost_by_capacity_type.get(capacity).copied().unwrap_or(0.0));
+        let cost = |capacity: &str| {
+            d(s.cost_by_capacity_type
+                .get(capacity)
+                .copied()
+                .unwrap_or(0.0))
+        };
         let mut row = SweepRunRow::failed(run, String::new());
         row.status = STATUS_OK.to_string();
         row.total_cost_usd = d(s.total_cost_usd);
@@ -204,8 +209,10 @@ impl SweepRunRow {
         row.spot_pods_disrupted = Some(spot.pods_disrupted);
         row.spot_pods_killed_at_reclaim = Some(spot.pods_killed_at_reclaim);
         row.spot_pod_seconds_without_replica = d(spot.pod_seconds_without_replica);
-        row.spot_replacement_latency_seconds_p50 = spot.replacement_latency_seconds_p50.map(Decimal);
-        row.spot_replacement_latency_seconds_p95 = spot.replacement_latency_seconds_p95.map(Decimal);
+        row.spot_replacement_latency_seconds_p50 =
+            spot.replacement_latency_seconds_p50.map(Decimal);
+        row.spot_replacement_latency_seconds_p95 =
+            spot.replacement_latency_seconds_p95.map(Decimal);
         row.spot_replacements_not_running = Some(spot.replacements_not_running);
         row.spot_overlap_cost_usd = d(spot.overlap_cost_usd);
         row.spot_node_hours = d(spot.spot_node_hours);

@@ -299,7 +299,16 @@ mod tests {
 
     #[test]
     fn decimals_read_back_as_the_same_float() {
-        for value in [0.0, -0.0, 0.5, 3.0, 24.98418, 1e-7, 123_456.789_012, 0.1 + 0.2] {
+        for value in [
+            0.0,
+            -0.0,
+            0.5,
+            3.0,
+            24.98418,
+            1e-7,
+            123_456.789_012,
+            0.1 + 0.2,
+        ] {
             let text = Decimal(value).to_string();
             assert!(!text.contains('e'), "{text}");
             let back: f64 = text.parse().unwrap();

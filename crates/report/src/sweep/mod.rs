@@ -427,7 +427,10 @@ pub fn merge(shards: &[ShardFolder]) -> Result<(SweepMeta, Vec<SweepRunRow>), Sw
     let total = usize::try_from(meta.runs_total).unwrap_or(usize::MAX);
     let mut slots: Vec<Option<SweepRunRow>> = vec![None; total];
     for shard in shards {
-        let entry = shard.document.shard.unwrap_or(ShardEntry { index: 0, count: 1 });
+        let entry = shard
+            .document
+            .shard
+            .unwrap_or(ShardEntry { index: 0, count: 1 });
         for row in &shard.rows {
             let shown = shard.dir.display();
             let index = usize::try_from(row.run).unwrap_or(usize::MAX);
@@ -438,7 +441,10 @@ pub fn merge(shards: &[ShardFolder]) -> Result<(SweepMeta, Vec<SweepRunRow>), Sw
                 ));
             }
             if slots[index].is_some() {
-                return fail(format!("{shown}: run {} ({}) is listed twice", row.run, row.id));
+                return fail(format!(
+                    "{shown}: run {} ({}) is listed twice",
+                    row.run, row.id
+                ));
             }
             slots[index] = Some(row.clone());
         }

@@ -201,7 +201,10 @@ mod tests {
     #[test]
     fn one_value_has_no_spread_and_none_has_no_statistics() {
         let s = statistics(&[3.25]).unwrap();
-        assert_eq!((s.mean, s.sd, s.ci95_low, s.ci95_high), (3.25, None, None, None));
+        assert_eq!(
+            (s.mean, s.sd, s.ci95_low, s.ci95_high),
+            (3.25, None, None, None)
+        );
         assert_eq!((s.q1, s.median, s.q3), (3.25, 3.25, 3.25));
         assert_eq!(statistics(&[]), None);
     }
