@@ -197,8 +197,7 @@ fn resolve_shard(args: &SweepRunArgs) -> Result<Shard> {
         },
     };
     let as_usize = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    Ok(Shard::new(as_usize(index), as_usize(count))
-        .with_context(|| format!("--shard auto ({name})"))?)
+    Shard::new(as_usize(index), as_usize(count)).with_context(|| format!("--shard auto ({name})"))
 }
 
 /// The sweep's description for its `sweep.json`.

@@ -11,14 +11,29 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use super::figures::{Drawn, Figure, Target, builder, draw_line, frame};
+use super::figures::{Drawn, Figure, Split, Target, builder, draw_line};
 use super::style::{self, DESC_SIZE, FAMILY, GRID, INK, LABEL_SIZE, Swatch};
 use super::{ChartError, render, write_atomically};
-use crate::schema::sweep::{ConfigurationEntry, SweepDocument};
+use crate::schema::sweep::SweepDocument;
 use crate::sweep::{Metric, cost_and_churn};
 
 /// Size of a sweep chart (px).
-pub const SWEEP_CHART_SIZE: (u32, u32) = (1000, 600);
+pub const SWEEP_CHART_SIZE: (u32, u32) = (1100, 620);
+
+/// Width of a sweep chart's legend column (px): configurations are named
+/// by their settings, longer than a run chart's series names.
+const SWEEP_LEGEND_WIDTH: u32 = 330;
+
+/// Fills `root`, writes the title and splits off the legend column.
+fn frame<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+) -> Result<Split<DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+    root.fill(&WHITE)?;
+    let body = root.titled(title, style::title_font())?;
+    let width = body.dim_in_pixel().0;
+    Ok(body.split_horizontally(width.saturating_sub(SWEEP_LEGEND_WIDTH)))
+}
 
 /// Configurations listed in a legend before the rest are counted.
 const LEGEND_ROWS: usize = 20;
@@ -29,7 +44,7 @@ const LABEL_WIDTH: i32 = 40;
 const LABEL_HEIGHT: i32 = 15;
 
 /// Characters of a configuration's text in a legend.
-const LEGEND_TEXT: usize = 26;
+const LEGEND_TEXT: usize = 38;
 
 /// One chart drawn for the page: its file stem, caption and SVG text.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,62 +96,47 @@ fn write<F: Figure>(figure: &F, dir: &Path, caption: &str) -> Result<DrawnChart,
     })
 }
 
-/// The text of a configuration in a legend: its id, its base when the
-/// sweep has several (cut to fit), then its settings' values.
-fn legend_text(document: &SweepDocument, configuration: &ConfigurationEntry) -> String {
-    let one_base = document
-        .configurations
-        .iter()
-        .all(|c| c.base == configuration.base);
-    let values: Vec<&str> = configuration
-        .settings
-        .iter()
-        .map(|s| s.value.as_str())
-        .collect();
-    let values = values.join(" ");
-    let mut text = configuration.id.clone();
-    if !one_base || values.is_empty() {
-        let room = LEGEND_TEXT.saturating_sub(text.chars().count() + values.chars().count() + 2);
-        let base: String = if configuration.base.chars().count() > room {
-            let mut cut: String = configuration
-                .base
-                .chars()
-                .take(room.saturating_sub(1))
-                .collect();
-            cut.push('…');
-            cut
-        } else {
-            configuration.base.clone()
-        };
-        text.push(' ');
-        text.push_str(&base);
+/// `text` cut to [`LEGEND_TEXT`] characters.
+fn clip(text: String) -> String {
+    if text.chars().count() > LEGEND_TEXT {
+        let mut cut: String = text.chars().take(LEGEND_TEXT - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        text
     }
-    if !values.is_empty() {
-        text.push(' ');
-        text.push_str(&values);
-    }
-    text
 }
 
-/// The legend rows of the configurations (at most [`LEGEND_ROWS`], then a
-/// count of the rest).
+/// The legend rows of the configurations: each one's id and settings'
+/// values (its base alone when it has no settings), under a row naming
+/// the base when the sweep has several; at most [`LEGEND_ROWS`]
+/// configurations, then a count of the rest.
 fn configuration_legend(document: &SweepDocument) -> Vec<(Swatch, String)> {
-    let mut entries: Vec<(Swatch, String)> = document
-        .configurations
+    let configurations = &document.configurations;
+    let several_bases = configurations
         .iter()
-        .enumerate()
-        .take(LEGEND_ROWS)
-        .map(|(i, c)| {
-            (
-                Swatch::Fill(style::variant_colour(i)),
-                legend_text(document, c),
-            )
-        })
-        .collect();
-    if document.configurations.len() > LEGEND_ROWS {
+        .any(|c| c.base != configurations[0].base);
+    let mut entries = Vec::new();
+    for (index, configuration) in configurations.iter().enumerate().take(LEGEND_ROWS) {
+        let new_base = index == 0 || configurations[index - 1].base != configuration.base;
+        if several_bases && new_base && !configuration.settings.is_empty() {
+            entries.push((Swatch::Blank, clip(format!("{}:", configuration.base))));
+        }
+        let mut text = configuration.id.clone();
+        if configuration.settings.is_empty() {
+            text.push(' ');
+            text.push_str(&configuration.base);
+        }
+        for setting in &configuration.settings {
+            text.push(' ');
+            text.push_str(&setting.value);
+        }
+        entries.push((Swatch::Fill(style::variant_colour(index)), clip(text)));
+    }
+    if configurations.len() > LEGEND_ROWS {
         entries.push((
             Swatch::Blank,
-            format!("… {} more", document.configurations.len() - LEGEND_ROWS),
+            format!("… {} more", configurations.len() - LEGEND_ROWS),
         ));
     }
     entries

@@ -149,7 +149,7 @@ fn a_merge_refuses_missing_repeated_or_foreign_shards() {
     let error = |shards: &[ShardFolder]| merge(shards).unwrap_err().to_string();
     let zero = shard_folder(&meta, &rows, 0, 2);
     let one = shard_folder(&meta, &rows, 1, 2);
-    assert!(error(&[zero.clone()]).contains("shard(s) 1 of 2 missing"));
+    assert!(error(std::slice::from_ref(&zero)).contains("shard(s) 1 of 2 missing"));
     assert!(error(&[zero.clone(), zero.clone()]).contains("shard 0/2 is also in shard-0"));
     let mut other = one.clone();
     other.document.seeds = vec![1, 3];
