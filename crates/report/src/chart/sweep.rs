@@ -38,8 +38,9 @@ fn frame<DB: DrawingBackend>(
 /// Configurations listed in a legend before the rest are counted.
 const LEGEND_ROWS: usize = 20;
 
-/// The room an id takes beside its point (px).
-const LABEL_WIDTH: i32 = 40;
+/// The width of one character of a point's label (px, a little more than
+/// the font's).
+const LABEL_CHAR_WIDTH: i32 = 9;
 /// The height of one id (px).
 const LABEL_HEIGHT: i32 = 15;
 
@@ -252,22 +253,37 @@ impl Figure for CostVsChurn<'_> {
                 colour.filled(),
             )))?;
         }
-        // Ids beside their points, each moved down below the ids already
-        // placed that it would cover.
-        let mut placed: Vec<(i32, i32)> = Vec::new();
+        // Ids beside their points (one label for points on the same
+        // pixels), each moved down below the labels already placed that
+        // it would cover.
+        let mut labels: Vec<((i32, i32), (f64, f64), String)> = Vec::new();
         for (index, churn, cost, _, _) in &points {
-            let (x, y) = chart.backend_coord(&(*churn, *cost));
+            let pixel = chart.backend_coord(&(*churn, *cost));
+            let id = &document.configurations[*index].id;
+            let same = labels
+                .iter_mut()
+                .find(|(at, _, _)| (at.0 - pixel.0).abs() <= 2 && (at.1 - pixel.1).abs() <= 2);
+            match same {
+                Some((_, _, text)) => {
+                    text.push_str(", ");
+                    text.push_str(id);
+                }
+                None => labels.push((pixel, (*churn, *cost), id.clone())),
+            }
+        }
+        let mut placed: Vec<(i32, i32, i32)> = Vec::new();
+        for ((x, y), at, text) in labels {
+            let width = LABEL_CHAR_WIDTH * text.chars().count() as i32;
             let mut dy = -18;
-            while placed.iter().any(|(px, py)| {
-                (px - x).abs() < LABEL_WIDTH && (py - (y + dy)).abs() < LABEL_HEIGHT
+            while placed.iter().any(|(px, py, pw)| {
+                x < px + pw && *px < x + width && (py - (y + dy)).abs() < LABEL_HEIGHT
             }) {
                 dy += LABEL_HEIGHT;
             }
-            placed.push((x, y + dy));
-            let label = document.configurations[*index].id.clone();
+            placed.push((x, y + dy, width));
             let font = (FAMILY, LABEL_SIZE).into_font().color(&INK);
             chart.draw_series(std::iter::once(
-                EmptyElement::at((*churn, *cost)) + Text::new(label, (8, dy), font),
+                EmptyElement::at(at) + Text::new(text, (8, dy), font),
             ))?;
         }
         let mut entries = configuration_legend(document);
