@@ -43,7 +43,12 @@ fn quickstart() -> (Scenario, Prepared) {
 
 /// One run as a sweep makes it: the prepared variant with `seed`, its
 /// summary row.
-fn sweep_run(scenario: &Scenario, prepared: &Prepared, template: &RunInput, seed: u64) -> SweepRunRow {
+fn sweep_run(
+    scenario: &Scenario,
+    prepared: &Prepared,
+    template: &RunInput,
+    seed: u64,
+) -> SweepRunRow {
     let mut input = template.clone();
     input.seed = seed;
     let (output, _) =

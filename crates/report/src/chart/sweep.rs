@@ -256,7 +256,9 @@ impl Figure for CostVsChurn<'_> {
         // Ids beside their points (one label for points on the same
         // pixels), each moved down below the labels already placed that
         // it would cover.
-        let mut labels: Vec<((i32, i32), (f64, f64), String)> = Vec::new();
+        // (pixel, point, text).
+        type Label = ((i32, i32), (f64, f64), String);
+        let mut labels: Vec<Label> = Vec::new();
         for (index, churn, cost, _, _) in &points {
             let pixel = chart.backend_coord(&(*churn, *cost));
             let id = &document.configurations[*index].id;
