@@ -3,7 +3,8 @@
 //! pod running `karpsim sweep SWEEP --shard auto --shards N` into its own
 //! folder `results/<sweep>/shard-<index>` of a shared volume, and a Job
 //! that merges those folders into `results/<sweep>/merged` and prints its
-//! `sweep.json` (so `kubectl logs` fetches it); without `--pvc`, also the
+//! `sweep.json` and nothing else (so `kubectl logs` fetches it); without
+//! `--pvc`, also the
 //! PersistentVolumeClaim they share. Built with k8s-openapi's types and
 //! printed as YAML documents.
 
@@ -191,7 +192,8 @@ impl JobSet {
         .to_vec()
     }
 
-    /// The arguments of the merge pod.
+    /// The arguments of the merge pod: its log is the merged `sweep.json`
+    /// alone (failed runs are counted there, not printed).
     pub fn merge_args(&self) -> Vec<String> {
         let mut args = vec!["sweep".to_string(), "merge".to_string()];
         args.extend((0..self.shards).map(|i| self.shard_dir(&i.to_string())));
@@ -200,6 +202,7 @@ impl JobSet {
             format!("{RESULTS_DIR}/{}/merged", self.sweep_name),
             "-o".to_string(),
             "json".to_string(),
+            "--allow-failed-runs".to_string(),
             "--quiet".to_string(),
         ]);
         args
