@@ -144,7 +144,7 @@ pub fn render_sweep(
     out.push_str(&format!(
         "<p>{}</p>\n",
         escape(&format!(
-            "Means over each configuration's seeds with the 95 % interval of the mean ({}); ★ marks the Pareto frontier of mean cost and mean evictions.",
+            "Means over each configuration's seeds, each with the 95 % interval of the mean: {}. ★ marks the Pareto frontier of mean cost and mean evictions.",
             document.statistics.ci95
         ))
     ));
