@@ -42,6 +42,9 @@ enum Command {
     Explain(ExplainArgs),
     /// What Karpenter would do next on a cluster snapshot (kubectl get … -o yaml).
     Plan(cli::plan::PlanArgs),
+    /// Run a sweep (configurations × seeds) or one shard of it; merge
+    /// shards; print the Kubernetes Jobs that run it on a cluster.
+    Sweep(cli::sweep::SweepArgs),
     /// Refresh, import and inspect pricing snapshots.
     Pricing(PricingArgs),
     /// List the instance types of a region, or those a NodePool allows.
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => cli::explain::explain_command(&args),
         Command::Plan(args) => cli::plan::plan_command(&args),
         Command::Pricing(args) => cli::pricing::pricing_command(&args),
+        Command::Sweep(args) => cli::sweep::sweep_command(&args),
         Command::Trace(args) => cli::trace::trace_command(&args),
     };
     match result {

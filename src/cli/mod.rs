@@ -11,6 +11,8 @@ pub mod pricing;
 pub mod report;
 pub mod run;
 pub mod signals;
+pub mod sweep;
+pub mod sweep_job;
 pub mod trace;
 
 use std::io::{self, IsTerminal, Write};

@@ -290,18 +290,10 @@ pub fn write_report(
     // chart too.
     let mut series = Vec::new();
     for ((output, dir), evictions) in outputs.iter().zip(&dirs).zip(evictions) {
-        let summary = Summary::of_run(&scenario.name, pricing, &output.summary);
-        run_report::write_variant_files_but_events(&summary, output, dir)
-            .with_context(cannot_write)?;
-        if let Some(export) = &output.export {
-            write_cluster_snapshot(export, &dir.join("snapshot.yaml"))
-                .with_context(cannot_write)?;
-        }
-        let drawn = chart::VariantSeries::of_run(&summary, output, evictions);
-        chart::write_variant_charts(&drawn, dir)
-            .map_err(io::Error::other)
-            .with_context(cannot_write)?;
-        series.push((summary.variant, drawn));
+        series.push(
+            write_variant_dir(&scenario.name, pricing, output, evictions, dir)
+                .with_context(cannot_write)?,
+        );
     }
     for name in kept {
         let read = chart::VariantSeries::read_dir(&tree.root().join(&name))
@@ -311,10 +303,37 @@ pub fn write_report(
     }
     // Scenario order, whichever variants ran this time.
     series.sort_by_key(|(name, _)| scenario.variants.iter().position(|v| &v.name == name));
-    let (order, series): (Vec<String>, Vec<_>) = series.into_iter().unzip();
-    chart::write_comparison_charts(&series, tree.root()).with_context(cannot_write)?;
-    html::write_report_html_ordered(tree.root(), &order).with_context(cannot_write)?;
+    write_report_root(tree.root(), series).with_context(cannot_write)?;
     tree.commit().with_context(cannot_write)?;
+    Ok(())
+}
+
+/// Writes one variant's files but `events.csv` (already in `dir`), its
+/// cluster snapshot if taken, and its charts; returns its name and chart
+/// data, which the comparison chart draws too.
+pub fn write_variant_dir(
+    scenario: &str,
+    pricing: &SnapshotIdentity,
+    output: &RunOutput,
+    evictions: Vec<Eviction>,
+    dir: &Path,
+) -> Result<(String, chart::VariantSeries)> {
+    let summary = Summary::of_run(scenario, pricing, &output.summary);
+    run_report::write_variant_files_but_events(&summary, output, dir)?;
+    if let Some(export) = &output.export {
+        write_cluster_snapshot(export, &dir.join("snapshot.yaml"))?;
+    }
+    let drawn = chart::VariantSeries::of_run(&summary, output, evictions);
+    chart::write_variant_charts(&drawn, dir).map_err(io::Error::other)?;
+    Ok((summary.variant, drawn))
+}
+
+/// Writes the comparison chart and `report.html` of the report folder
+/// `root` over its variants' chart data, in the order given.
+pub fn write_report_root(root: &Path, series: Vec<(String, chart::VariantSeries)>) -> Result<()> {
+    let (order, series): (Vec<String>, Vec<_>) = series.into_iter().unzip();
+    chart::write_comparison_charts(&series, root)?;
+    html::write_report_html_ordered(root, &order)?;
     Ok(())
 }
 

@@ -12,5 +12,6 @@ mod pricing;
 mod report;
 mod run;
 mod signals;
+mod sweep;
 mod trace;
 mod util;

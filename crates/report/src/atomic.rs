@@ -240,8 +240,8 @@ fn same_file(_file: &fs::File, path: &Path) -> bool {
 
 /// Checks that `dir`, if it exists, can be replaced as a whole: a folder
 /// holding only variant folders (with a `summary.json`), the report's own
-/// files and temporary leftovers.
-fn check_replaceable(dir: &Path) -> Result<(), ReportDirError> {
+/// entries (`known`) and temporary leftovers.
+fn check_replaceable(dir: &Path, known: &[&str]) -> Result<(), ReportDirError> {
     let meta = match fs::symlink_metadata(dir) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
         other => other.map_err(io_at(dir))?,
@@ -260,10 +260,10 @@ fn check_replaceable(dir: &Path) -> Result<(), ReportDirError> {
     names.sort_by(|a, b| a.0.cmp(&b.0));
     for (name, entry) in names {
         let path = entry.path();
-        let known = REPORT_FILES.contains(&name.as_str())
+        let ours = known.contains(&name.as_str())
             || temporary_owner(&name).is_some()
             || (path.is_dir() && path.join("summary.json").is_file());
-        if !known {
+        if !ours {
             return Err(ReportDirError::NotAReport {
                 dir: dir.to_path_buf(),
                 entry: name,
@@ -308,6 +308,12 @@ impl ReportTree {
     /// report (it is replaced as a whole), removes what killed writers
     /// left beside it, and creates the empty temporary folder.
     pub fn begin(out: &Path) -> Result<ReportTree, ReportDirError> {
+        ReportTree::begin_with(out, &REPORT_FILES)
+    }
+
+    /// [`ReportTree::begin`] for a folder whose own entries (files and
+    /// folders beside the variant folders) are `known`, such as a sweep's.
+    pub fn begin_with(out: &Path, known: &[&str]) -> Result<ReportTree, ReportDirError> {
         let out = match fs::symlink_metadata(out) {
             // A link to a folder: the folder it points to is the report.
             Ok(meta) if meta.is_symlink() => fs::canonicalize(out).map_err(io_at(out))?,
@@ -327,9 +333,13 @@ impl ReportTree {
         // On failure from here on, dropping `tree` undoes what was done.
         fs::create_dir_all(&tree.parent).map_err(io_at(&tree.parent))?;
         tree.lock = Some(ReportLock::acquire(&tree.out)?);
-        check_replaceable(&tree.out)?;
+        check_replaceable(&tree.out, known)?;
         remove_stale_temporaries(&tree.parent, Some(&tree.name));
         tree.registered = Some(Registered::new(&tree.temp));
+        // With the lock held, a folder of this name and process id is a
+        // leftover of a process in another PID namespace that had the
+        // same id (a retried pod on a shared volume), never a live one.
+        cleanup::remove_path(&tree.temp);
         fs::create_dir(&tree.temp).map_err(io_at(&tree.temp))?;
         Ok(tree)
     }
@@ -363,6 +373,13 @@ impl ReportTree {
         }
         link_tree(&previous, &self.temp.join(name))?;
         Ok(true)
+    }
+
+    /// Recreates the folder `from` (of another report) at `name` in the
+    /// temporary folder, as hard links (copies where links are not
+    /// possible), leaving out temporary leftovers.
+    pub fn link_in(&self, from: &Path, name: &Path) -> Result<(), ReportDirError> {
+        link_tree(from, &self.temp.join(name))
     }
 
     /// Puts the finished report in place of the previous one (if any),

@@ -12,6 +12,7 @@ pub mod plan;
 pub mod read;
 pub mod run;
 pub mod schema;
+pub mod sweep;
 pub mod table;
 
 use karpsim_catalog::snapshot;

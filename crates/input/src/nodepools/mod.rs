@@ -4,6 +4,7 @@
 //! as Karpenter's CRDs, CEL rules and runtime checks do.
 
 pub mod ec2nodeclass;
+pub mod edit;
 pub mod nodeoverlay;
 pub mod nodepool;
 
@@ -15,6 +16,7 @@ mod overlay_tests;
 mod validation_tests;
 
 use self::ec2nodeclass::{Ec2NodeClass, read_ec2nodeclass};
+use self::edit::NodePoolEdit;
 use self::nodeoverlay::{ReadOverlay, read_nodeoverlay};
 use self::nodepool::{NodePoolSource, read_nodepool};
 use crate::kube::resources::ResourceNames;
@@ -51,13 +53,25 @@ pub fn load_str(file: &str, text: &str) -> Result<Manifests, ManifestError> {
 /// Reads several `(file name, YAML text)` sources as one set, so that a pod
 /// may use a RuntimeClass or PriorityClass defined in another file.
 pub fn load(sources: &[(&str, &str)]) -> Result<Manifests, ManifestError> {
+    load_with_edits(sources, &[])
+}
+
+/// [`load`] with `edits` applied, in order, to every NodePool document
+/// before it is read (see [`edit`]).
+pub fn load_with_edits(
+    sources: &[(&str, &str)],
+    edits: &[NodePoolEdit],
+) -> Result<Manifests, ManifestError> {
     let mut out = Manifests::default();
     let mut warnings = Warnings::default();
     let mut core = CoreReader::new();
     for (file, text) in sources {
-        for doc in split_documents(file, text)? {
+        for mut doc in split_documents(file, text)? {
             match (doc.api_version.as_str(), doc.kind.as_str()) {
                 ("karpenter.sh/v1", "NodePool") => {
+                    for edit in edits {
+                        edit.apply(&mut doc.node, &doc.file, &doc.base_path)?;
+                    }
                     let (pool, source) =
                         read_nodepool(&doc, &mut out.resource_names, &mut warnings)?;
                     let first = out.nodepools.iter().position(|p| p.name == pool.name);

@@ -23,6 +23,14 @@ pub enum ScenarioError {
         /// The operating system's explanation.
         reason: String,
     },
+    /// A sweep file could not be read.
+    #[error("{file}: cannot read sweep file: {reason}")]
+    ReadSweep {
+        /// The sweep file as the caller named it.
+        file: String,
+        /// The operating system's explanation.
+        reason: String,
+    },
     /// The text is not valid YAML, or not a single YAML document.
     #[error("{file}:{position}: {message}")]
     Yaml {
@@ -283,6 +291,9 @@ pub enum Problem {
     /// A problem in a `generate` or `trace` workload item.
     #[error(transparent)]
     Workload(#[from] WorkloadProblem),
+    /// A problem particular to a sweep file.
+    #[error(transparent)]
+    Sweep(#[from] SweepProblem),
     /// A Cluster Autoscaler setting CA itself would refuse.
     #[error(transparent)]
     ClusterAutoscaler(#[from] crate::autoscaler::CaConfigError),
@@ -409,6 +420,41 @@ pub enum SpotProblem {
     Repeated {
         /// The name.
         name: String,
+    },
+}
+
+/// A problem particular to a sweep file (`scenario::sweep`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SweepProblem {
+    /// The file holds no YAML document.
+    #[error("the file is empty; a sweep needs at least sweep, scenario and seeds")]
+    Empty,
+    /// `seeds: {from, to}` with `to` below `from`.
+    #[error("to ({to}) must not be less than from ({from})")]
+    SeedRange {
+        /// `from`.
+        from: u64,
+        /// `to`.
+        to: u64,
+    },
+    /// A `vary` field that is not a field path.
+    #[error(transparent)]
+    FieldPath(#[from] crate::nodepools::edit::FieldPathError),
+    /// A `vary` field outside the NodePool's spec.
+    #[error(
+        "{field:?} is not under spec: vary sets fields of a NodePool's spec (spec.disruption.consolidateAfter, spec.limits.cpu, ...)"
+    )]
+    NotUnderSpec {
+        /// The field as written.
+        field: String,
+    },
+    /// The same field in two `vary` entries.
+    #[error("{field:?} is already varied by {first_field}")]
+    RepeatedField {
+        /// The field as written.
+        field: String,
+        /// The field path of the first entry.
+        first_field: String,
     },
 }
 

@@ -31,3 +31,7 @@ pub const MIN_PERIOD: SimDuration = SimDuration::from_secs(1);
 
 /// The range of a trace's `timeScale`.
 pub const TIME_SCALE: (f64, f64) = (1e-6, 1e6);
+
+/// The most runs one sweep enumerates (configurations × seeds): each run
+/// keeps its summary row in memory until the sweep's files are written.
+pub const MAX_SWEEP_RUNS: u64 = 100_000;

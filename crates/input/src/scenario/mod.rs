@@ -118,6 +118,7 @@ pub mod nodepool_sets;
 pub mod prepare;
 mod read;
 mod reservations;
+pub mod sweep;
 mod targets;
 pub mod trace;
 mod yaml;
@@ -141,8 +142,8 @@ mod workload_items_tests;
 
 use std::path::{Path, PathBuf};
 
-pub use error::{Position, Problem, ScenarioError};
-pub use prepare::{BundledRegions, PrepareError, Prepared, prepare};
+pub use error::{Position, Problem, ScenarioError, SweepProblem};
+pub use prepare::{BundledRegions, PrepareError, Prepared, prepare, pricing_identity};
 pub use read::ca::ClusterAutoscalerConfig;
 pub use read::interruptions::{
     InterruptionsConfig, KnownNames, SpotConfig, SpotInputError, SpotInputs, SpotProblem,
@@ -353,7 +354,7 @@ pub enum Provisioner {
 }
 
 /// A Karpenter variant's inputs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct KarpenterConfig {
     /// Files holding `karpenter.sh/v1` NodePools and `karpenter.k8s.aws/v1`
     /// EC2NodeClasses (absolute paths, in the order given; at least one,
@@ -363,6 +364,9 @@ pub struct KarpenterConfig {
     pub settings: KarpenterSettings,
     /// `startupFailures`: windows in which launches hang, in file order.
     pub startup_failures: Vec<StartupFailureSpec>,
+    /// Edits applied to every NodePool of `node_pools` before it is read
+    /// (a sweep's `vary`); none for a scenario's own variants.
+    pub node_pool_edits: Vec<crate::nodepools::edit::NodePoolEdit>,
 }
 
 /// One entry of a Karpenter variant's `startupFailures`.

@@ -88,6 +88,7 @@ impl Scenario {
                     node_pools: vec![path],
                     settings: Default::default(),
                     startup_failures: Vec::new(),
+                    node_pool_edits: Vec::new(),
                 }),
             })
             .collect();

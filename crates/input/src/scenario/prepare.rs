@@ -17,8 +17,8 @@ use std::sync::Arc;
 
 use super::generate::GeneratorFactory;
 use super::{
-    KarpenterSettings, KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario, SpotInputError,
-    SpotInputs, WorkloadAction, load_spot_inputs,
+    KarpenterConfig, KarpenterSettings, KnownNames, ObjectKind, ObjectRef, Provisioner, Scenario,
+    SpotInputError, SpotInputs, WorkloadAction, load_spot_inputs,
 };
 use super::{Problem, ScenarioError};
 use crate::autoscaler::CaConfigError;
@@ -32,6 +32,7 @@ use crate::karpenter::instance_types::{
 };
 use crate::kube::labels::LABEL_CAPACITY_TYPE;
 use crate::manifest::{ManifestError, ManifestWarning};
+use crate::nodepools::edit::NodePoolEdit;
 use crate::nodepools::nodeoverlay::ReadOverlay;
 use crate::nodepools::{self, Manifests};
 use crate::scheduler::kube_scheduler::SchedulerConfig;
@@ -162,6 +163,17 @@ pub enum PrepareError {
         /// The scenario's region.
         region: String,
     },
+    /// Edits of NodePools for a variant that has no NodePool files (it
+    /// runs the NodePools of the scenario's `initialState`).
+    #[error(
+        "{variant}: cannot set {field}: the variant has no nodePools files to edit (it runs the NodePools of the scenario's initialState)"
+    )]
+    EditWithoutFiles {
+        /// `variant <name>`.
+        variant: String,
+        /// The first field to set.
+        field: String,
+    },
     /// A NodePool allows no instance type.
     #[error("{at}: {variant}: NodePool {nodepool} allows no instance type in {zones}{detail}")]
     NoInstanceTypes {
@@ -233,6 +245,12 @@ impl Pricing {
     fn catalog(&self, region: &str, settings: &NodeClassSettings) -> Result<Catalog, CatalogError> {
         Catalog::load_pinned(region, settings, self.pinned.as_ref())
     }
+}
+
+/// The prices every run of `scenario` uses: its pinned snapshot file
+/// (read and checked against the region) or the bundled snapshot.
+pub fn pricing_identity(scenario: &Scenario) -> Result<SnapshotIdentity, PrepareError> {
+    Ok(Pricing::of(scenario)?.identity)
 }
 
 /// Reads every file the scenario references and builds the runs. Only the
@@ -364,7 +382,7 @@ pub fn prepare(scenario: &Scenario, only: Option<&str>) -> Result<Prepared, Prep
                     scenario,
                     &pricing,
                     &variant.name,
-                    &config.node_pools,
+                    config,
                     snapshot.as_ref(),
                     &mut warnings,
                 )?;
@@ -495,13 +513,27 @@ fn karpenter_pools(
     scenario: &Scenario,
     pricing: &Pricing,
     variant: &str,
-    files: &[std::path::PathBuf],
+    config: &KarpenterConfig,
     snapshot: Option<&Snapshot>,
     warnings: &mut BTreeSet<String>,
 ) -> Result<LoadedPools, PrepareError> {
     let owner = format!("variant {variant}");
+    let files = &config.node_pools;
     if !files.is_empty() {
-        return load_pools(scenario, pricing, &owner, files, warnings);
+        return load_edited_pools(
+            scenario,
+            pricing,
+            &owner,
+            files,
+            &config.node_pool_edits,
+            warnings,
+        );
+    }
+    if let Some(edit) = config.node_pool_edits.first() {
+        return Err(PrepareError::EditWithoutFiles {
+            variant: owner,
+            field: edit.field.to_string(),
+        });
     }
     // The NodePools the snapshot's cluster runs.
     let Some(snapshot) = snapshot else {
@@ -626,7 +658,19 @@ fn load_pools(
     files: &[std::path::PathBuf],
     warnings: &mut BTreeSet<String>,
 ) -> Result<LoadedPools, PrepareError> {
-    let loaded = load_files(files)?;
+    load_edited_pools(scenario, pricing, owner, files, &[], warnings)
+}
+
+/// [`load_pools`] with `edits` applied to every NodePool document first.
+fn load_edited_pools(
+    scenario: &Scenario,
+    pricing: &Pricing,
+    owner: &str,
+    files: &[std::path::PathBuf],
+    edits: &[NodePoolEdit],
+    warnings: &mut BTreeSet<String>,
+) -> Result<LoadedPools, PrepareError> {
+    let loaded = load_edited_files(files, edits)?;
     let (pools, slot) = pools_from(scenario, pricing, owner, &loaded, &names(files), warnings)?;
     Ok((
         pools,
@@ -972,6 +1016,14 @@ fn pools_from(
 }
 
 fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {
+    load_edited_files(paths, &[])
+}
+
+/// [`load_files`] with `edits` applied to every NodePool document first.
+fn load_edited_files(
+    paths: &[std::path::PathBuf],
+    edits: &[NodePoolEdit],
+) -> Result<Manifests, PrepareError> {
     let mut texts = Vec::new();
     for path in paths {
         let bytes = std::fs::read(path).map_err(|e| PrepareError::Read {
@@ -988,7 +1040,7 @@ fn load_files(paths: &[std::path::PathBuf]) -> Result<Manifests, PrepareError> {
         .iter()
         .map(|(name, text)| (name.as_str(), text.as_str()))
         .collect();
-    Ok(nodepools::load(&sources)?)
+    Ok(nodepools::load_with_edits(&sources, edits)?)
 }
 
 /// A path as the user would write it: relative to the working directory

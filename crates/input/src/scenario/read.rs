@@ -42,6 +42,11 @@ mod traces;
 #[path = "read_reservations.rs"]
 mod reservations;
 
+/// Sweep files, read with the same checks.
+#[path = "read_sweep.rs"]
+mod sweep;
+pub(super) use sweep::read_sweep;
+
 /// The keys allowed in one mapping, and those reserved for later versions.
 struct Keys {
     valid: &'static [&'static str],
@@ -971,6 +976,7 @@ impl Reader<'_> {
                 node_pools: Vec::new(),
                 settings,
                 startup_failures,
+                node_pool_edits: Vec::new(),
             });
         }
         let pools = self.required(&map, "nodePools")?;
@@ -978,6 +984,7 @@ impl Reader<'_> {
             node_pools: self.files(pools, &map.field("nodePools"))?,
             settings,
             startup_failures,
+            node_pool_edits: Vec::new(),
         })
     }
 

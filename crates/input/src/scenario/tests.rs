@@ -174,6 +174,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                     node_pools: vec![dir.join("nodepools/default.yaml")],
                     settings: Default::default(),
                     startup_failures: Vec::new(),
+                    node_pool_edits: Vec::new(),
                 }),
             },
             Variant {
@@ -185,6 +186,7 @@ fn realistic_scenario_parses_into_expected_struct() {
                     ],
                     settings: Default::default(),
                     startup_failures: Vec::new(),
+                    node_pool_edits: Vec::new(),
                 }),
             },
         ],
@@ -234,6 +236,7 @@ fn omitted_keys_take_their_defaults() {
             node_pools: vec![fixture_dir().join("nodepools/default.yaml")],
             settings: Default::default(),
             startup_failures: Vec::new(),
+            node_pool_edits: Vec::new(),
         })
     );
 }

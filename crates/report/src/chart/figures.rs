@@ -56,11 +56,11 @@ fn variant_title(series: &VariantSeries, what: &str) -> String {
 }
 
 /// A plot area and a legend area.
-type Split<DB> = (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>);
+pub(super) type Split<DB> = (DrawingArea<DB, Shift>, DrawingArea<DB, Shift>);
 
 /// Fills `root`, writes the title and splits off the legend column:
 /// returns (plot area, legend area).
-fn frame<DB: DrawingBackend>(
+pub(super) fn frame<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
 ) -> Result<Split<DB>, DrawingAreaErrorKind<DB::ErrorType>> {
@@ -72,7 +72,7 @@ fn frame<DB: DrawingBackend>(
 
 /// The chart builder every panel uses: room for the y caption on top and
 /// for tick labels on the left and bottom.
-fn builder<'a, 'b, DB: DrawingBackend>(
+pub(super) fn builder<'a, 'b, DB: DrawingBackend>(
     plot: &'a DrawingArea<DB, Shift>,
 ) -> ChartBuilder<'a, 'b, DB> {
     let mut builder = ChartBuilder::on(plot);
@@ -126,7 +126,7 @@ const DASH: (u32, u32) = (6, 4);
 /// polygon filler smears nearly vertical ones down the whole image, so
 /// there the line is drawn three times 1 px wide, shifted by a pixel right
 /// and down.
-fn draw_line<DB: DrawingBackend, Y: Ranged<ValueType: Copy + 'static>>(
+pub(super) fn draw_line<DB: DrawingBackend, Y: Ranged<ValueType: Copy + 'static>>(
     chart: &mut ChartContext<'_, DB, Cartesian2d<RangedCoordf64, Y>>,
     points: Vec<(f64, Y::ValueType)>,
     colour: RGBColor,

@@ -15,6 +15,7 @@
 pub mod data;
 pub mod figures;
 pub mod style;
+pub mod sweep;
 
 #[cfg(test)]
 mod tests;

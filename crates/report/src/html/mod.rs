@@ -8,6 +8,7 @@
 //! written in a fixed order, so the same folder gives the same bytes.
 
 mod sections;
+pub mod sweep;
 #[cfg(test)]
 mod tests;
 

@@ -8,6 +8,7 @@
 pub mod csv_file;
 pub mod rows;
 pub mod summary;
+pub mod sweep;
 pub mod values;
 
 pub use csv_file::{CsvError, RowReader, RowWriter, read_rows, write_rows};
@@ -18,4 +19,4 @@ pub use rows::{
 pub use summary::{
     ChurnSummary, SUMMARY_FILE, SpotSummary, Summary, SummaryError, UnschedulableReason,
 };
-pub use values::{Thousandths, Usd};
+pub use values::{Decimal, Thousandths, Usd};

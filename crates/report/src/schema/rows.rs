@@ -33,7 +33,7 @@ pub trait Row {
 
 /// The names serde gives the fields of `T`, in declaration order (which is
 /// also the order `T` is serialized in).
-fn field_names<T: Deserialize<'static>>() -> &'static [&'static str] {
+pub(super) fn field_names<T: Deserialize<'static>>() -> &'static [&'static str] {
     use serde::de::{self, Visitor};
 
     struct FieldNames(Option<&'static [&'static str]>);

@@ -222,6 +222,46 @@ impl<'de> Deserialize<'de> for Thousandths {
     }
 }
 
+/// A number `summary.json` holds as a float (already rounded there),
+/// written as the shortest decimal that reads back as the same float
+/// (`24.98418`, `0.5`, `3`; never an exponent), so a file read back holds
+/// exactly the numbers it was written from.
+#[derive(Debug, Clone, Copy, PartialEq, PartialOrd, Default)]
+pub struct Decimal(pub f64);
+
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // `-0` would read back as a different float than it shows.
+        if self.0 == 0.0 {
+            f.write_str("0")
+        } else {
+            write!(f, "{}", self.0)
+        }
+    }
+}
+
+impl Serialize for Decimal {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Decimal {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Decimal, D::Error> {
+        deserialize_text(deserializer, "a decimal number", |text| {
+            let plain = !text.is_empty()
+                && text
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'-'));
+            plain
+                .then(|| text.parse::<f64>().ok())
+                .flatten()
+                .filter(|v| v.is_finite())
+                .map(Decimal)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +295,27 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn decimals_read_back_as_the_same_float() {
+        for value in [
+            0.0,
+            -0.0,
+            0.5,
+            3.0,
+            24.98418,
+            1e-7,
+            123_456.789_012,
+            0.1 + 0.2,
+        ] {
+            let text = Decimal(value).to_string();
+            assert!(!text.contains('e'), "{text}");
+            let back: f64 = text.parse().unwrap();
+            assert_eq!(back, value, "{text}");
+        }
+        assert_eq!(Decimal(3.0).to_string(), "3");
+        assert_eq!(Decimal(1e-7).to_string(), "0.0000001");
     }
 
     /// GiB are rounded as `{:.3}` rounds, ties (64 MiB × odd) to even.
