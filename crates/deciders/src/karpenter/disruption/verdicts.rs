@@ -41,7 +41,9 @@ use super::consolidation::{SimulationTrace, price_to_beat};
 use super::context::PassContext;
 use super::types::Candidate;
 use super::types::PassInput;
-use crate::karpenter::provisioning::{OpenViews, Prepared, PriceToBeat, ViewChanges, queue_order};
+use crate::karpenter::provisioning::{
+    OpenViews, Prepared, PriceToBeat, ViewChanges, queue_starts_with,
+};
 use crate::kube::resources::Resources;
 use crate::scheduler::{Cluster, NodeId, PodId};
 
@@ -289,15 +291,12 @@ impl Verdict {
                     if !pods.iter().all(|&p| topology_free(cluster, p)) {
                         return None;
                     }
-                    let order = queue_order(cluster, pods, input.options.scheduling);
-                    if order.len() < taken.len()
-                        || !order.iter().zip(taken).all(|(&now, &(then, bound))| {
-                            now == then && is_bound(cluster, now) == bound
-                        })
-                    {
+                    let first: Vec<PodId> = taken.iter().map(|&(p, _)| p).collect();
+                    if !queue_starts_with(cluster, pods, input.options.scheduling, &first) {
                         return None;
                     }
-                } else if !taken
+                }
+                if !taken
                     .iter()
                     .all(|&(p, bound)| is_bound(cluster, p) == bound)
                 {

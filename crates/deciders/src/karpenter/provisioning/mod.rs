@@ -46,7 +46,7 @@ pub use existing::{Closure, ExistingNodes};
 pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
 pub use prepared::Prepared;
 pub use provisioner::{PREPARED_NODE_REMOVALS, Provisioner};
-pub use scheduler::{MAX_INSTANCE_TYPES, queue_order};
+pub use scheduler::{MAX_INSTANCE_TYPES, queue_starts_with};
 pub use view_changes::{OpenViews, ViewChanges};
 
 use std::sync::Arc;
@@ -215,7 +215,7 @@ pub struct SchedulingResult {
     /// went back to the queue: the pods it took from the queue, in order,
     /// the last being the one it stopped at. Pods queued after them played
     /// no part in the result (what a kept consolidation verdict may rely
-    /// on: see [`queue_order`]).
+    /// on: see [`queue_starts_with`]).
     pub stopped_on: Option<Vec<PodId>>,
 }
 

@@ -4,6 +4,7 @@
 //! NodeClaim, relaxing one preference at a time, retried until a full pass
 //! over the queue makes no progress.
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use super::claim::{Accepted, Attempt, Claim, Rejection};
@@ -26,7 +27,7 @@ use crate::kube::labels::{
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::Requirement;
 use crate::kube::resources::{ResourceKind, Resources};
-use crate::scheduler::{Cluster, NodeId, PodId};
+use crate::scheduler::{Cluster, NodeId, Pod, PodId};
 use crate::time::SimTime;
 
 /// Upstream `MaxInstanceTypes`: options written on a NodeClaim.
@@ -172,18 +173,16 @@ fn solve_prepared<'a>(
     let existing = ExistingSet::new(base, cluster, closure, closed);
     let remaining = remaining_limits(input, &existing);
 
-    // The batch: DaemonSet pods are never provisioned for.
     let mut batch: Vec<PodWork<'_>> = Vec::with_capacity(input.pods.len());
     let mut errors: BTreeMap<PodId, String> = BTreeMap::new();
-    let mut created = Vec::with_capacity(input.pods.len());
+    let mut keys = Vec::with_capacity(input.pods.len());
     for &id in input.pods {
-        let Some(pod) = cluster.pod(id) else { continue };
-        if pod.is_daemonset() {
+        let Some((pod, work)) = batch_entry(cluster, id, ignore_preferences) else {
             continue;
-        }
-        match PodWork::new(id, &pod.spec, ignore_preferences) {
+        };
+        match work {
             Ok(work) => {
-                created.push((pod.created_at, pod.uid));
+                keys.push((QueueKey::of(pod), batch.len()));
                 batch.push(work);
             }
             Err(e) => {
@@ -227,13 +226,9 @@ fn solve_prepared<'a>(
     };
     let mut deferred = BTreeSet::new();
 
-    let mut queue: VecDeque<usize> = (0..batch.len()).collect();
-    queue.make_contiguous().sort_by(|&a, &b| {
-        queue_cmp(
-            (&batch[a].requests, created[a]),
-            (&batch[b].requests, created[b]),
-        )
-    });
+    // The batch index breaks ties, as a stable sort would.
+    keys.sort_unstable();
+    let mut queue: VecDeque<usize> = keys.into_iter().map(|(_, i)| i).collect();
     let mut last_len = vec![0usize; batch.len()];
     // What a stop ends (see `SchedulingResult::stopped_on`).
     let stops = stop.at_new_nodeclaims.is_some()
@@ -290,37 +285,78 @@ fn solve_prepared<'a>(
     result
 }
 
-/// The solve's queue order: cpu descending, memory descending, then
-/// creation and uid ascending (a total order, so the order pods are given
-/// in does not matter).
-fn queue_cmp(
-    (a, created_a): (&Resources, (SimTime, u64)),
-    (b, created_b): (&Resources, (SimTime, u64)),
-) -> std::cmp::Ordering {
-    (b.cpu_millis(), b.memory_bytes(), created_a).cmp(&(
-        a.cpu_millis(),
-        a.memory_bytes(),
-        created_b,
-    ))
+/// A pod's place in the solve's queue: cpu descending, memory
+/// descending, then creation and uid ascending (a total order, so the
+/// order pods are given in does not matter).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct QueueKey {
+    cpu: Reverse<i64>,
+    memory: Reverse<i64>,
+    created: SimTime,
+    uid: u64,
 }
 
-/// The pods of `pods` a solve queues (DaemonSet pods and pods whose
-/// requirements are invalid are not), in the order it takes them first.
-pub fn queue_order(cluster: &Cluster, pods: &[PodId], policies: SchedulingPolicies) -> Vec<PodId> {
+impl QueueKey {
+    fn of(pod: &Pod) -> QueueKey {
+        QueueKey {
+            cpu: Reverse(pod.spec.requests.cpu_millis()),
+            memory: Reverse(pod.spec.requests.memory_bytes()),
+            created: pod.created_at,
+            uid: pod.uid,
+        }
+    }
+}
+
+/// Whether the pod is in a solve's batch, and its work there (an error
+/// when its requirements are invalid): DaemonSet pods are never
+/// provisioned for. The one filter of every solve and of
+/// [`queue_starts_with`].
+fn batch_entry(
+    cluster: &Cluster,
+    id: PodId,
+    ignore_preferences: bool,
+) -> Option<(&Pod, Result<PodWork<'_>, String>)> {
+    let pod = cluster.pod(id)?;
+    if pod.is_daemonset() {
+        return None;
+    }
+    Some((pod, PodWork::new(id, &pod.spec, ignore_preferences)))
+}
+
+/// Whether a solve over `pods` takes the pods of `first` from its queue
+/// before any other, in that order: what a kept consolidation verdict
+/// whose solve a stop ended rests on (see
+/// [`SchedulingResult::stopped_on`]). Linear in `pods`: only the pods that
+/// queue no later than the last of `first` are looked at closely.
+pub fn queue_starts_with(
+    cluster: &Cluster,
+    pods: &[PodId],
+    policies: SchedulingPolicies,
+    first: &[PodId],
+) -> bool {
+    let Some(last) = first.last() else {
+        return true;
+    };
+    let Some(last) = cluster.pod(*last).map(QueueKey::of) else {
+        return false;
+    };
     let ignore_preferences = policies.preference == PreferencePolicy::Ignore;
-    let mut queued: Vec<(PodId, Resources, (SimTime, u64))> = pods
-        .iter()
-        .filter_map(|&id| {
-            let pod = cluster.pod(id)?;
-            if pod.is_daemonset() {
-                return None;
-            }
-            let work = PodWork::new(id, &pod.spec, ignore_preferences).ok()?;
-            Some((id, work.requests, (pod.created_at, pod.uid)))
-        })
-        .collect();
-    queued.sort_by(|a, b| queue_cmp((&a.1, a.2), (&b.1, b.2)));
-    queued.into_iter().map(|(id, _, _)| id).collect()
+    let mut ahead: Vec<(QueueKey, PodId)> = Vec::with_capacity(first.len());
+    for &id in pods {
+        let Some(pod) = cluster.pod(id) else { continue };
+        let key = QueueKey::of(pod);
+        if key > last {
+            continue;
+        }
+        if let Some((_, Ok(_))) = batch_entry(cluster, id, ignore_preferences) {
+            ahead.push((key, id));
+        }
+    }
+    if ahead.len() != first.len() {
+        return false;
+    }
+    ahead.sort_unstable();
+    ahead.iter().map(|&(_, id)| id).eq(first.iter().copied())
 }
 
 /// Watches the first new NodeClaim against a [`PriceToBeat`]

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use super::*;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::cloud::{CapacityType, Price};
-use crate::karpenter::provisioning::{PriceToBeat, StopEarly};
+use crate::karpenter::provisioning::{
+    PriceToBeat, SchedulingPolicies, StopEarly, queue_starts_with,
+};
 use crate::kube::labels::{LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL};
 use crate::kube::pod::WeightedNodeSelectorTerm;
 use crate::kube::resources::GIB;
@@ -804,4 +806,58 @@ fn shared_existing_views_match_fresh_solves() {
     }
     // 3 nodes each take one 1.2-CPU pod when all are open, 2 otherwise.
     assert_eq!(placed_on_existing, 3 + 2 + 2 + 3);
+}
+
+/// The queue check a kept consolidation verdict relies on follows the
+/// solve's queue order (cpu descending, memory descending, then creation):
+/// only pods queued before the last of `first` matter, and DaemonSet pods
+/// are never queued.
+#[test]
+fn queue_starts_with_follows_the_solve_queue_order() {
+    let mut cluster = Cluster::new();
+    let mut add = |name: &str, cpu: i64, mem_mib: i64, kind: OwnerKind| {
+        let mut pod = karpsim_model::testing::pod_of(name, "web", kind, "web");
+        pod.node = None;
+        pod.phase = PodPhase::Pending;
+        Arc::make_mut(&mut pod.spec).requests = Resources::cpu_mem(cpu, mem_mib * MIB);
+        cluster.add_pod(pod)
+    };
+    let big = add("big", 2000, 512, OwnerKind::Deployment);
+    let mid = add("mid", 1000, 512, OwnerKind::Deployment);
+    let small = add("small", 500, 512, OwnerKind::Deployment);
+    let daemon = add("daemon", 4000, 512, OwnerKind::DaemonSet);
+    let between = add("between", 1500, 512, OwnerKind::Deployment);
+    let mid_more_memory = add("mid-more-memory", 1000, 1024, OwnerKind::Deployment);
+    let mid_later = add("mid-later", 1000, 512, OwnerKind::Deployment);
+    let policies = SchedulingPolicies::default();
+    let starts =
+        |pods: &[PodId], first: &[PodId]| queue_starts_with(&cluster, pods, policies, first);
+
+    assert!(starts(&[small, mid, big], &[big, mid]));
+    assert!(starts(&[small, mid, big], &[]));
+    assert!(
+        !starts(&[small, mid, big], &[mid, big]),
+        "not in queue order"
+    );
+    assert!(
+        !starts(&[small, mid], &[big, mid]),
+        "a pod taken then is gone"
+    );
+    assert!(
+        starts(&[small, mid, big, daemon], &[big, mid]),
+        "DaemonSet pods never queue"
+    );
+    assert!(
+        !starts(&[small, mid, big, between], &[big, mid]),
+        "more cpu queues first"
+    );
+    assert!(
+        !starts(&[mid_more_memory, mid, big], &[big, mid]),
+        "then more memory"
+    );
+    assert!(
+        starts(&[mid_later, mid, big], &[big, mid]),
+        "then the older pod"
+    );
+    assert!(starts(&[small, big, mid], &[big, mid, small]));
 }
