@@ -13,19 +13,22 @@
 //! - no pod of the simulation has topology spread or pod (anti-)affinity
 //!   terms, and no running pod has required anti-affinity, so a pod's
 //!   fit on a node reads that node alone;
-//! - every node a pod was put on is unchanged, or only lost room and still
-//!   has room for all the pods put there, and the NodePools' limit charges
-//!   are the same where a NodePool has limits;
-//! - no view that grew (opened, or gained room or lost a taint since) could
-//!   take a pod before the node it went to (or, for a pod put on no
+//! - every node a pod was put on is unchanged; or differs in room only
+//!   and has room for all the pods put there; or keeps its place in the
+//!   try order (name, initialization) and takes those pods again one
+//!   after another; and the NodePools' limit charges are the same where a
+//!   NodePool has limits;
+//! - no view that grew (opened, gained room, or changed otherwise since)
+//!   could take a pod before the node it went to (or, for a pod put on no
 //!   existing node, at all).
 //!
 //! A node whose view only lost room refuses every pod it refused then,
-//! and a node no pod went to was refused by every pod offered to it; so
-//! each pod, in the solve's order, goes where it went, and the solve ends
-//! as it did. Whether a pass reuses or recomputes, its outcome is the same
-//! (the `verdict_reuse` property test checks this against passes that keep
-//! nothing).
+//! and a node no pod went to was refused by every pod offered to it; a
+//! view that grew takes a pod it did not take then only where the last
+//! check says it might; so each pod, in the solve's order, goes where it
+//! went, and the solve ends as it did. Whether a pass reuses or
+//! recomputes, its outcome is the same (the `verdict_reuse` property test
+//! checks this against passes that keep nothing).
 //!
 //! A verdict is compared against the views of the pass that made it, not
 //! of the last pass that reused it: a node that filled, closed for its
@@ -44,7 +47,6 @@ use super::types::PassInput;
 use crate::karpenter::provisioning::{
     OpenViews, Prepared, PriceToBeat, ViewChanges, queue_starts_with,
 };
-use crate::kube::resources::Resources;
 use crate::scheduler::{Cluster, NodeId, PodId};
 
 /// Passes after which a verdict reused is re-based on the reusing pass's
@@ -231,15 +233,16 @@ impl Verdict {
         let Some(replayed) = self.replayed(input, &pods) else {
             return false;
         };
-        let mut placed: BTreeMap<NodeId, Resources> = BTreeMap::new();
+        let mut placed: BTreeMap<NodeId, Vec<PodId>> = BTreeMap::new();
         for &(pod, to) in &replayed {
-            if let (Some(to), Some(pod)) = (to, input.cluster.pod(pod)) {
-                *placed.entry(to).or_default() += pod.spec.requests;
+            if let Some(to) = to {
+                placed.entry(to).or_default().push(pod);
             }
         }
+        let policies = input.options.scheduling;
         if !placed
             .iter()
-            .all(|(&to, requests)| changes.still_takes(now, to, requests))
+            .all(|(&to, pods)| changes.still_takes(now, to, pods, input.cluster, policies))
         {
             return false;
         }

@@ -289,7 +289,7 @@ fn solve_prepared<'a>(
 /// descending, then creation and uid ascending (a total order, so the
 /// order pods are given in does not matter).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct QueueKey {
+pub(super) struct QueueKey {
     cpu: Reverse<i64>,
     memory: Reverse<i64>,
     created: SimTime,
@@ -297,7 +297,7 @@ struct QueueKey {
 }
 
 impl QueueKey {
-    fn of(pod: &Pod) -> QueueKey {
+    pub(super) fn of(pod: &Pod) -> QueueKey {
         QueueKey {
             cpu: Reverse(pod.spec.requests.cpu_millis()),
             memory: Reverse(pod.spec.requests.memory_bytes()),

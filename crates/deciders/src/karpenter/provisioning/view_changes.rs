@@ -1,18 +1,25 @@
 //! The placement views open to the solves over one closure, kept so that a
 //! later pass can tell how they changed ([`OpenViews::changes_since`]):
-//! which nodes differ at all, and which may now take a pod they refused
-//! before. A node whose view only lost room (the same taints, labels,
-//! host ports and initialization, and no amount larger) refuses every pod
-//! it refused then, so a solve that placed nothing on it takes the same
-//! path past it. The disruption controller reads this to reuse a
-//! what-if's verdict while nothing it rested on changed.
+//! which nodes differ at all, which differ in room only, and which may now
+//! take a pod they refused before. A node whose view only lost room (the
+//! same taints, labels, host ports and initialization, and no amount
+//! larger) refuses every pod it refused then, so a solve that placed
+//! nothing on it takes the same path past it; one that differs in room
+//! only still takes, in the same try order, pods it has room for, and one
+//! whose labels or taints changed but whose name and initialization did
+//! not keeps its place in that order. The disruption controller reads
+//! this to reuse a what-if's verdict while nothing it rested on changed.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::existing::{ExistingNode, PoolUsage};
+use super::pod::PodWork;
+use super::scheduler::QueueKey;
+use super::topology::PodTopology;
+use super::{PreferencePolicy, SchedulingPolicies};
 use crate::kube::resources::Resources;
-use crate::scheduler::NodeId;
+use crate::scheduler::{Cluster, NodeId, PodId};
 
 /// The views open under one closure, by node id, with what the closure
 /// charges the NodePools' limits with and whether any running pod's
@@ -39,8 +46,12 @@ pub struct ViewChanges {
     changed: Vec<NodeId>,
     /// Views open now that may take a pod they (or nothing) refused then.
     grown: Vec<Arc<ExistingNode>>,
-    /// Changed nodes whose view only lost room, sorted.
-    shrunk: Vec<NodeId>,
+    /// Changed nodes whose view differs in room only (less, more or
+    /// some of each), sorted.
+    resized: Vec<NodeId>,
+    /// Changed nodes still open at the same place in the try order (the
+    /// same name and initialization), sorted.
+    same_place: Vec<NodeId>,
     /// The same NodePool limit charges.
     same_pool_usage: bool,
     /// No running pod with required anti-affinity, then or now.
@@ -73,9 +84,14 @@ impl OpenViews {
                 Some(before) if Arc::ptr_eq(before, now) => {}
                 Some(before) => {
                     changes.changed.push(now.id);
-                    if only_lost_room(now, before) {
-                        changes.shrunk.push(now.id);
-                    } else {
+                    if now.initialized == before.initialized && now.name == before.name {
+                        changes.same_place.push(now.id);
+                    }
+                    let same_but_room = same_but_room(now, before);
+                    if same_but_room {
+                        changes.resized.push(now.id);
+                    }
+                    if !same_but_room || !now.remaining.admits_no_more_than(&before.remaining) {
                         changes.grown.push(now.clone());
                     }
                 }
@@ -98,15 +114,51 @@ impl OpenViews {
     }
 }
 
-/// The same view but for less room (see the module docs).
-fn only_lost_room(now: &ExistingNode, before: &ExistingNode) -> bool {
+/// The same view but for its room (see the module docs).
+fn same_but_room(now: &ExistingNode, before: &ExistingNode) -> bool {
     now.initialized == before.initialized
         && now.name == before.name
         && now.taints == before.taints
         && now.host_ports == before.host_ports
         && (Arc::ptr_eq(&now.requirements, &before.requirements)
             || now.requirements == before.requirements)
-        && now.remaining.admits_no_more_than(&before.remaining)
+}
+
+/// Whether `view` takes `pods` one after another in the solve's queue
+/// order, as a solve adds them (topology-free pods: no group constrains
+/// them).
+fn takes_in_turn(
+    view: &ExistingNode,
+    pods: &[PodId],
+    cluster: &Cluster,
+    policies: SchedulingPolicies,
+) -> bool {
+    let ignore_preferences = policies.preference == PreferencePolicy::Ignore;
+    let Some(mut works) = pods
+        .iter()
+        .map(|&id| {
+            let pod = cluster.pod(id)?;
+            Some((
+                QueueKey::of(pod),
+                PodWork::new(id, &pod.spec, ignore_preferences).ok()?,
+            ))
+        })
+        .collect::<Option<Vec<_>>>()
+    else {
+        return false;
+    };
+    works.sort_unstable_by_key(|(key, _)| *key);
+    let unconstrained = PodTopology::unconstrained();
+    let mut view = view.clone();
+    works
+        .iter()
+        .all(|(_, work)| match view.can_add(&unconstrained, work) {
+            Some(requirements) => {
+                view.add(work, requirements);
+                true
+            }
+            None => false,
+        })
 }
 
 /// Whether `a` comes before `b` in a solve's try order (initialized first,
@@ -128,24 +180,45 @@ impl ViewChanges {
         self.changed.binary_search(&node).is_err()
     }
 
-    /// Whether `node` is open now and takes pods requesting `placed` in
-    /// all, as it took them then: its view is the same, or only lost room
-    /// and still has room for them (requests are never negative, so
-    /// room for all is room for each in turn).
-    pub fn still_takes(&self, now: &OpenViews, node: NodeId, placed: &Resources) -> bool {
+    /// Whether `node` is open now and takes `pods` (topology-free, of
+    /// `cluster`), which a solve then put there, as it took them then: its
+    /// view is the same; or differs in room only and has room for them all
+    /// (requests are never negative, so room for all is room for each in
+    /// turn); or keeps its place in the try order (the same name and
+    /// initialization) and takes them one after another in queue order.
+    pub fn still_takes(
+        &self,
+        now: &OpenViews,
+        node: NodeId,
+        pods: &[PodId],
+        cluster: &Cluster,
+        policies: SchedulingPolicies,
+    ) -> bool {
         if self.unchanged(node) {
             return true;
         }
-        self.shrunk.binary_search(&node).is_ok()
-            && now
-                .view(node)
-                .is_some_and(|view| !(view.remaining - *placed).any_negative())
+        let Some(view) = now.view(node) else {
+            return false;
+        };
+        if self.resized.binary_search(&node).is_ok() {
+            let mut placed = Resources::ZERO;
+            for pod in pods {
+                match cluster.pod(*pod) {
+                    Some(pod) => placed += pod.spec.requests,
+                    None => return false,
+                }
+            }
+            return !(view.remaining - placed).any_negative();
+        }
+        self.same_place.binary_search(&node).is_ok() && takes_in_turn(view, pods, cluster, policies)
     }
 
     /// Whether a pod requesting `requests`, which a solve then placed on
     /// the existing node `destination` (`None`: on none), might now be
     /// taken by a grown view other than `closed`'s before reaching it.
-    /// `destination` must still take its pods (see [`Self::still_takes`]).
+    /// `destination` must still take its pods (see [`Self::still_takes`]);
+    /// it may have grown itself, and then still comes where it came in the
+    /// try order.
     pub fn may_divert(
         &self,
         now: &OpenViews,
@@ -153,9 +226,11 @@ impl ViewChanges {
         destination: Option<NodeId>,
         closed: NodeId,
     ) -> bool {
+        let destination_id = destination;
         let destination = destination.and_then(|id| now.view(id));
         self.grown.iter().any(|grown| {
             grown.id != closed
+                && Some(grown.id) != destination_id
                 && requests.fits(&grown.remaining)
                 && destination.is_none_or(|d| !tried_before(d, grown))
         })

@@ -1,13 +1,15 @@
 //! Single-node consolidation's kept verdicts change no decision: on random
 //! small clusters changed between passes (pods bound, removed or pending,
-//! pending pods bound, nodes added, some uninitialized, removed or marked
-//! for deletion with their pods still on them), the controller object that
+//! pending pods bound, nodes added, some uninitialized, initialized,
+//! tainted, untainted, relabelled, removed or marked for deletion with
+//! their pods still on them), the controller object that
 //! keeps verdicts finds the very command a pass that keeps nothing finds.
 
 use proptest::prelude::*;
 
 use super::*;
 use crate::karpenter::provisioning::Provisioner;
+use crate::kube::taints::{Taint, TaintEffect};
 
 /// A change between two passes.
 #[derive(Debug, Clone)]
@@ -18,6 +20,9 @@ enum Change {
     BindPending { node: usize },
     MarkDeleting { node: usize },
     AddNode { size: usize, initialized: bool },
+    Initialize { node: usize },
+    Taint { node: usize, on: bool },
+    Label { node: usize },
     RemoveNode { node: usize },
     Wait,
 }
@@ -31,6 +36,9 @@ fn change() -> impl Strategy<Value = Change> {
         1 => (0..8usize).prop_map(|node| Change::MarkDeleting { node }),
         1 => (0..4usize, any::<bool>()).prop_map(|(size, initialized)| Change::AddNode { size, initialized }),
         1 => (0..8usize).prop_map(|node| Change::RemoveNode { node }),
+        1 => (0..8usize).prop_map(|node| Change::Initialize { node }),
+        1 => (0..8usize, any::<bool>()).prop_map(|(node, on)| Change::Taint { node, on }),
+        1 => (0..8usize).prop_map(|node| Change::Label { node }),
         2 => Just(Change::Wait),
     ]
 }
@@ -89,6 +97,48 @@ impl Run {
                 self.env.cluster.node_mut(node).unwrap().marked_for_deletion = true;
             }
             Change::AddNode { size, initialized } => self.add_node(size, initialized),
+            Change::Initialize { node } if !self.nodes.is_empty() => {
+                let at = self.env.now;
+                let node = self
+                    .env
+                    .cluster
+                    .node_mut(self.nodes[node % self.nodes.len()])
+                    .unwrap();
+                node.initialized = true;
+                node.claim
+                    .as_mut()
+                    .unwrap()
+                    .lifecycle
+                    .initialized_at
+                    .get_or_insert(at);
+            }
+            // A taint no pod tolerates, put on or taken off: the node's view
+            // changes, not its place in the try order.
+            Change::Taint { node, on } if !self.nodes.is_empty() => {
+                let node = self
+                    .env
+                    .cluster
+                    .node_mut(self.nodes[node % self.nodes.len()])
+                    .unwrap();
+                node.taints.retain(|t| t.key != "dedicated");
+                if on {
+                    node.taints.push(Taint {
+                        key: "dedicated".to_string(),
+                        value: "other".to_string(),
+                        effect: TaintEffect::NoSchedule,
+                    });
+                }
+            }
+            // A label no pod selects on.
+            Change::Label { node } if !self.nodes.is_empty() => {
+                let node = self
+                    .env
+                    .cluster
+                    .node_mut(self.nodes[node % self.nodes.len()])
+                    .unwrap();
+                let next = node.labels.get("team").map_or(0, |v| v.len()) + 1;
+                node.labels.insert("team".to_string(), "x".repeat(next));
+            }
             Change::RemoveNode { node } if !self.nodes.is_empty() => {
                 let node = self.nodes.remove(node % self.nodes.len());
                 let on_it = self.env.cluster.node(node).unwrap().pods.clone();

@@ -82,6 +82,15 @@ pub(in crate::karpenter::provisioning) struct PodTopology<'t> {
 }
 
 impl PodTopology<'_> {
+    /// The view of a pod no group constrains.
+    pub fn unconstrained() -> PodTopology<'static> {
+        PodTopology {
+            groups: Vec::new(),
+            claim_limits: Vec::new(),
+            affinity_domains: Vec::new(),
+        }
+    }
+
     /// Whether any rule could narrow this pod's domains.
     pub fn constrains(&self) -> bool {
         !self.groups.is_empty()
