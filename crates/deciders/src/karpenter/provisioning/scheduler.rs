@@ -5,7 +5,7 @@
 //! over the queue makes no progress.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, VecDeque};
 
 use super::claim::{Accepted, Attempt, Claim, Rejection};
 use super::existing::{Closure, ExistingNodes, ExistingSet};
@@ -226,9 +226,14 @@ fn solve_prepared<'a>(
     };
     let mut deferred = BTreeSet::new();
 
-    // The batch index breaks ties, as a stable sort would.
-    keys.sort_unstable();
-    let mut queue: VecDeque<usize> = keys.into_iter().map(|(_, i)| i).collect();
+    // The queue: the batch in queue order (a heap, as a stop usually comes
+    // after a few pods; the batch index breaks ties, as a stable sort
+    // would), then the pods put back, in turn.
+    let mut first_round: BinaryHeap<Reverse<(QueueKey, usize)>> =
+        keys.into_iter().map(Reverse).collect();
+    let mut put_back: VecDeque<usize> = VecDeque::new();
+    // The queue's length when a pod was put back: the solve ends when it
+    // comes round again with no pod placed since.
     let mut last_len = vec![0usize; batch.len()];
     // What a stop ends (see `SchedulingResult::stopped_on`).
     let stops = stop.at_new_nodeclaims.is_some()
@@ -238,11 +243,17 @@ fn solve_prepared<'a>(
     let mut taken: Vec<PodId> = Vec::new();
     let mut requeued = false;
     let mut stopped = false;
-    while let Some(&next) = queue.front() {
-        if last_len[next] == queue.len() {
-            break;
-        }
-        queue.pop_front();
+    loop {
+        let next = match first_round.pop() {
+            Some(Reverse((_, next))) => next,
+            None => match put_back.front() {
+                Some(&next) if last_len[next] != put_back.len() => {
+                    put_back.pop_front();
+                    next
+                }
+                _ => break,
+            },
+        };
         if stops {
             taken.push(batch[next].id);
         }
@@ -273,8 +284,8 @@ fn solve_prepared<'a>(
                     break;
                 }
                 scheduler.topology.update(batch[next].id, &batch[next].spec);
-                queue.push_back(next);
-                last_len[next] = queue.len();
+                put_back.push_back(next);
+                last_len[next] = first_round.len() + put_back.len();
                 requeued = true;
             }
         }

@@ -397,6 +397,14 @@ pub(super) struct Topology<'a> {
 /// The running pods whose required anti-affinity every solve over
 /// `cluster` must respect: bound to a node, not terminal, with a required
 /// anti-affinity term; in pod order.
+/// Whether the pod has topology spread or pod (anti-)affinity terms, the
+/// only ones that make groups.
+fn has_topology_terms(spec: &PodSpec) -> bool {
+    !spec.topology_spread.is_empty()
+        || !spec.pod_affinity.is_empty()
+        || !spec.pod_anti_affinity.is_empty()
+}
+
 pub(super) fn anti_affinity_pods(cluster: &Cluster) -> Vec<PodId> {
     if !cluster.may_have_anti_affinity_pods() {
         return Vec::new();
@@ -430,7 +438,13 @@ impl<'a> Topology<'a> {
             cluster,
             domains,
             node_requirements,
-            excluded: {
+            // Read only when a group is made, and only pods with terms (or
+            // running pods with anti-affinity) make one.
+            excluded: if anti_affinity_pods.is_empty()
+                && batch.iter().all(|p| !has_topology_terms(&p.spec))
+            {
+                Vec::new()
+            } else {
                 let mut ids: Vec<PodId> = batch.iter().map(|p| p.id).collect();
                 ids.sort_unstable();
                 ids
@@ -560,6 +574,12 @@ impl<'a> Topology<'a> {
 
     /// (Re)builds the groups a batch pod owns from its current spec.
     pub fn update(&mut self, id: PodId, spec: &PodSpec) {
+        if !has_topology_terms(spec) {
+            if !self.owned.is_empty() {
+                self.owned.remove(&id);
+            }
+            return;
+        }
         if !spec.pod_anti_affinity.is_empty() {
             self.update_inverse(id, spec, None);
         }
