@@ -14,7 +14,7 @@ use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::reservations::ReservationManager;
 use super::template::{OfferingFilter, Template, without_bookkeeping};
-use super::topology::Topology;
+use super::topology::{Topology, has_topology_terms};
 use super::{
     MinValuesPolicy, NewNodeClaim, PreferencePolicy, PriceToBeat, ProvisioningInput,
     SchedulingPolicies, SchedulingResult, SolveSetup, StopEarly,
@@ -173,31 +173,59 @@ fn solve_prepared<'a>(
     let existing = ExistingSet::new(base, cluster, closure, closed);
     let remaining = remaining_limits(input, &existing);
 
-    let mut batch: Vec<PodWork<'_>> = Vec::with_capacity(input.pods.len());
+    // The batch. Pods are made ready to place as the queue reaches them,
+    // unless topology must know them all first (a pod with spread or pod
+    // affinity terms, or a running pod with required anti-affinity).
     let mut errors: BTreeMap<PodId, String> = BTreeMap::new();
     let mut keys = Vec::with_capacity(input.pods.len());
-    for &id in input.pods {
-        let Some((pod, work)) = batch_entry(cluster, id, ignore_preferences) else {
-            continue;
-        };
-        match work {
-            Ok(work) => {
-                keys.push((QueueKey::of(pod), batch.len()));
-                batch.push(work);
-            }
-            Err(e) => {
-                errors.insert(id, e);
+    let mut batch: Vec<BatchPod<'_>> = Vec::with_capacity(input.pods.len());
+    let eager = !base.anti_affinity_pods().is_empty()
+        || input
+            .pods
+            .iter()
+            .filter_map(|&id| cluster.pod(id))
+            .any(|pod| !pod.is_daemonset() && has_topology_terms(&pod.spec));
+    let mut topology = if eager {
+        let mut works: Vec<PodWork<'_>> = Vec::with_capacity(input.pods.len());
+        for &id in input.pods {
+            let Some((pod, work)) = batch_entry(cluster, id, ignore_preferences) else {
+                continue;
+            };
+            match work {
+                Ok(work) => {
+                    keys.push((QueueKey::of(pod), works.len()));
+                    works.push(work);
+                }
+                Err(e) => {
+                    errors.insert(id, e);
+                }
             }
         }
-    }
-
-    let mut topology = Topology::new(
-        cluster,
-        prepared.domains(),
-        prepared.node_requirements(),
-        &batch,
-        base.anti_affinity_pods(),
-    );
+        let topology = Topology::new(
+            cluster,
+            prepared.domains(),
+            prepared.node_requirements(),
+            &works,
+            base.anti_affinity_pods(),
+        );
+        batch.extend(works.into_iter().map(BatchPod::Ready));
+        topology
+    } else {
+        for &id in input.pods {
+            let Some(pod) = cluster.pod(id).filter(|p| !p.is_daemonset()) else {
+                continue;
+            };
+            keys.push((QueueKey::of(pod), batch.len()));
+            batch.push(BatchPod::Waiting(id, &pod.spec));
+        }
+        Topology::new(
+            cluster,
+            prepared.domains(),
+            prepared.node_requirements(),
+            &[],
+            &[],
+        )
+    };
     if topology.tracks_hostnames() {
         for hostname in existing.hostnames() {
             topology.register_host(hostname);
@@ -232,9 +260,10 @@ fn solve_prepared<'a>(
     let mut first_round: BinaryHeap<Reverse<(QueueKey, usize)>> =
         keys.into_iter().map(Reverse).collect();
     let mut put_back: VecDeque<usize> = VecDeque::new();
-    // The queue's length when a pod was put back: the solve ends when it
-    // comes round again with no pod placed since.
-    let mut last_len = vec![0usize; batch.len()];
+    // Pods placed so far, and their count when each pod was put back: the
+    // solve ends when one comes round again with no pod placed since.
+    let mut placed = 0usize;
+    let mut placed_when_put_back = vec![0usize; batch.len()];
     // What a stop ends (see `SchedulingResult::stopped_on`).
     let stops = stop.at_new_nodeclaims.is_some()
         || stop.unless_cheaper_than.is_some()
@@ -247,20 +276,29 @@ fn solve_prepared<'a>(
         let next = match first_round.pop() {
             Some(Reverse((_, next))) => next,
             None => match put_back.front() {
-                Some(&next) if last_len[next] != put_back.len() => {
+                Some(&next) if placed_when_put_back[next] != placed => {
                     put_back.pop_front();
                     next
                 }
                 _ => break,
             },
         };
+        let pod = match batch[next].ready(ignore_preferences) {
+            Ok(pod) => pod,
+            Err((id, e)) => {
+                // Never queued: its requirements are invalid.
+                errors.insert(id, e);
+                continue;
+            }
+        };
         if stops {
-            taken.push(batch[next].id);
+            taken.push(pod.id);
         }
-        match scheduler.try_schedule(&batch[next]) {
+        match scheduler.try_schedule(pod) {
             Ok(()) => {
-                errors.remove(&batch[next].id);
-                deferred.remove(&batch[next].id);
+                placed += 1;
+                errors.remove(&pod.id);
+                deferred.remove(&pod.id);
                 let enough_claims = stop
                     .at_new_nodeclaims
                     .is_some_and(|n| scheduler.claims.len() >= n);
@@ -274,18 +312,18 @@ fn solve_prepared<'a>(
             }
             Err(reason) => {
                 if scheduler.reserved_error {
-                    deferred.insert(batch[next].id);
+                    deferred.insert(pod.id);
                 } else {
-                    deferred.remove(&batch[next].id);
+                    deferred.remove(&pod.id);
                 }
-                errors.insert(batch[next].id, reason);
+                errors.insert(pod.id, reason);
                 if scheduler.settled {
                     stopped = true;
                     break;
                 }
-                scheduler.topology.update(batch[next].id, &batch[next].spec);
+                scheduler.topology.update(pod.id, &pod.spec);
                 put_back.push_back(next);
-                last_len[next] = first_round.len() + put_back.len();
+                placed_when_put_back[next] = placed;
                 requeued = true;
             }
         }
@@ -294,6 +332,29 @@ fn solve_prepared<'a>(
     result.deferred = deferred.into_iter().collect();
     result.stopped_on = (stopped && !requeued).then_some(taken);
     result
+}
+
+/// A pod of the batch: made ready to place (its requirements derived) when
+/// the queue first reaches it.
+enum BatchPod<'s> {
+    Waiting(PodId, &'s PodSpec),
+    Ready(PodWork<'s>),
+}
+
+impl<'s> BatchPod<'s> {
+    /// The pod ready to place, or its id and why its requirements are
+    /// invalid (it then leaves the queue).
+    fn ready(&mut self, ignore_preferences: bool) -> Result<&PodWork<'s>, (PodId, String)> {
+        if let BatchPod::Waiting(id, spec) = *self {
+            *self =
+                BatchPod::Ready(PodWork::new(id, spec, ignore_preferences).map_err(|e| (id, e))?);
+        }
+        match self {
+            BatchPod::Ready(pod) => Ok(pod),
+            // Not reached: made ready above.
+            BatchPod::Waiting(id, _) => Err((*id, String::new())),
+        }
+    }
 }
 
 /// A pod's place in the solve's queue: cpu descending, memory

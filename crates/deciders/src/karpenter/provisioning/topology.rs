@@ -399,7 +399,7 @@ pub(super) struct Topology<'a> {
 /// anti-affinity term; in pod order.
 /// Whether the pod has topology spread or pod (anti-)affinity terms, the
 /// only ones that make groups.
-fn has_topology_terms(spec: &PodSpec) -> bool {
+pub(super) fn has_topology_terms(spec: &PodSpec) -> bool {
     !spec.topology_spread.is_empty()
         || !spec.pod_affinity.is_empty()
         || !spec.pod_anti_affinity.is_empty()
