@@ -21,8 +21,8 @@
 //! the nodes inside their window) are closed once per pass in a
 //! [`Closure`]; each simulation closes only its candidates on top.
 
-use std::collections::BTreeSet;
-use std::sync::{Arc, OnceLock};
+use std::collections::{BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::types::Candidate;
 use super::types::PassInput;
@@ -56,6 +56,29 @@ pub struct SimulationView {
     /// The deleting nodes and those inside their `consolidateAfter` window
     /// closed, for consolidation simulations.
     consolidation_closure: OnceLock<Closure>,
+    /// Per single candidate, what [`Self::pods_to_place`] found (asked for
+    /// by the kept-verdict check and again by the simulation).
+    pods_of_one: PodsMemo,
+}
+
+/// What [`SimulationView::pods_to_place`] returns: the pods to place, and
+/// the candidates' own.
+type PodsToPlace = (Vec<PodId>, Vec<PodId>);
+
+/// Pods to place by candidate node.
+#[derive(Debug, Default)]
+struct PodsMemo(Mutex<HashMap<NodeId, PodsToPlace>>);
+
+impl PodsMemo {
+    fn lock(&self) -> MutexGuard<'_, HashMap<NodeId, PodsToPlace>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Clone for PodsMemo {
+    fn clone(&self) -> Self {
+        PodsMemo(Mutex::new(self.lock().clone()))
+    }
 }
 
 /// What one simulation found.
@@ -171,6 +194,7 @@ impl SimulationView {
             existing: OnceLock::new(),
             deleting_closure: OnceLock::new(),
             consolidation_closure: OnceLock::new(),
+            pods_of_one: PodsMemo::default(),
         }
     }
 
@@ -306,6 +330,26 @@ impl SimulationView {
     /// of deleting nodes (never pending, each on one node); and the
     /// candidates' own, in that order.
     pub(crate) fn pods_to_place(
+        &self,
+        input: &PassInput<'_>,
+        pdbs: &PdbLimits,
+        candidates: &[&Candidate],
+    ) -> (Vec<PodId>, Vec<PodId>) {
+        let [candidate] = candidates else {
+            return self.find_pods_to_place(input, pdbs, candidates);
+        };
+        let known = self.pods_of_one.lock().get(&candidate.node).cloned();
+        if let Some(found) = known {
+            return found;
+        }
+        let found = self.find_pods_to_place(input, pdbs, candidates);
+        self.pods_of_one
+            .lock()
+            .insert(candidate.node, found.clone());
+        found
+    }
+
+    fn find_pods_to_place(
         &self,
         input: &PassInput<'_>,
         pdbs: &PdbLimits,
