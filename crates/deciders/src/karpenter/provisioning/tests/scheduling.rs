@@ -861,3 +861,40 @@ fn queue_starts_with_follows_the_solve_queue_order() {
     );
     assert!(starts(&[small, big, mid], &[big, mid, small]));
 }
+
+/// A pod whose required node affinity is invalid (`Gt` takes one integer)
+/// is never queued: it gets the error naming its term, and the pods around
+/// it are placed as if it were not there. Checked with pods made ready as
+/// the queue reaches them, and with a spread pod in the batch, which makes
+/// every pod ready first.
+#[test]
+fn a_pod_with_invalid_node_affinity_gets_its_error_and_the_rest_are_placed() {
+    for with_spread in [false, true] {
+        let mut world = World::fake(default_pool(), 10);
+        let big = world.add_pending(pod(1500, 512));
+        let mut invalid = pod(3000, 512);
+        invalid.node_affinity.required =
+            vec![vec![expr("example.com/size", Operator::Gt, &["large"])]];
+        let invalid = world.add_pending(invalid);
+        let small = world.add_pending(pod(500, 512));
+        if with_spread {
+            let mut spec = labeled(pod(100, 64), "app", "spread");
+            spec.topology_spread = vec![spread(LABEL_TOPOLOGY_ZONE, "spread", None)];
+            world.add_pending(spec);
+        }
+        let result = world.solve();
+        assert!(
+            error_of(&result, invalid).starts_with("invalid required node affinity:"),
+            "{}",
+            error_of(&result, invalid)
+        );
+        claim_of(&result, big);
+        claim_of(&result, small);
+        assert_eq!(
+            result.errors.len(),
+            1,
+            "only the invalid pod fails: {:?}",
+            result.errors
+        );
+    }
+}
