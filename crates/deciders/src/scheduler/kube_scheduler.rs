@@ -159,9 +159,7 @@ fn schedule_remembering(
         .collect();
     for (pod_id, pod) in queue {
         let spec = pod.spec.as_ref();
-        let plain = spec.topology_spread.is_empty()
-            && spec.pod_affinity.is_empty()
-            && spec.pod_anti_affinity.is_empty();
+        let plain = !spec.has_topology_terms();
         if plain
             && let Some((_, message)) = failed_since_bind
                 .iter()

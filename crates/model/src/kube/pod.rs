@@ -273,6 +273,16 @@ pub struct PodSpec {
     pub local_storage_volumes: Vec<String>,
 }
 
+impl PodSpec {
+    /// Whether the pod has topology spread or pod (anti-)affinity terms:
+    /// whether where it may go depends on other pods.
+    pub fn has_topology_terms(&self) -> bool {
+        !self.topology_spread.is_empty()
+            || !self.pod_affinity.is_empty()
+            || !self.pod_anti_affinity.is_empty()
+    }
+}
+
 impl Default for PodSpec {
     fn default() -> Self {
         PodSpec {

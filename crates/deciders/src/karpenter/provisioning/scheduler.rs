@@ -14,7 +14,7 @@ use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
 use super::reservations::ReservationManager;
 use super::template::{OfferingFilter, Template, without_bookkeeping};
-use super::topology::{Topology, has_topology_terms};
+use super::topology::Topology;
 use super::{
     MinValuesPolicy, NewNodeClaim, PreferencePolicy, PriceToBeat, ProvisioningInput,
     SchedulingPolicies, SchedulingResult, SolveSetup, StopEarly,
@@ -132,7 +132,7 @@ fn solve_prepared<'a>(
         let errors = input
             .pods
             .iter()
-            .filter(|&&id| cluster.pod(id).is_some_and(|p| !p.is_daemonset()))
+            .filter(|&&id| queued_pod(cluster, id).is_some())
             .map(|&id| (id, NO_DYNAMIC_NODEPOOLS.to_string()))
             .collect();
         return SchedulingResult {
@@ -183,8 +183,8 @@ fn solve_prepared<'a>(
         || input
             .pods
             .iter()
-            .filter_map(|&id| cluster.pod(id))
-            .any(|pod| !pod.is_daemonset() && has_topology_terms(&pod.spec));
+            .filter_map(|&id| queued_pod(cluster, id))
+            .any(|pod| pod.spec.has_topology_terms());
     let mut topology = if eager {
         let mut works: Vec<PodWork<'_>> = Vec::with_capacity(input.pods.len());
         for &id in input.pods {
@@ -212,7 +212,7 @@ fn solve_prepared<'a>(
         topology
     } else {
         for &id in input.pods {
-            let Some(pod) = cluster.pod(id).filter(|p| !p.is_daemonset()) else {
+            let Some(pod) = queued_pod(cluster, id) else {
                 continue;
             };
             keys.push((QueueKey::of(pod), batch.len()));
@@ -379,19 +379,22 @@ impl QueueKey {
     }
 }
 
-/// Whether the pod is in a solve's batch, and its work there (an error
-/// when its requirements are invalid): DaemonSet pods are never
+/// The pod, if a solve's batch takes it: DaemonSet pods are never
 /// provisioned for. The one filter of every solve and of
-/// [`queue_starts_with`].
+/// [`queue_starts_with`]; a pod it takes whose requirements are invalid
+/// then gets an error instead of a place in the queue.
+fn queued_pod(cluster: &Cluster, id: PodId) -> Option<&Pod> {
+    cluster.pod(id).filter(|pod| !pod.is_daemonset())
+}
+
+/// The pod's work in a solve's batch (see [`queued_pod`]); an error when
+/// its requirements are invalid.
 fn batch_entry(
     cluster: &Cluster,
     id: PodId,
     ignore_preferences: bool,
 ) -> Option<(&Pod, Result<PodWork<'_>, String>)> {
-    let pod = cluster.pod(id)?;
-    if pod.is_daemonset() {
-        return None;
-    }
+    let pod = queued_pod(cluster, id)?;
     Some((pod, PodWork::new(id, &pod.spec, ignore_preferences)))
 }
 

@@ -397,14 +397,6 @@ pub(super) struct Topology<'a> {
 /// The running pods whose required anti-affinity every solve over
 /// `cluster` must respect: bound to a node, not terminal, with a required
 /// anti-affinity term; in pod order.
-/// Whether the pod has topology spread or pod (anti-)affinity terms, the
-/// only ones that make groups.
-pub(super) fn has_topology_terms(spec: &PodSpec) -> bool {
-    !spec.topology_spread.is_empty()
-        || !spec.pod_affinity.is_empty()
-        || !spec.pod_anti_affinity.is_empty()
-}
-
 pub(super) fn anti_affinity_pods(cluster: &Cluster) -> Vec<PodId> {
     if !cluster.may_have_anti_affinity_pods() {
         return Vec::new();
@@ -441,7 +433,7 @@ impl<'a> Topology<'a> {
             // Read only when a group is made, and only pods with terms (or
             // running pods with anti-affinity) make one.
             excluded: if anti_affinity_pods.is_empty()
-                && batch.iter().all(|p| !has_topology_terms(&p.spec))
+                && batch.iter().all(|p| !p.spec.has_topology_terms())
             {
                 Vec::new()
             } else {
@@ -574,7 +566,8 @@ impl<'a> Topology<'a> {
 
     /// (Re)builds the groups a batch pod owns from its current spec.
     pub fn update(&mut self, id: PodId, spec: &PodSpec) {
-        if !has_topology_terms(spec) {
+        // Only these terms make groups.
+        if !spec.has_topology_terms() {
             if !self.owned.is_empty() {
                 self.owned.remove(&id);
             }
