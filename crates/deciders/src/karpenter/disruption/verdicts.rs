@@ -85,10 +85,17 @@ struct Verdict {
     pods: Vec<PodId>,
     /// Per pod of `pods`, the existing node it went to.
     destinations: Vec<Option<NodeId>>,
-    /// When a stop ended the solve: the pods it took from its queue, in
-    /// order, each with whether it was bound to a node then.
-    stopped_on: Option<Vec<(PodId, bool)>>,
+    /// When a stop ended the solve: what it had taken.
+    stopped_on: Option<Stop>,
     views: Arc<PassViews>,
+}
+
+/// The pods a solve took from its queue before a stop ended it, in order,
+/// and whether each was bound to a node then.
+#[derive(Debug)]
+struct Stop {
+    taken: Vec<PodId>,
+    bound: Vec<bool>,
 }
 
 impl Verdicts {
@@ -176,11 +183,9 @@ impl Verdicts {
         let views = kept.current_views(ctx);
         let placed: BTreeMap<PodId, NodeId> = trace.placed_on_existing.into_iter().collect();
         let destinations = trace.pods.iter().map(|p| placed.get(p).copied()).collect();
-        let stopped_on = trace.stopped_on.map(|taken| {
-            taken
-                .into_iter()
-                .map(|p| (p, is_bound(cluster, p)))
-                .collect()
+        let stopped_on = trace.stopped_on.map(|taken| Stop {
+            bound: taken.iter().map(|&p| is_bound(cluster, p)).collect(),
+            taken,
         });
         kept.verdicts.insert(
             candidate.node,
@@ -289,23 +294,22 @@ impl Verdict {
                     .collect(),
             ),
             None => None,
-            Some(taken) => {
-                if !same_pods {
-                    if !pods.iter().all(|&p| topology_free(cluster, p)) {
-                        return None;
-                    }
-                    let first: Vec<PodId> = taken.iter().map(|&(p, _)| p).collect();
-                    if !queue_starts_with(cluster, pods, input.options.scheduling, &first) {
-                        return None;
-                    }
-                }
-                if !taken
-                    .iter()
-                    .all(|&(p, bound)| is_bound(cluster, p) == bound)
+            Some(stop) => {
+                if !same_pods
+                    && (!pods.iter().all(|&p| topology_free(cluster, p))
+                        || !queue_starts_with(cluster, pods, input.options.scheduling, &stop.taken))
                 {
                     return None;
                 }
-                Some(taken.iter().map(|&(p, _)| (p, destination(p))).collect())
+                if !stop
+                    .taken
+                    .iter()
+                    .zip(&stop.bound)
+                    .all(|(&p, &bound)| is_bound(cluster, p) == bound)
+                {
+                    return None;
+                }
+                Some(stop.taken.iter().map(|&p| (p, destination(p))).collect())
             }
         }
     }
@@ -318,9 +322,7 @@ fn is_bound(cluster: &Cluster, pod: PodId) -> bool {
 
 /// Whether where the pod may go reads no other pod.
 fn topology_free(cluster: &Cluster, pod: PodId) -> bool {
-    cluster.pod(pod).is_some_and(|p| {
-        p.spec.topology_spread.is_empty()
-            && p.spec.pod_affinity.is_empty()
-            && p.spec.pod_anti_affinity.is_empty()
-    })
+    cluster
+        .pod(pod)
+        .is_some_and(|p| !p.spec.has_topology_terms())
 }
