@@ -8,6 +8,7 @@
 
 pub mod autoscaler;
 pub mod karpenter;
+mod locked_map;
 pub mod scheduler;
 
 #[cfg(test)]

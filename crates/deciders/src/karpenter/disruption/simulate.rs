@@ -21,8 +21,8 @@
 //! the nodes inside their window) are closed once per pass in a
 //! [`Closure`]; each simulation closes only its candidates on top.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::collections::BTreeSet;
+use std::sync::{Arc, OnceLock};
 
 use super::types::Candidate;
 use super::types::PassInput;
@@ -30,6 +30,7 @@ use crate::karpenter::provisioning::{
     Closure, ExistingNodes, OpenViews, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult,
     SolveSetup, StopEarly, solve_with_closure,
 };
+use crate::locked_map::LockedMap;
 use crate::pdb::PdbLimits;
 use crate::pods::{is_disruptable, is_reschedulable};
 use crate::scheduler::{Cluster, NodeId, PodId};
@@ -58,28 +59,12 @@ pub struct SimulationView {
     consolidation_closure: OnceLock<Closure>,
     /// Per single candidate, what [`Self::pods_to_place`] found (asked for
     /// by the kept-verdict check and again by the simulation).
-    pods_of_one: PodsMemo,
+    pods_of_one: LockedMap<NodeId, PodsToPlace>,
 }
 
 /// What [`SimulationView::pods_to_place`] returns: the pods to place, and
 /// the candidates' own.
 type PodsToPlace = (Vec<PodId>, Vec<PodId>);
-
-/// Pods to place by candidate node.
-#[derive(Debug, Default)]
-struct PodsMemo(Mutex<HashMap<NodeId, PodsToPlace>>);
-
-impl PodsMemo {
-    fn lock(&self) -> MutexGuard<'_, HashMap<NodeId, PodsToPlace>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Clone for PodsMemo {
-    fn clone(&self) -> Self {
-        PodsMemo(Mutex::new(self.lock().clone()))
-    }
-}
 
 /// What one simulation found.
 #[derive(Debug, Clone, Default)]
@@ -194,7 +179,7 @@ impl SimulationView {
             existing: OnceLock::new(),
             deleting_closure: OnceLock::new(),
             consolidation_closure: OnceLock::new(),
-            pods_of_one: PodsMemo::default(),
+            pods_of_one: LockedMap::default(),
         }
     }
 

@@ -15,8 +15,8 @@
 //! ask for the same few rooms, and a pod's first fit is then usually the
 //! first entry of its list.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -30,6 +30,7 @@ use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::Requirements;
 use crate::kube::resources::Resources;
 use crate::kube::taints::{Taint, first_untolerated, taints_for_uninitialized_node, tolerates_all};
+use crate::locked_map::LockedMap;
 use crate::scheduler::{Cluster, Node, NodeId, PodId};
 
 /// A node pods may join.
@@ -223,20 +224,7 @@ pub struct Closure {
 /// cannot hold the room in any solve over the closure. Behind a lock so a
 /// closure can be shared, though simulations side by side each take a
 /// copy (the lists are the same whoever extends them).
-#[derive(Default)]
-struct FitLists(Mutex<HashMap<TreeRoom, FitList>>);
-
-impl FitLists {
-    fn lock(&self) -> MutexGuard<'_, HashMap<TreeRoom, FitList>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Clone for FitLists {
-    fn clone(&self) -> Self {
-        FitLists(Mutex::new(self.lock().clone()))
-    }
-}
+type FitLists = LockedMap<TreeRoom, FitList>;
 
 #[derive(Clone, Default)]
 struct FitList {
