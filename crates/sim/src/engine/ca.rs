@@ -392,13 +392,7 @@ impl Engine<'_> {
                 m.not_ready_since = Some(now);
             }
         }
-        let name = self.node_name(node);
-        self.log(
-            EventType::Warning,
-            "NodeNotReady",
-            format!("node/{name}"),
-            "Node registered but its kubelet never reports Ready".to_string(),
-        );
+        self.log_never_ready(node);
         true
     }
 

@@ -125,13 +125,7 @@ impl Engine<'_> {
         self.mark_registered(node);
         self.update_node_condition(node, "Ready", ConditionStatus::False)?;
         if self.node_meta[node.0 as usize].hangs == Some(StartupFailureKind::NotReady) {
-            let name = self.node_name(node);
-            self.log(
-                EventType::Warning,
-                "NodeNotReady",
-                format!("node/{name}"),
-                "Node registered but its kubelet never reports Ready".to_string(),
-            );
+            self.log_never_ready(node);
         }
         self.place_daemon_pods(node)?;
         self.wake_scheduler()?;
@@ -195,6 +189,18 @@ impl Engine<'_> {
     }
 
     /// The Node object joins: `Registered` and its label.
+    /// The event of a node that registered but whose kubelet never reports
+    /// Ready (a hanging launch, Karpenter's or the Cluster Autoscaler's).
+    pub(super) fn log_never_ready(&mut self, node: NodeId) {
+        let name = self.node_name(node);
+        self.log(
+            EventType::Warning,
+            "NodeNotReady",
+            format!("node/{name}"),
+            "Node registered but its kubelet never reports Ready".to_string(),
+        );
+    }
+
     fn mark_registered(&mut self, node: NodeId) {
         let now = self.now();
         let Some(n) = self.cluster.node_mut(node) else {
