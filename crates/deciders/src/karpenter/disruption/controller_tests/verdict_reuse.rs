@@ -189,6 +189,35 @@ proptest! {
     }
 }
 
+/// Two fake-it-1 nodes `a` and `b` with a 1500m pod on `a` and a 1100m pod
+/// on `b` (returned too), one node disrupted at a time (multi-node
+/// consolidation has nothing to merge).
+fn two_nodes() -> (Env, NodeId, NodeId, PodId) {
+    let mut env = Env::fake();
+    env.require_on_demand();
+    env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
+    let a = env.node("a", "fake-it-1", CapacityType::OnDemand);
+    let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
+    env.pod(a, 1500);
+    let on_b = env.pod(b, 1100);
+    (env, a, b, on_b)
+}
+
+/// One pass of `disruption`, checked against a pass that keeps nothing:
+/// its command and how many verdicts it reused.
+fn pass_counting_reuse(
+    disruption: &mut Disruption,
+    provisioner: &Provisioner,
+    env: &Env,
+) -> (Option<Command>, u64) {
+    env.with_disruption_input(|input| {
+        let before = disruption.verdicts_reused();
+        let outcome = disruption.next_command(input, provisioner);
+        assert_eq!(outcome.command, next_command(input).command);
+        (outcome.command, disruption.verdicts_reused() - before)
+    })
+}
+
 /// A pass after a change that cannot matter to a quiet candidate (a pod
 /// bound to another node that had no room for the candidate's pods)
 /// reuses the candidate's verdict, and one after a change that can (room
@@ -196,24 +225,10 @@ proptest! {
 /// simulated again.
 #[test]
 fn a_quiet_candidate_keeps_its_verdict_until_room_opens() {
-    let mut env = Env::fake();
-    env.require_on_demand();
-    // One node at a time: multi-node consolidation has nothing to merge.
-    env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
-    let a = env.node("a", "fake-it-1", CapacityType::OnDemand);
-    let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
-    env.pod(a, 1500);
-    let filler = env.pod(b, 1100);
+    let (mut env, _, b, filler) = two_nodes();
     let mut disruption = Disruption::new(env.options);
     let provisioner = Provisioner::new();
-    let mut pass = |env: &Env| {
-        env.with_disruption_input(|input| {
-            let before = disruption.verdicts_reused();
-            let outcome = disruption.next_command(input, &provisioner);
-            assert_eq!(outcome.command, next_command(input).command);
-            (outcome.command, disruption.verdicts_reused() - before)
-        })
-    };
+    let mut pass = |env: &Env| pass_counting_reuse(&mut disruption, &provisioner, env);
     let (command, _) = pass(&env);
     assert!(command.is_none(), "neither node can go: {command:?}");
     env.now += SimDuration::from_secs(10);
@@ -238,23 +253,10 @@ fn a_quiet_candidate_keeps_its_verdict_until_room_opens() {
 /// leaves the verdict standing, one queued before them (larger) does not.
 #[test]
 fn a_stopped_what_if_keeps_its_verdict_while_new_pods_queue_behind() {
-    let mut env = Env::fake();
-    env.require_on_demand();
-    env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
-    let a = env.node("a", "fake-it-1", CapacityType::OnDemand);
-    let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
-    env.pod(a, 1500);
-    env.pod(b, 1100);
+    let (mut env, _, b, _) = two_nodes();
     let mut disruption = Disruption::new(env.options);
     let provisioner = Provisioner::new();
-    let mut pass = |env: &Env| {
-        env.with_disruption_input(|input| {
-            let before = disruption.verdicts_reused();
-            let outcome = disruption.next_command(input, &provisioner);
-            assert_eq!(outcome.command, next_command(input).command);
-            (outcome.command, disruption.verdicts_reused() - before)
-        })
-    };
+    let mut pass = |env: &Env| pass_counting_reuse(&mut disruption, &provisioner, env);
     let add_pending = |env: &mut Env, cpu: i64| {
         let pod = env.pod(b, cpu);
         env.cluster.unbind(pod);
