@@ -347,7 +347,9 @@ impl Engine<'_> {
             first_bound: None,
             removed: false,
             last_reason: None,
-            nominated: None,
+            failed_scheduling_observed: None,
+            karpenter_failed_published: None,
+            nominated_published: None,
             lost: false,
             bound_before_run: node.is_some(),
         });

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use super::{
     Batch, Engine, EngineError, Event, EventType, KarpenterState, OfferingKey,
-    PROVISIONING_REQUEUE, UNAVAILABLE_OFFERING_TTL,
+    PROVISIONING_REQUEUE, UNAVAILABLE_OFFERING_TTL, recorders,
 };
 use crate::karpenter::disruption::NOMINATION_WINDOW;
 use crate::karpenter::disruption::drift::{expiration_time, launch_lifecycle};
@@ -64,16 +64,46 @@ impl Engine<'_> {
         self.trigger_batch(&newly_unschedulable)
     }
 
-    /// Records why a pod is pending; logs a FailedScheduling event when the
-    /// reason changes (as the API server folds repeats into one event).
+    /// Records why kube-scheduler could not place a pod (its
+    /// `PodScheduled` condition) and logs a `FailedScheduling` event
+    /// unless the attempt only counts up the pod's open event series
+    /// ([`super::recorders::opens_new_event`]).
     fn note_pending_reason(&mut self, pod: PodId, reason: String) {
+        let now = self.now();
         let meta = &mut self.pod_meta[pod.0 as usize];
-        if meta.last_reason.as_deref() == Some(reason.as_str()) {
-            return;
+        let new_event = recorders::opens_new_event(meta.failed_scheduling_observed, now);
+        meta.failed_scheduling_observed = Some(now);
+        self.note_failed_scheduling(pod, reason, new_event);
+    }
+
+    /// Records why Karpenter could not provision for a pod and logs a
+    /// `FailedScheduling` event unless its recorder published one for the
+    /// pod within the dedupe timeout
+    /// ([`super::recorders::KARPENTER_FAILED_SCHEDULING_DEDUPE`]).
+    fn note_unprovisionable(&mut self, pod: PodId, reason: String) {
+        let now = self.now();
+        let meta = &mut self.pod_meta[pod.0 as usize];
+        let publish = recorders::karpenter_publishes(
+            meta.karpenter_failed_published,
+            recorders::KARPENTER_FAILED_SCHEDULING_DEDUPE,
+            now,
+        );
+        if publish {
+            meta.karpenter_failed_published = Some(now);
         }
-        meta.last_reason = Some(reason.clone());
-        let object = self.pod_object(pod);
-        self.log(EventType::Warning, "FailedScheduling", object, reason);
+        self.note_failed_scheduling(pod, reason, publish);
+    }
+
+    /// Keeps `reason` as the pod's latest and logs it if `log`.
+    fn note_failed_scheduling(&mut self, pod: PodId, reason: String, log: bool) {
+        let meta = &mut self.pod_meta[pod.0 as usize];
+        if log {
+            meta.last_reason = Some(reason.clone());
+            let object = self.pod_object(pod);
+            self.log(EventType::Warning, "FailedScheduling", object, reason);
+        } else if meta.last_reason.as_deref() != Some(reason.as_str()) {
+            meta.last_reason = Some(reason);
+        }
     }
 
     /// Adds pods to Karpenter's batch window, opening one if needed. A pod
@@ -192,7 +222,7 @@ impl Engine<'_> {
             self.nominate(pod, node);
         }
         for (pod, reason) in result.errors {
-            self.note_pending_reason(pod, format!("Failed to schedule pod, {reason}"));
+            self.note_unprovisionable(pod, format!("Failed to schedule pod, {reason}"));
         }
         let mut retry = Vec::new();
         for claim in &result.new_nodeclaims {
@@ -217,12 +247,24 @@ impl Engine<'_> {
         self.trigger_batch(&retry)
     }
 
-    /// Logs that Karpenter expects `pod` to land on `node` (once per node).
+    /// Logs that Karpenter expects `pod` to land on `node`, if Karpenter's
+    /// recorder lets the event through (at most one per pod in its dedupe timeout,
+    /// whatever the node, then the shared rate limiter; core
+    /// `scheduling.Results.Record` publishes one at every solve).
     fn nominate(&mut self, pod: PodId, node: NodeId) {
-        if self.pod_meta[pod.0 as usize].nominated == Some(node) {
+        let now = self.now();
+        let meta = &mut self.pod_meta[pod.0 as usize];
+        if !recorders::karpenter_publishes(
+            meta.nominated_published,
+            recorders::KARPENTER_NOMINATED_DEDUPE,
+            now,
+        ) {
             return;
         }
-        self.pod_meta[pod.0 as usize].nominated = Some(node);
+        meta.nominated_published = Some(now);
+        if !self.autoscaler.kp_mut().nomination_events.try_accept(now) {
+            return;
+        }
         let kind = match self.cluster.node(node) {
             Some(n) if !n.registered => "nodeclaim",
             _ => "node",
@@ -261,7 +303,7 @@ impl Engine<'_> {
                     format!("Launching NodeClaim: {error}"),
                 );
                 for pod in &claim.pods {
-                    self.note_pending_reason(*pod, format!("Failed to launch node: {error}"));
+                    self.note_unprovisionable(*pod, format!("Failed to launch node: {error}"));
                 }
                 return Ok(None);
             }

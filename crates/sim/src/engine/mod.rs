@@ -67,6 +67,7 @@ mod owners;
 mod plan;
 mod profile;
 mod record;
+mod recorders;
 mod reservations;
 mod run;
 mod source;
@@ -527,10 +528,16 @@ struct PodMeta {
     created_at: SimTime,
     first_bound: Option<SimTime>,
     removed: bool,
-    /// The latest reason it could not be placed.
+    /// The latest reason it could not be placed (its `PodScheduled`
+    /// condition's message).
     last_reason: Option<String>,
-    /// Node Karpenter nominated it for.
-    nominated: Option<NodeId>,
+    /// When kube-scheduler's `FailedScheduling` event series for it was
+    /// last observed.
+    failed_scheduling_observed: Option<SimTime>,
+    /// When Karpenter last published a `FailedScheduling` and a
+    /// `Nominated` event for it.
+    karpenter_failed_published: Option<SimTime>,
+    nominated_published: Option<SimTime>,
     /// Evicted (or deleted) with no owner to re-create it.
     lost: bool,
     /// Bound in the snapshot the run began from: its pending time is not
@@ -771,6 +778,8 @@ struct KarpenterState {
     reservations: reservations::Reservations,
     /// The static NodePool controllers' next reconcile, if scheduled.
     static_next: Option<SimTime>,
+    /// The token bucket Karpenter's `Nominated` events share.
+    nomination_events: recorders::NominationRateLimiter,
 }
 
 impl KarpenterState {
@@ -888,6 +897,7 @@ impl<'a> Engine<'a> {
                 }),
                 reservations: reservations::Reservations::new(&input.reservations),
                 static_next: None,
+                nomination_events: recorders::NominationRateLimiter::new(),
             })),
         };
         Engine {

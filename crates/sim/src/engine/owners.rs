@@ -433,7 +433,9 @@ impl Engine<'_> {
             first_bound: None,
             removed: false,
             last_reason: None,
-            nominated: None,
+            failed_scheduling_observed: None,
+            karpenter_failed_published: None,
+            nominated_published: None,
             lost: false,
             bound_before_run: false,
         });
@@ -634,7 +636,6 @@ impl Engine<'_> {
         let node_name = self.node_name(node);
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.first_bound.get_or_insert(now);
-        meta.nominated = None;
         meta.last_reason = None;
         let message = format!(
             "Successfully assigned {}/{} to {node_name}",

@@ -12,6 +12,8 @@
 use super::tests::{M5_LARGE_POOL, deployment, events, input};
 use super::*;
 use crate::karpenter::node_repair::ConditionStatus;
+use crate::latency::LaunchLatency;
+use crate::scheduler::kube_scheduler::NO_NODES_MESSAGE;
 use karpsim_input::nodepools::load_str;
 
 const INITIALIZATION: SimDuration = SimDuration::from_secs(10);
@@ -127,20 +129,47 @@ fn registration_comes_before_initialization() {
         pod_times(&out, "Scheduled", "pod/default/logs-"),
         vec![secs(31)]
     );
+    // Refused at 0 s (no nodes) and at 21 s (the NotReady node's taint):
+    // the second refusal only counts up the first event's series.
     let refused: Vec<&EventRecord> = events(&out, "FailedScheduling")
         .into_iter()
-        .filter(|e| e.time == secs(21))
+        .filter(|e| e.object.starts_with("pod/default/web-"))
         .collect();
     assert_eq!(refused.len(), 1, "{refused:#?}");
-    assert!(
-        refused[0].message.contains("node.kubernetes.io/not-ready"),
-        "{}",
-        refused[0].message
-    );
+    assert_eq!(refused[0].time, secs(0));
+    assert_eq!(refused[0].message, NO_NODES_MESSAGE);
     // The samples count the node as Ready from 31 s only.
     let at = |t: u64| out.timeseries.iter().find(|s| s.time == secs(t)).unwrap();
     assert_eq!((at(0).nodes, at(0).nodes_ready), (0, 0));
     assert_eq!((at(60).nodes, at(60).nodes_ready), (1, 1));
+}
+
+/// client-go tools/events `finishSeries` (`finishTime`, 6 min): a pod
+/// whose node takes 14 min to launch is refused at 0 s (no nodes) and
+/// next when the node registers NotReady, 13 min 51 s later. Its event
+/// series was last seen at 0 s and forgotten at the 12 min check, so that
+/// refusal is a new `FailedScheduling` event, with its own message.
+#[test]
+fn a_refusal_after_the_event_series_ended_is_a_new_event() {
+    let mut run = lifecycle_run(
+        &deployment("web", 1, "500m"),
+        "",
+        SimDuration::from_hours(1),
+    );
+    run.launch_latency = LaunchLatency::fixed(SimDuration::from_mins(14));
+    let out = checked(&run);
+    let refused: Vec<&EventRecord> = events(&out, "FailedScheduling")
+        .into_iter()
+        .filter(|e| e.object.starts_with("pod/default/web-"))
+        .collect();
+    assert_eq!(refused.len(), 2, "{refused:#?}");
+    assert_eq!(refused[0].message, NO_NODES_MESSAGE);
+    assert_eq!(refused[1].time, secs(1 + 14 * 60 - 10));
+    assert!(
+        refused[1].message.contains("node.kubernetes.io/not-ready"),
+        "{}",
+        refused[1].message
+    );
 }
 
 /// core scheduling suite_test.go "should assume pod will schedule to a
