@@ -3,6 +3,7 @@
 //! repair.
 
 pub mod disruption;
+pub mod events;
 pub mod instance_types;
 pub mod node_repair;
 pub mod provisioning;

@@ -20,6 +20,7 @@
 //!   limiter, if it has one: `Nominated` shares one token bucket
 //!   ([`NominationRateLimiter`]) across all pods.
 
+use crate::karpenter::events::dedupe_drops;
 use crate::time::{SimDuration, SimTime};
 
 /// How long a series outlives its last observation, and how often the
@@ -52,16 +53,14 @@ pub(super) fn opens_new_event(last_observed: Option<SimTime>, now: SimTime) -> b
 }
 
 /// Whether Karpenter's recorder publishes an event at `now` whose key it
-/// last published at `last_published`, with dedupe `timeout`: its cache
-/// entry lives until `last_published + timeout`, inclusive (go-cache
-/// treats an item as expired only once the clock is past its expiration).
-/// A dropped event does not renew the entry.
+/// last published at `last_published` (`None`: never), with dedupe
+/// `timeout` ([`dedupe_drops`]).
 pub(super) fn karpenter_publishes(
     last_published: Option<SimTime>,
     timeout: SimDuration,
     now: SimTime,
 ) -> bool {
-    last_published.is_none_or(|last| now > last + timeout)
+    last_published.is_none_or(|last| !dedupe_drops(last, timeout, now))
 }
 
 /// The token bucket Karpenter's `Nominated` events share
@@ -140,20 +139,12 @@ mod tests {
         assert!(opens_new_event(Some(at(6 * 60)), at(18 * 60)));
     }
 
-    /// core pkg/events suite_test.go "should only create a single event
-    /// when many events are created quickly" / "should allow the dedupe
-    /// timeout to be overridden".
     #[test]
-    fn karpenter_drops_a_repeat_within_its_dedupe_timeout() {
+    fn karpenter_publishes_a_first_event_and_then_follows_the_dedupe() {
         let five = KARPENTER_FAILED_SCHEDULING_DEDUPE;
         assert!(karpenter_publishes(None, five, at(0)));
-        assert!(!karpenter_publishes(Some(at(10)), five, at(10)));
         assert!(!karpenter_publishes(Some(at(10)), five, at(310)));
-        assert!(karpenter_publishes(
-            Some(at(10)),
-            five,
-            at(310) + SimDuration::from_millis(1)
-        ));
+        assert!(karpenter_publishes(Some(at(10)), five, at(311)));
     }
 
     /// core pkg/events suite_test.go "should only create max-burst when

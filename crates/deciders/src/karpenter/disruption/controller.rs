@@ -29,6 +29,7 @@ use super::cache::CandidateCache;
 use super::reasons::{CommandInvalid, Unconsolidatable};
 pub use super::types::{Command, DisruptionInput, DisruptionOptions, Method, PassOutcome};
 use super::types::{MessageDedupe, PassInput};
+use crate::karpenter::events::dedupe_drops;
 use crate::karpenter::provisioning::Provisioner;
 use crate::scheduler::{Cluster, NodeId};
 use crate::time::{SimDuration, SimTime};
@@ -108,7 +109,7 @@ impl Disruption {
         messages: Vec<(NodeId, Unconsolidatable)>,
     ) -> Vec<(NodeId, Unconsolidatable)> {
         self.published
-            .retain(|_, &mut at| MessageDedupe::silences(UNCONSOLIDATABLE_DEDUPE, at, now));
+            .retain(|_, &mut at| dedupe_drops(at, UNCONSOLIDATABLE_DEDUPE, now));
         let mut out = Vec::new();
         for (node, reason) in messages {
             let deleting = cluster.node(node).is_none_or(|n| n.marked_for_deletion)

@@ -164,13 +164,7 @@ impl MessageDedupe<'_> {
     pub fn drops(&self, node: NodeId, now: SimTime) -> bool {
         self.published
             .get(&node)
-            .is_some_and(|&at| Self::silences(self.window, at, now))
-    }
-
-    /// Whether a message published `at` still drops the next ones at
-    /// `now`, under a dedupe of `window`.
-    pub fn silences(window: SimDuration, at: SimTime, now: SimTime) -> bool {
-        now <= at + window
+            .is_some_and(|&at| crate::karpenter::events::dedupe_drops(at, self.window, now))
     }
 }
 
