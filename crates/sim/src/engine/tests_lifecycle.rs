@@ -48,10 +48,17 @@ fn times(out: &RunOutput, reason: &str, object: &str) -> Vec<SimTime> {
 }
 
 /// Pod events of `reason` whose object starts with `prefix`.
-fn pod_times(out: &RunOutput, reason: &str, prefix: &str) -> Vec<SimTime> {
+fn pod_events<'o>(out: &'o RunOutput, reason: &str, prefix: &str) -> Vec<&'o EventRecord> {
     events(out, reason)
-        .iter()
+        .into_iter()
         .filter(|e| e.object.starts_with(prefix))
+        .collect()
+}
+
+/// The times of [`pod_events`].
+fn pod_times(out: &RunOutput, reason: &str, prefix: &str) -> Vec<SimTime> {
+    pod_events(out, reason, prefix)
+        .iter()
         .map(|e| e.time)
         .collect()
 }
@@ -131,10 +138,7 @@ fn registration_comes_before_initialization() {
     );
     // Refused at 0 s (no nodes) and at 21 s (the NotReady node's taint):
     // the second refusal only counts up the first event's series.
-    let refused: Vec<&EventRecord> = events(&out, "FailedScheduling")
-        .into_iter()
-        .filter(|e| e.object.starts_with("pod/default/web-"))
-        .collect();
+    let refused = pod_events(&out, "FailedScheduling", "pod/default/web-");
     assert_eq!(refused.len(), 1, "{refused:#?}");
     assert_eq!(refused[0].time, secs(0));
     assert_eq!(refused[0].message, NO_NODES_MESSAGE);
@@ -158,10 +162,7 @@ fn a_refusal_after_the_event_series_ended_is_a_new_event() {
     );
     run.launch_latency = LaunchLatency::fixed(SimDuration::from_mins(14));
     let out = checked(&run);
-    let refused: Vec<&EventRecord> = events(&out, "FailedScheduling")
-        .into_iter()
-        .filter(|e| e.object.starts_with("pod/default/web-"))
-        .collect();
+    let refused = pod_events(&out, "FailedScheduling", "pod/default/web-");
     assert_eq!(refused.len(), 2, "{refused:#?}");
     assert_eq!(refused[0].message, NO_NODES_MESSAGE);
     assert_eq!(refused[1].time, secs(1 + 14 * 60 - 10));
@@ -219,10 +220,7 @@ spec:
         times(&out, "Registered", &format!("nodeclaim/{node}")),
         vec![secs(21)]
     );
-    let nominated: Vec<&EventRecord> = events(&out, "Nominated")
-        .into_iter()
-        .filter(|e| e.object.starts_with("pod/default/late-"))
-        .collect();
+    let nominated = pod_events(&out, "Nominated", "pod/default/late-");
     assert_eq!(nominated.len(), 1);
     assert_eq!(
         nominated[0].message,
