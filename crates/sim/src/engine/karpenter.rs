@@ -96,14 +96,16 @@ impl Engine<'_> {
 
     /// Keeps `reason` as the pod's latest and logs it if `log`.
     fn note_failed_scheduling(&mut self, pod: PodId, reason: String, log: bool) {
-        let meta = &mut self.pod_meta[pod.0 as usize];
         if log {
-            meta.last_reason = Some(reason.clone());
             let object = self.pod_object(pod);
-            self.log(EventType::Warning, "FailedScheduling", object, reason);
-        } else if meta.last_reason.as_deref() != Some(reason.as_str()) {
-            meta.last_reason = Some(reason);
+            self.log(
+                EventType::Warning,
+                "FailedScheduling",
+                object,
+                reason.clone(),
+            );
         }
+        self.pod_meta[pod.0 as usize].last_reason = Some(reason);
     }
 
     /// Adds pods to Karpenter's batch window, opening one if needed. A pod
