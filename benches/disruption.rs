@@ -168,6 +168,7 @@ fn pass(world: &World, options: DisruptionOptions) -> PassOutcome {
         in_flight: &in_flight,
         node_count_resource: None,
         now: SimTime::from_secs(3600),
+        consolidation_state: None,
     };
     Disruption::new(options).pass(&input, &Provisioner::new())
 }

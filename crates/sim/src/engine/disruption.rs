@@ -8,10 +8,20 @@
 //! pass that started a command. A command that needs validation holds the
 //! controller for [`COMMAND_VALIDATION_DELAY`] (15 s, as upstream's pass
 //! blocks), is then re-checked with `validate` and dropped (with an event)
-//! if it fails; the next pass comes 10 s later then. As upstream, a pass is
-//! skipped when nothing in the cluster changed since a pass that found
-//! nothing, unless a node's `consolidateAfter` or nomination ran out since,
-//! or [`CONSOLIDATION_STATE_RESET`] (5 min) passed.
+//! if it fails; the next pass comes 10 s later then.
+//!
+//! The controller keeps the cluster's consolidation state (core:
+//! state/cluster.go `MarkUnconsolidated`, `ConsolidationState`): the last
+//! time the cluster changed in one of the ways upstream's cluster state
+//! marks — a pod bound or deleted, a NodeClaim launched, initialized,
+//! deleted or starting to terminate, the NodePools replaced — renewed
+//! when a pass reads it [`CONSOLIDATION_STATE_RESET`] (5 min) later. A
+//! pending pod created, a pod that finished or began terminating, a node
+//! registering, a `consolidateAfter` window or nomination running out, an
+//! offering going unavailable or a spot price change do not mark it, as
+//! upstream's do not. Each consolidation method skips the passes that see
+//! the state it last found nothing at (see
+//! `karpenter::disruption::controller::Disruption::mark_consolidated`).
 //!
 //! Executing a command (reference §4.8): taint the candidates
 //! `karpenter.sh/disrupted:NoSchedule`, launch the replacements (a failure
@@ -37,7 +47,9 @@ use crate::karpenter::disruption::controller::{
 };
 use crate::karpenter::disruption::drift::{drift_reason, expiration_time};
 use crate::karpenter::disruption::reasons::Unconsolidatable;
-use crate::karpenter::disruption::{COMMAND_VALIDATION_DELAY, POLLING_PERIOD};
+use crate::karpenter::disruption::{
+    COMMAND_VALIDATION_DELAY, CONSOLIDATION_STATE_RESET, POLLING_PERIOD,
+};
 use crate::karpenter::provisioning::Provisioner;
 use crate::kube::resources::ResourceKind;
 use crate::nodepool::DisruptionReason;
@@ -49,9 +61,6 @@ use crate::time::{SimDuration, SimTime};
 /// retry window is clamp(80 ms × commands, 10 min, 1 h); karpsim keeps the
 /// floor).
 pub const REPLACEMENT_TIMEOUT: SimDuration = SimDuration::from_mins(10);
-/// Upstream resets its consolidation state at least this often, so a pass
-/// that found nothing is repeated after it even if nothing changed.
-pub const CONSOLIDATION_STATE_RESET: SimDuration = SimDuration::from_mins(5);
 
 /// A command whose replacements are starting.
 #[derive(Debug, Clone)]
@@ -72,8 +81,9 @@ pub(crate) struct DisruptionState {
     next_id: u64,
     /// Candidates of started commands not yet deleted.
     pub in_flight: BTreeSet<NodeId>,
-    /// (cluster version, time) of the last pass that found nothing.
-    last_noop: Option<(u64, SimTime)>,
+    /// The cluster's consolidation state: when it last changed in a way
+    /// upstream's cluster state marks (see the module docs).
+    consolidation_state: SimTime,
     /// Per node: the last reason it was not disrupted that an event
     /// published, with its time (what `kubectl describe node` would show).
     pub notes: BTreeMap<NodeId, (SimTime, String)>,
@@ -157,6 +167,7 @@ impl Engine<'_> {
             in_flight: &self.autoscaler.kp().disruption.in_flight,
             node_count_resource: self.autoscaler.kp().node_count_resource,
             now: self.now(),
+            consolidation_state: Some(self.autoscaler.kp().disruption.consolidation_state),
         };
         let karpenter = self.autoscaler.kp();
         f(
@@ -166,37 +177,24 @@ impl Engine<'_> {
         )
     }
 
-    /// Whether a pass would see the same cluster as the last pass that
-    /// found nothing.
-    fn pass_can_skip(&self) -> bool {
+    /// Something changed that may let a node be consolidated (upstream
+    /// `MarkUnconsolidated`).
+    pub(super) fn mark_unconsolidated(&mut self) {
         let now = self.now();
-        let Some((version, at)) = self.autoscaler.kp().disruption.last_noop else {
-            return false;
-        };
-        if version != self.version || now >= at + CONSOLIDATION_STATE_RESET {
-            return false;
+        if let Some(karpenter) = self.autoscaler.karpenter_mut() {
+            karpenter.disruption.consolidation_state = now;
         }
-        let ran_out = |t: Option<SimTime>| t.is_some_and(|t| t > at && t <= now);
-        !self.cluster.nodes().any(|(_, node)| {
-            let Some(claim) = &node.claim else {
-                return false;
-            };
-            let consolidate_after = self
-                .autoscaler
-                .kp()
-                .pools
-                .iter()
-                .find(|p| *p.pool.name == *claim.nodepool)
-                .and_then(|p| p.pool.disruption.consolidate_after);
-            let since = claim
-                .lifecycle
-                .last_pod_event_at
-                .or(claim.lifecycle.initialized_at);
-            let consolidatable_at = since
-                .zip(consolidate_after)
-                .map(|(t, d)| t + super::to_sim_duration(d));
-            ran_out(consolidatable_at) || ran_out(claim.lifecycle.nominated_until)
-        })
+    }
+
+    /// The consolidation state a pass sees now, renewed if it is
+    /// [`CONSOLIDATION_STATE_RESET`] old (upstream `ConsolidationState`).
+    fn read_consolidation_state(&mut self) -> SimTime {
+        let now = self.now();
+        let state = &mut self.autoscaler.kp_mut().disruption.consolidation_state;
+        if now.saturating_duration_since(*state) >= CONSOLIDATION_STATE_RESET {
+            *state = now;
+        }
+        *state
     }
 
     /// One pass of the disruption controller.
@@ -209,14 +207,16 @@ impl Engine<'_> {
         if self.autoscaler.kp().disruption.validating.is_some() {
             return Ok(());
         }
-        if self.pass_can_skip() {
-            return self.schedule_pass(now + POLLING_PERIOD);
-        }
+        let state = self.read_consolidation_state();
         let next_command = self.deciders.next_command;
         let outcome = self
             .with_input(|input, decider, provisioner| next_command(decider, input, provisioner));
         // The controller's recorder says which messages are news.
         let karpenter = self.autoscaler.kp_mut();
+        karpenter
+            .disruption
+            .decider
+            .mark_consolidated(&outcome.consolidated, state);
         let published = karpenter.disruption.decider.publish(
             &self.cluster,
             &karpenter.disruption.in_flight,
@@ -236,10 +236,7 @@ impl Engine<'_> {
                 let next = if started { now } else { now + POLLING_PERIOD };
                 self.schedule_pass(next)
             }
-            None => {
-                self.autoscaler.kp_mut().disruption.last_noop = Some((self.version, now));
-                self.schedule_pass(now + POLLING_PERIOD)
-            }
+            None => self.schedule_pass(now + POLLING_PERIOD),
         }
     }
 
@@ -609,6 +606,7 @@ impl Engine<'_> {
             self.start_termination(id, "nodepool-deleted")?;
         }
         self.static_reconcile_soon()?;
+        self.mark_unconsolidated();
         self.touch()
     }
 }

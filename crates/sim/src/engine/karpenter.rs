@@ -611,6 +611,7 @@ impl Engine<'_> {
         if self.is_static_node(node_id) {
             self.static_reconcile_soon()?;
         }
+        self.mark_unconsolidated();
         self.touch()?;
         Ok(node_id)
     }

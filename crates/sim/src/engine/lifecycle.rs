@@ -220,6 +220,7 @@ impl Engine<'_> {
 
     /// `Initialized`: startup taints gone, labelled, `ready_at` recorded.
     fn mark_initialized(&mut self, node: NodeId) {
+        self.mark_unconsolidated();
         let now = self.now();
         let Some(n) = self.cluster.node_mut(node) else {
             return;

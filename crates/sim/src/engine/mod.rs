@@ -121,7 +121,7 @@ use super::rng::{RngStreams, SimRng, Stream};
 use super::time::{SimDuration, SimTime};
 
 pub use ca::{CaSetup, SCAN_INTERVAL, StartupFailure, StartupFailureKind, UnremovableRecord};
-pub use disruption::{CONSOLIDATION_STATE_RESET, REPLACEMENT_TIMEOUT};
+pub use disruption::REPLACEMENT_TIMEOUT;
 pub use event_log::EventSink;
 pub use export::ClusterExport;
 pub use initial::{

@@ -474,6 +474,7 @@ impl Engine<'_> {
             object,
             format!("Deleted: {why}"),
         );
+        self.mark_unconsolidated();
         self.wake_scheduler()?;
         self.touch()
     }
@@ -627,6 +628,7 @@ impl Engine<'_> {
     /// Binds a pod and records when it first ran.
     pub(super) fn bind_pod(&mut self, pod: PodId, node: NodeId) -> Result<(), EngineError> {
         self.cluster.bind(pod, node);
+        self.mark_unconsolidated();
         self.spot_pod_bound(pod, node);
         let now = self.now();
         if let Some(p) = self.cluster.pod_mut(pod) {

@@ -196,6 +196,7 @@ impl Engine<'_> {
             self.static_reconcile_soon()?;
         }
         let pods = self.deleting_node_pods();
+        self.mark_unconsolidated();
         self.touch()?;
         self.trigger_batch(&pods)?;
         self.schedule_drain(node, now)
@@ -470,6 +471,7 @@ impl Engine<'_> {
                 self.reconcile(w)?;
             }
         }
+        self.mark_unconsolidated();
         self.wake_scheduler()?;
         self.touch()?;
         if let Some(node) = node {
@@ -556,6 +558,7 @@ impl Engine<'_> {
         if was_static {
             self.static_reconcile_soon()?;
         }
+        self.mark_unconsolidated();
         self.wake_scheduler()?;
         self.touch()
     }

@@ -87,6 +87,7 @@ pub(super) fn emptiness(
         explanation: "empty".to_string(),
     });
     PassOutcome {
+        consolidated: Vec::new(),
         command,
         unconsolidatable: Vec::new(),
     }
@@ -156,6 +157,7 @@ pub(super) fn drift(_: &Disruption, input: &DisruptionInput<'_>, _: &Provisioner
         }]
     };
     PassOutcome {
+        consolidated: Vec::new(),
         command: Some(Command {
             method: Method::Drift,
             reason: DisruptionReason::Drifted,
@@ -544,6 +546,7 @@ fn pass_note(now: SimTime) -> Unconsolidatable {
 /// Notes every node with [`pass_note`].
 fn note_every_node(_: &Disruption, input: &DisruptionInput<'_>, _: &Provisioner) -> PassOutcome {
     PassOutcome {
+        consolidated: Vec::new(),
         command: None,
         unconsolidatable: input
             .cluster
@@ -558,10 +561,10 @@ fn note_every_node(_: &Disruption, input: &DisruptionInput<'_>, _: &Provisioner)
 /// dropped until more than 15 min after the last one was published, even
 /// with a new message; `disruption.csv` keeps the latest published reason
 /// (what a user of the cluster could read), not a dropped one.
-/// Passes: 10, 20, 30, 40 s (the pod binds at 31 s), then only every
-/// 5 min (nothing changes): 340, 640, ..., 3340, 3640 s. Published: 10; the
-/// first pass after 910 is 940; after 1840 (a pass, not later) 2140; after
-/// 3040 3340; 3640 is dropped.
+/// Passes every 10 s (a pass runs whether or not the cluster changed; only
+/// consolidation methods skip, and this stand-in has none). Published: 10,
+/// then the first pass more than 15 min after the last: 920, 1830, 2740,
+/// 3650.
 #[test]
 fn unconsolidatable_events_are_deduplicated_per_node_for_15_minutes() {
     let run = input(&deployment("web", 1, "500m"), SimDuration::from_secs(3700));
@@ -574,14 +577,72 @@ fn unconsolidatable_events_are_deduplicated_per_node_for_15_minutes() {
     );
     let logged = events(&out, "Unconsolidatable");
     let times: Vec<u64> = logged.iter().map(|e| e.time.as_millis() / 1000).collect();
-    assert_eq!(times, [10, 940, 2140, 3340]);
+    assert_eq!(times, [10, 920, 1830, 2740, 3650]);
     for event in &logged {
         assert_eq!(event.message, pass_note(event.time).to_string());
     }
     let note = &out.disruption[0];
-    assert_eq!(note.time, SimTime::from_secs(3340));
+    assert_eq!(note.time, SimTime::from_secs(3650));
     assert_eq!(
         note.reason,
-        "Can't remove without creating 3340000 candidates"
+        "Can't remove without creating 3650000 candidates"
     );
+}
+
+/// What [`record_consolidation_state`] saw: (pass time, state) in seconds.
+static CONSOLIDATION_STATES: std::sync::Mutex<Vec<(u64, Option<u64>)>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn record_consolidation_state(
+    _: &Disruption,
+    input: &DisruptionInput<'_>,
+    _: &Provisioner,
+) -> PassOutcome {
+    let seconds = |t: SimTime| t.as_millis() / 1000;
+    CONSOLIDATION_STATES
+        .lock()
+        .unwrap()
+        .push((seconds(input.now), input.consolidation_state.map(seconds)));
+    PassOutcome::default()
+}
+
+/// core: state/cluster.go `MarkUnconsolidated` callers and
+/// `ConsolidationState`; state/suite_test.go "Consolidated State" ("should
+/// update the consolidated value when state timeout (5m) has passed and
+/// state hasn't changed"). The node launches at 1 s (a mark), registers at
+/// 21 s (none) and initializes at 31 s, where the pod binds: 31 s until
+/// the pass 5 min later (340 s) renews it. The scale to 0 deletes the pod
+/// at 600 s, a mark, which the pass at 900 s (exactly 5 min later)
+/// renews.
+#[test]
+fn the_consolidation_state_moves_on_upstreams_marks_and_every_5_minutes() {
+    let mut run = input(&deployment("web", 1, "500m"), SimDuration::from_secs(1000));
+    run.steps.push(scale("web", 0, SimTime::from_secs(600)));
+    checked(
+        &run,
+        Deciders {
+            next_command: record_consolidation_state,
+            ..STAND_INS
+        },
+    );
+    let seen: BTreeMap<u64, Option<u64>> = CONSOLIDATION_STATES
+        .lock()
+        .unwrap()
+        .iter()
+        .copied()
+        .collect();
+    for (pass, state) in [
+        (10, 1),
+        (30, 1),
+        (40, 31),
+        (330, 31),
+        (340, 340),
+        (590, 340),
+        (610, 600),
+        (890, 600),
+        (900, 900),
+        (990, 900),
+    ] {
+        assert_eq!(seen.get(&pass), Some(&Some(state)), "pass at {pass} s");
+    }
 }

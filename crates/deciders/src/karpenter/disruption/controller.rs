@@ -10,18 +10,19 @@
 //! depends on none of them (this module re-exports them).
 //!
 //! [`Disruption`] is the controller as an object: its options, each
-//! node's candidate facts kept by node revision, and its event recorder's
+//! node's candidate facts kept by node revision, its event recorder's
 //! memory of published `Unconsolidatable` messages (upstream's 15 min
 //! dedupe), which also tells a pass which nodes are quiet so their
-//! what-ifs can stop early. The free functions run one pass with nothing
-//! kept; the decisions are the same.
+//! what-ifs can stop early, and the consolidation state each consolidation
+//! method last found nothing at (upstream's `lastConsolidationState`), so
+//! that it skips passes until the caller's
+//! [`DisruptionInput::consolidation_state`] changes. The free functions
+//! run one pass with nothing kept (every method computes).
 //!
-//! Simplifications: a pass keeps no other state, so upstream's "skip consolidation
-//! while the cluster state is unchanged" shortcut and single-node's memory
-//! of NodePools a timed-out pass did not reach are left to the caller; the
-//! multi- (1 min) and single-node (3 min) wall-clock timeouts are replaced
-//! by an optional bound on single-node evaluations
-//! ([`DisruptionOptions::single_node_candidate_limit`]).
+//! Simplifications: single-node's memory of NodePools a timed-out pass did
+//! not reach is not kept; the multi- (1 min) and single-node (3 min)
+//! wall-clock timeouts are replaced by an optional bound on single-node
+//! evaluations ([`DisruptionOptions::single_node_candidate_limit`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -48,6 +49,9 @@ pub struct Disruption {
     /// Per node, when its last message was published (within the last
     /// [`UNCONSOLIDATABLE_DEDUPE`], as of the last [`Disruption::publish`]).
     published: BTreeMap<NodeId, SimTime>,
+    /// Per consolidation method, the consolidation state it last found
+    /// nothing at.
+    consolidated: BTreeMap<Method, SimTime>,
 }
 
 impl Disruption {
@@ -78,6 +82,9 @@ impl Disruption {
         PassInput {
             prepared: Some(prepared),
             candidate_cache: Some(&self.candidate_cache),
+            consolidated: input
+                .consolidation_state
+                .map(|state| (&self.consolidated, state)),
             message_dedupe: Some(MessageDedupe {
                 published: &self.published,
                 window: UNCONSOLIDATABLE_DEDUPE,
@@ -127,7 +134,18 @@ impl Disruption {
         out
     }
 
-    /// [`Disruption::pass`], then [`Disruption::publish`] of its messages.
+    /// Remembers that `methods` (a pass's [`PassOutcome::consolidated`])
+    /// found nothing at consolidation state `state` (upstream
+    /// `markConsolidated`): they skip the passes that see it.
+    pub fn mark_consolidated(&mut self, methods: &[Method], state: SimTime) {
+        for &method in methods {
+            self.consolidated.insert(method, state);
+        }
+    }
+
+    /// [`Disruption::pass`], then [`Disruption::publish`] of its messages
+    /// and [`Disruption::mark_consolidated`] of the methods that found
+    /// nothing.
     pub fn next_command(
         &mut self,
         input: &DisruptionInput<'_>,
@@ -140,9 +158,13 @@ impl Disruption {
             input.now,
             outcome.unconsolidatable,
         );
+        if let Some(state) = input.consolidation_state {
+            self.mark_consolidated(&outcome.consolidated, state);
+        }
         PassOutcome {
             command: outcome.command,
             unconsolidatable,
+            consolidated: outcome.consolidated,
         }
     }
 

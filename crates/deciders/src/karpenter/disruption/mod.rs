@@ -46,6 +46,10 @@ pub const COMMAND_VALIDATION_DELAY: SimDuration = SimDuration::from_secs(15);
 pub const NOMINATION_WINDOW: SimDuration = SimDuration::from_secs(20);
 /// Pause between disruption passes that found nothing to do.
 pub const POLLING_PERIOD: SimDuration = SimDuration::from_secs(10);
+/// A consolidation state this old is renewed when read, so a method that
+/// found nothing computes again at least this often (core:
+/// state/cluster.go `ConsolidationState`).
+pub const CONSOLIDATION_STATE_RESET: SimDuration = SimDuration::from_mins(5);
 
 pub use crate::pdb::{ControllerScales, PdbLimits};
 pub use budgets::{SIM_EPOCH_UNIX_SECONDS, allowed_disruptions, budget_mapping, is_active};

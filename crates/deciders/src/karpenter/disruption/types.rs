@@ -108,6 +108,15 @@ pub struct DisruptionInput<'a> {
     pub node_count_resource: Option<ResourceKind>,
     /// The decision instant.
     pub now: SimTime,
+    /// The cluster's consolidation state, if the caller tracks it
+    /// (upstream `Cluster.ConsolidationState`): when the cluster last
+    /// changed in a way that may let a node be consolidated, renewed to
+    /// the current instant once it is [`CONSOLIDATION_STATE_RESET`] old.
+    /// A consolidation method that found nothing at this state skips the
+    /// pass (upstream `IsConsolidated`). `None`: every method computes.
+    ///
+    /// [`CONSOLIDATION_STATE_RESET`]: super::CONSOLIDATION_STATE_RESET
+    pub consolidation_state: Option<SimTime>,
 }
 
 /// Everything a pass reads inside the controller: the input, the options,
@@ -140,6 +149,10 @@ pub(crate) struct PassInput<'a> {
     /// Candidates' node facts kept from earlier passes over this cluster,
     /// when the caller keeps them; `None` makes them every time.
     pub candidate_cache: Option<&'a CandidateCache>,
+    /// Per consolidation method, the consolidation state it last found
+    /// nothing at, with the current state: a method whose entry equals
+    /// it skips (none skips without both).
+    pub consolidated: Option<(&'a BTreeMap<Method, SimTime>, SimTime)>,
     /// The caller's event dedupe, if it says: a node whose
     /// `Unconsolidatable` message it would drop now is quiet, and its
     /// single-node simulations stop as soon as the outcome is sure to be a
@@ -183,8 +196,16 @@ impl<'a> PassInput<'a> {
             now: input.now,
             prepared: None,
             candidate_cache: None,
+            consolidated: None,
             message_dedupe: None,
         }
+    }
+
+    /// Whether `method` found nothing at the current consolidation state
+    /// (upstream `IsConsolidated`): nothing it reads changed since.
+    pub fn is_consolidated(&self, method: Method) -> bool {
+        self.consolidated
+            .is_some_and(|(found_nothing, state)| found_nothing.get(&method) == Some(&state))
     }
 
     /// Whether the controller's recorder would drop a message about `node`
@@ -258,4 +279,9 @@ pub struct PassOutcome {
     /// Why nodes were not disrupted this pass, in upstream's words
     /// (`Unconsolidatable` events): at most one per node.
     pub unconsolidatable: Vec<(NodeId, Unconsolidatable)>,
+    /// The consolidation methods that computed, found nothing and were
+    /// not held back by a budget: they skip until the consolidation state
+    /// changes (upstream `markConsolidated`; see
+    /// [`super::controller::Disruption::mark_consolidated`]).
+    pub consolidated: Vec<Method>,
 }

@@ -30,6 +30,7 @@ use crate::scheduler::{Cluster, Node, NodeId, Pod, PodId, PodPhase};
 use crate::testing::{pdb, pool};
 use crate::time::{SimDuration, SimTime};
 
+mod consolidation_state;
 mod threads;
 mod verdict_reuse;
 
@@ -47,6 +48,9 @@ struct Env {
     /// Nodes whose message was just published, so the pass finds them
     /// quiet ([`PassInput::message_dedupe`]).
     quiet: Option<BTreeMap<NodeId, SimTime>>,
+    /// What [`Env::with_disruption_input`] gives as the cluster's
+    /// consolidation state.
+    consolidation_state: Option<SimTime>,
 }
 
 impl Env {
@@ -62,6 +66,7 @@ impl Env {
             options: DisruptionOptions::default(),
             now: NOW,
             quiet: None,
+            consolidation_state: None,
         }
     }
 
@@ -184,6 +189,7 @@ impl Env {
             now: self.now,
             prepared: None,
             candidate_cache: None,
+            consolidated: None,
             message_dedupe: self.quiet.as_ref().map(|published| MessageDedupe {
                 published,
                 window: SimDuration::from_mins(15),
@@ -208,6 +214,7 @@ impl Env {
             in_flight: &self.in_flight,
             node_count_resource: None,
             now: self.now,
+            consolidation_state: self.consolidation_state,
         })
     }
 
@@ -370,6 +377,7 @@ fn the_controller_object_decides_as_a_one_shot_pass() {
             in_flight: &in_flight,
             node_count_resource: None,
             now: env.now + SimDuration::from_mins(minutes),
+            consolidation_state: None,
         };
         let one_shot = next_command(&input);
         let kept = disruption.next_command(&input, &provisioner);

@@ -49,7 +49,12 @@ impl DisruptionMethod for Emptiness {
                 .command
                 .map(|taken| empty_nodes_command(ctx.input, &taken.candidates)),
             notes: Vec::new(),
+            constrained_by_budgets: decision.constrained_by_budgets,
         }
+    }
+
+    fn consolidation_state_key(&self) -> Option<Method> {
+        Some(Method::Emptiness)
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::AtomicBool;
 
 use crate::karpenter::disruption::candidates::FilterVerdict;
 use crate::karpenter::disruption::context::{Note, PassContext};
-use crate::karpenter::disruption::types::{Candidate, Command, DisruptionClass};
+use crate::karpenter::disruption::types::{Candidate, Command, DisruptionClass, Method};
 use crate::nodepool::{DisruptionReason, NodePool};
 use crate::scheduler::Node;
 
@@ -66,6 +66,14 @@ pub(crate) trait DisruptionMethod: Sync {
     fn speculative(&self) -> bool {
         false
     }
+
+    /// For a consolidation method (upstream: one that embeds
+    /// `consolidation`), the [`Method`] its consolidation state is kept
+    /// under: it skips a pass while the cluster's consolidation state is
+    /// the one it last found nothing at.
+    fn consolidation_state_key(&self) -> Option<Method> {
+        None
+    }
 }
 
 /// What a method computed.
@@ -75,6 +83,10 @@ pub(crate) struct MethodOutcome {
     pub command: Option<Command>,
     /// Why nodes it looked at were not disrupted, in the order found.
     pub notes: Vec<Note>,
+    /// A candidate it would have taken was left out for want of budget
+    /// (upstream `constrainedByBudgets`): finding nothing then does not
+    /// mark it consolidated.
+    pub constrained_by_budgets: bool,
 }
 
 /// The candidates among `judged` that `method` should disrupt, in order,

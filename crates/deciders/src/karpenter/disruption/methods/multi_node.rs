@@ -52,29 +52,40 @@ impl DisruptionMethod for MultiNode {
         _beside: Option<&AtomicBool>,
     ) -> MethodOutcome {
         sort_for_consolidation(&mut candidates, ctx.input.candidate_cache);
+        let (command, constrained_by_budgets) = search(ctx, &candidates, budgets);
         MethodOutcome {
-            command: search(ctx, &candidates, budgets),
+            command,
             notes: Vec::new(),
+            constrained_by_budgets,
         }
+    }
+
+    fn consolidation_state_key(&self) -> Option<Method> {
+        Some(Method::MultiNodeConsolidation)
     }
 }
 
 /// The binary search over prefixes of `sorted` (by savings ratio), on the
-/// view's own consolidation closure.
+/// view's own consolidation closure; and whether a candidate was left out
+/// for want of budget.
 fn search(
     ctx: &PassContext<'_, '_>,
     sorted: &[&Candidate],
     mut budgets: BTreeMap<String, u32>,
-) -> Option<Command> {
+) -> (Option<Command>, bool) {
     let mut disruptable: Vec<&Candidate> = Vec::new();
+    let mut constrained_by_budgets = false;
     for &c in sorted {
-        if let Some(left) = budgets.get_mut(&*c.nodepool).filter(|l| **l > 0) {
-            *left -= 1;
-            disruptable.push(c);
+        match budgets.get_mut(&*c.nodepool).filter(|l| **l > 0) {
+            Some(left) => {
+                *left -= 1;
+                disruptable.push(c);
+            }
+            None => constrained_by_budgets = true,
         }
     }
     if disruptable.len() < 2 {
-        return None;
+        return (None, constrained_by_budgets);
     }
     let max_parallel = disruptable.len().min(MAX_MULTI_NODE_CANDIDATES);
     let (mut low, mut high) = (1usize, max_parallel);
@@ -109,5 +120,5 @@ fn search(
             None => high = mid - 1,
         }
     }
-    last_valid
+    (last_valid, constrained_by_budgets)
 }

@@ -61,18 +61,27 @@ impl DisruptionMethod for SingleNode {
         sort_for_consolidation(&mut candidates, ctx.input.candidate_cache);
         let totals = ctx.pool_totals();
         let limit = ctx.input.options.single_node_candidate_limit;
-        let evaluated: Vec<&Candidate> = deal_by_nodepool(candidates, &[])
+        let dealt = deal_by_nodepool(candidates, &[]);
+        let has_budget = |c: &&Candidate| budgets.get(&*c.nodepool).copied().unwrap_or(0) > 0;
+        let constrained_by_budgets = !dealt.iter().all(has_budget);
+        let mut evaluated: Vec<&Candidate> = dealt
             .into_iter()
-            .filter(|c| budgets.get(&*c.nodepool).copied().unwrap_or(0) > 0)
+            .filter(has_budget)
             .filter(|c| {
                 ctx.pools
                     .get(&*c.nodepool)
                     .is_some_and(|pool| balanced::can_pass_threshold(c, pool, totals))
             })
-            .take(limit.unwrap_or(usize::MAX))
             .collect();
+        // Upstream's timeout, which the limit stands for, leaves the
+        // method unmarked, as a budget does.
+        let cut_short = limit.is_some_and(|limit| evaluated.len() > limit);
+        evaluated.truncate(limit.unwrap_or(usize::MAX));
         let outcomes = outcomes(ctx, &evaluated, totals, beside);
-        let mut out = MethodOutcome::default();
+        let mut out = MethodOutcome {
+            constrained_by_budgets: constrained_by_budgets || cut_short,
+            ..MethodOutcome::default()
+        };
         for (candidate, outcome) in evaluated.iter().zip(outcomes) {
             match outcome {
                 SingleNodeOutcome::Found(command) => {
@@ -88,6 +97,10 @@ impl DisruptionMethod for SingleNode {
 
     fn speculative(&self) -> bool {
         true
+    }
+
+    fn consolidation_state_key(&self) -> Option<Method> {
+        Some(Method::SingleNodeConsolidation)
     }
 }
 

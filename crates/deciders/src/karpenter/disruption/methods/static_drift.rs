@@ -112,7 +112,7 @@ impl DisruptionMethod for StaticDrift {
                     estimated_savings: Price::ZERO,
                     needs_validation: false,
                 }),
-                notes: Vec::new(),
+                ..MethodOutcome::default()
             };
         }
         MethodOutcome::default()
