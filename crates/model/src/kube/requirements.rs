@@ -316,6 +316,20 @@ impl Requirements {
         self.slice().binary_search_by(|probe| probe.key().cmp(key))
     }
 
+    /// Where `key` is, if present. A short list is scanned: string
+    /// equality compares lengths first, and label keys mostly differ in
+    /// length, where each probe of a binary search compares bytes.
+    #[inline]
+    fn find(&self, key: &str) -> Option<usize> {
+        const SCANNED_UP_TO: usize = 16;
+        let list = self.slice();
+        if list.len() <= SCANNED_UP_TO {
+            list.iter().position(|r| r.key() == key)
+        } else {
+            self.position(key).ok()
+        }
+    }
+
     /// Adds a requirement, intersecting it with any existing one on its key.
     #[inline]
     pub fn add(&mut self, requirement: Requirement) {
@@ -339,13 +353,13 @@ impl Requirements {
     #[inline]
     pub fn get(&self, key: &str) -> Option<&Requirement> {
         let key = normalize_label_key(key);
-        self.position(key).ok().map(|i| &self.slice()[i])
+        self.find(key).map(|i| &self.slice()[i])
     }
 
     /// Mutable access, e.g. to relax `minValues`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Requirement> {
         let key = normalize_label_key(key);
-        let i = self.position(key).ok()?;
+        let i = self.find(key)?;
         Some(&mut self.list_mut()[i])
     }
 
