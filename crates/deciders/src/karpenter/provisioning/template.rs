@@ -3,6 +3,7 @@
 //! pre-filter, DaemonSet overhead groups, and the instance-type filter that
 //! shrinks a NodeClaim's options as pods join (nodeclaim.go).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -13,7 +14,7 @@ use super::pod::{
     any_port_conflict, remove_required_node_term, strict_requirements,
     tolerate_prefer_no_schedule_taints,
 };
-use crate::cloud::{Catalog, InstanceType, Offering, Price};
+use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::instance_types::template_requirements;
 use crate::kube::labels::{
     LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_RESERVATION_TYPE, LABEL_CAPACITY_TYPE,
@@ -321,13 +322,20 @@ impl Template<'_> {
             .collect();
         // Only positive amounts need comparing: every template option has no
         // negative allocatable (the template's own filter asked it to fit
-        // nothing), which is all `Resources::fits` asks of the rest.
-        let wants: Vec<Vec<(ResourceKind, i64)>> = self
+        // nothing), which is all `Resources::fits` asks of the rest. A type
+        // fits `requests` plus its group's overhead where its `room`
+        // (allocatable less that overhead) holds `requests`, for every
+        // amount the overhead does not make positive on its own.
+        let wants: Vec<(ResourceKind, i64)> =
+            requests.iter().filter(|&(_, amount)| amount > 0).collect();
+        let overhead_only: Vec<Vec<(ResourceKind, i64)>> = self
             .groups
             .iter()
             .map(|g| {
-                (*requests + g.overhead)
+                g.overhead
                     .iter()
+                    .filter(|&(kind, amount)| amount > 0 && requests.get(kind) <= 0)
+                    .map(|(kind, amount)| (kind, amount + requests.get(kind)))
                     .filter(|&(_, amount)| amount > 0)
                     .collect()
             })
@@ -338,15 +346,25 @@ impl Template<'_> {
             if blocked.get(group).copied().unwrap_or(true) {
                 continue;
             }
-            let it = self.instance_type(index);
-            if !wants[group]
-                .iter()
-                .all(|&(kind, want)| it.allocatable.get(kind) >= want)
-            {
+            let room = &self.room[index as usize];
+            if !wants.iter().all(|&(kind, want)| room.get(kind) >= want) {
                 continue;
             }
+            if !overhead_only[group].is_empty() {
+                let allocatable = &self.instance_type(index).allocatable;
+                if !overhead_only[group]
+                    .iter()
+                    .all(|&(kind, want)| allocatable.get(kind) >= want)
+                {
+                    continue;
+                }
+            }
             if let Some(offerings) = &offerings
-                && !it.offerings.iter().any(|o| offerings.allows(o))
+                && !self
+                    .instance_type(index)
+                    .offerings
+                    .iter()
+                    .any(|o| offerings.allows(o))
             {
                 continue;
             }
@@ -409,30 +427,63 @@ fn daemon_fits(
 pub(super) struct OfferingFilter<'r> {
     zone: Option<&'r Requirement>,
     zone_id: Option<&'r Requirement>,
-    capacity_type: Option<&'r Requirement>,
+    /// Per capacity type (see [`capacity_type_slot`]), whether allowed.
+    capacity_types: [bool; 3],
     reservation_id: Option<&'r Requirement>,
     reservation_type: Option<&'r Requirement>,
+    /// The zone answers given so far, by the addresses of the offering's
+    /// zone and zone id (a catalog's offerings share their zone strings,
+    /// so a filter asks each requirement once per zone).
+    zones: RefCell<Vec<((usize, usize), bool)>>,
+}
+
+/// Where a capacity type's answer is kept in [`OfferingFilter`].
+fn capacity_type_slot(capacity_type: CapacityType) -> usize {
+    match capacity_type {
+        CapacityType::OnDemand => 0,
+        CapacityType::Spot => 1,
+        CapacityType::Reserved => 2,
+    }
 }
 
 impl<'r> OfferingFilter<'r> {
     pub fn new(requirements: &'r Requirements) -> Self {
+        let capacity_type = requirements.get(LABEL_CAPACITY_TYPE);
+        let allowed = |ct: CapacityType| capacity_type.is_none_or(|r| r.has(ct.label()));
         OfferingFilter {
             zone: requirements.get(LABEL_TOPOLOGY_ZONE),
             zone_id: requirements.get(LABEL_TOPOLOGY_ZONE_ID),
-            capacity_type: requirements.get(LABEL_CAPACITY_TYPE),
+            capacity_types: [
+                allowed(CapacityType::OnDemand),
+                allowed(CapacityType::Spot),
+                allowed(CapacityType::Reserved),
+            ],
             reservation_id: requirements.get(LABEL_CAPACITY_RESERVATION_ID),
             reservation_type: requirements.get(LABEL_CAPACITY_RESERVATION_TYPE),
+            zones: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Whether the offering's zone and zone id are allowed.
+    fn allows_zone(&self, o: &Offering) -> bool {
+        if self.zone.is_none() && self.zone_id.is_none() {
+            return true;
+        }
+        let key = (o.zone.as_ptr() as usize, o.zone_id.as_ptr() as usize);
+        if let Some(&(_, allowed)) = self.zones.borrow().iter().find(|(k, _)| *k == key) {
+            return allowed;
+        }
+        let allowed = self.zone.is_none_or(|r| r.has(o.zone))
+            && self.zone_id.is_none_or(|r| r.has(o.zone_id));
+        self.zones.borrow_mut().push((key, allowed));
+        allowed
     }
 
     /// Available and allowed.
     pub fn allows(&self, o: &Offering) -> bool {
         o.available
-            && self.zone.is_none_or(|r| r.has(o.zone))
-            && self.zone_id.is_none_or(|r| r.has(o.zone_id))
-            && self
-                .capacity_type
-                .is_none_or(|r| r.has(o.capacity_type.label()))
+            && self.capacity_types[capacity_type_slot(o.capacity_type)]
+            && self.allows_zone(o)
             && o.reservation.is_none_or(|res| {
                 self.reservation_id.is_none_or(|r| r.has(res.id))
                     && self
