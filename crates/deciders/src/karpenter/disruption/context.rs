@@ -14,8 +14,8 @@ use super::budgets::budget_mapping;
 use super::candidates::{CandidateInputs, Rejection, evaluate_nodes, new_candidate};
 use super::reasons::Unconsolidatable;
 use super::simulate::{Simulation, SimulationView};
-use super::types::{Candidate, DisruptionClass, PassInput};
-use crate::nodepool::{DisruptionReason, NodePool};
+use super::types::{Candidate, DisruptionClass, Method, PassInput};
+use crate::nodepool::{ConsolidationPolicy, DisruptionReason, NodePool};
 use crate::pdb::PdbLimits;
 use crate::scheduler::{Node, NodeId};
 
@@ -68,12 +68,19 @@ impl<'i, 'a> PassContext<'i, 'a> {
 
     /// Judges every node as a Graceful candidate, which a pass does first,
     /// and returns why the managed nodes that are not candidates are not.
-    /// The simulation view is prepared for consolidation alongside, on the
-    /// current rayon pool: consolidation needs it unless a method before it
-    /// acts, and no method changes it.
+    /// When multi- or single-node consolidation may compute, the simulation
+    /// view is prepared for consolidation alongside, on the current rayon
+    /// pool: consolidation needs it unless a method before it acts, and no
+    /// method changes it.
     pub fn judge_every_node(&mut self) -> Vec<Note> {
         let (input, pdbs) = (self.input, &self.pdbs);
         let inputs = self.candidate_inputs();
+        if !self.may_consolidate_underutilized() {
+            let evaluated = evaluate_nodes(&inputs, DisruptionClass::Graceful);
+            let mut notes = Vec::new();
+            self.graceful = self.keep_candidates(evaluated, &mut notes);
+            return notes;
+        }
         // This thread takes the view, the longer of the two and the one
         // that does not split: an idle thread can be slower to wake than
         // the shorter job takes, and then this thread runs both in turn.
@@ -89,6 +96,21 @@ impl<'i, 'a> PassContext<'i, 'a> {
         self.graceful = self.keep_candidates(evaluated, &mut notes);
         self.view = OnceLock::from(view);
         notes
+    }
+
+    /// Whether a consolidation method that simulates may compute this
+    /// pass: a NodePool consolidates underutilized nodes and multi- and
+    /// single-node consolidation have not both found nothing at the
+    /// current consolidation state. Otherwise the view is made only if a
+    /// method asks for it.
+    fn may_consolidate_underutilized(&self) -> bool {
+        let consolidated = self.input.is_consolidated(Method::MultiNodeConsolidation)
+            && self.input.is_consolidated(Method::SingleNodeConsolidation);
+        !consolidated
+            && self
+                .pools
+                .values()
+                .any(|p| p.disruption.consolidation_policy != ConsolidationPolicy::WhenEmpty)
     }
 
     /// The candidates of `class` among the nodes `considered` lets

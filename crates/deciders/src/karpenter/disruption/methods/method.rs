@@ -90,7 +90,8 @@ pub(crate) struct MethodOutcome {
 }
 
 /// The candidates among `judged` that `method` should disrupt, in order,
-/// with the reasons it gave for the others that carry one.
+/// with the reasons it gave for the others that carry one (not for quiet
+/// nodes: the caller's recorder would drop them).
 pub(crate) fn should_disrupt<'c>(
     ctx: &PassContext<'_, '_>,
     method: &dyn DisruptionMethod,
@@ -98,13 +99,25 @@ pub(crate) fn should_disrupt<'c>(
     notes: &mut Vec<Note>,
 ) -> Vec<&'c Candidate> {
     let mut kept = Vec::new();
+    // Candidates of one NodePool share its name: the last lookup is
+    // usually the next one's.
+    let mut last: Option<(&str, Option<&NodePool>)> = None;
     for c in judged {
-        let Some(pool) = ctx.pools.get(&*c.nodepool) else {
+        let pool = match last {
+            Some((name, pool)) if name == &*c.nodepool => pool,
+            _ => {
+                let pool = ctx.pools.get(&*c.nodepool);
+                last = Some((&c.nodepool, pool));
+                pool
+            }
+        };
+        let Some(pool) = pool else {
             continue;
         };
         match method.should_disrupt(ctx, c, pool) {
             Ok(()) => kept.push(c),
-            Err(Some(reason)) => notes.push((c.node, reason)),
+            Err(Some(reason)) if !ctx.input.is_quiet(c.node) => notes.push((c.node, reason)),
+            Err(Some(_)) => {}
             Err(None) => {}
         }
     }
