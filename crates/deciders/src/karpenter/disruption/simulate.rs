@@ -134,6 +134,16 @@ pub(crate) fn is_deleting(input: &PassInput<'_>, id: NodeId) -> bool {
 
 /// Upstream `IsCurrentlyReschedulable`: reschedulable, disruptable, and not
 /// held in place for good by a fully blocking PDB.
+/// Whether some node is among `candidates` more than once.
+fn repeats_a_node(candidates: &[&Candidate]) -> bool {
+    if candidates.len() < 2 {
+        return false;
+    }
+    let mut nodes: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
+    nodes.sort_unstable();
+    nodes.windows(2).any(|pair| pair[0] == pair[1])
+}
+
 fn currently_reschedulable(cluster: &Cluster, pdbs: &PdbLimits, pod: PodId, now: SimTime) -> bool {
     cluster.pod(pod).is_some_and(|p| {
         is_reschedulable(p) && is_disruptable(p, now) && !pdbs.is_fully_blocked(p, now)
@@ -334,6 +344,35 @@ impl SimulationView {
         found
     }
 
+    /// Whether [`Self::pods_to_place`] for `candidate` alone is `pods`,
+    /// compared piece by piece (pending, the candidate's, deleting
+    /// nodes') without building the list.
+    pub(crate) fn pods_to_place_are(
+        &self,
+        input: &PassInput<'_>,
+        pdbs: &PdbLimits,
+        candidate: &Candidate,
+        pods: &[PodId],
+    ) -> bool {
+        if let Some((known, _)) = self.pods_of_one.lock().get(&candidate.node) {
+            return known == pods;
+        }
+        if self.deleting.contains(&candidate.node) {
+            return self.pods_to_place(input, pdbs, &[candidate]).0 == pods;
+        }
+        let Some(rest) = pods.strip_prefix(&self.pending_in_order[..]) else {
+            return false;
+        };
+        let Some(own) = rest.len().checked_sub(self.deleting_node_pods.len()) else {
+            return false;
+        };
+        let (from_candidate, deleting) = rest.split_at(own);
+        deleting == self.deleting_node_pods
+            && self
+                .candidate_pods(input, pdbs, &[candidate])
+                .eq(from_candidate.iter().copied())
+    }
+
     fn find_pods_to_place(
         &self,
         input: &PassInput<'_>,
@@ -343,7 +382,7 @@ impl SimulationView {
         let mut from_candidates: Vec<PodId> =
             self.candidate_pods(input, pdbs, candidates).collect();
         // A pod is on one node: only the same candidate twice repeats one.
-        if candidates.len() > 1 {
+        if repeats_a_node(candidates) {
             let mut seen = BTreeSet::new();
             from_candidates.retain(|&pod| seen.insert(pod));
         }

@@ -96,6 +96,8 @@ struct Verdict {
 struct Stop {
     taken: Vec<PodId>,
     bound: Vec<bool>,
+    /// Per pod of `taken`, the existing node it went to.
+    destinations: Vec<Option<NodeId>>,
 }
 
 impl Verdicts {
@@ -185,6 +187,7 @@ impl Verdicts {
         let destinations = trace.pods.iter().map(|p| placed.get(p).copied()).collect();
         let stopped_on = trace.stopped_on.map(|taken| Stop {
             bound: taken.iter().map(|&p| is_bound(cluster, p)).collect(),
+            destinations: taken.iter().map(|p| placed.get(p).copied()).collect(),
             taken,
         });
         kept.verdicts.insert(
@@ -232,10 +235,16 @@ impl Verdict {
         {
             return false;
         }
-        let (pods, _) = ctx
-            .consolidation_view()
-            .pods_to_place(input, &ctx.pdbs, &[candidate]);
-        let Some(replayed) = self.replayed(input, &pods) else {
+        let view = ctx.consolidation_view();
+        let replayed = if view.pods_to_place_are(input, &ctx.pdbs, candidate, &self.pods) {
+            self.replayed(input, None)
+        } else if self.stopped_on.is_some() {
+            let (pods, _) = view.pods_to_place(input, &ctx.pdbs, &[candidate]);
+            self.replayed(input, Some(&pods))
+        } else {
+            None
+        };
+        let Some(replayed) = replayed else {
             return false;
         };
         let mut placed: BTreeMap<NodeId, Vec<PodId>> = BTreeMap::new();
@@ -263,28 +272,24 @@ impl Verdict {
         })
     }
 
-    /// The pods whose steps a solve over `pods` must replay for the
-    /// verdict to hold, with the existing node each went to; `None` when
-    /// the solve would not start the same way. With the same pods, every
-    /// pod the solve took (all of them, unless a stop ended it). With
-    /// other pods, only when a stop ended the solve: the new solve takes
-    /// the same pods first, in the same order, each bound or not as then,
-    /// so it reaches the same stop whatever it would take after; every
-    /// pod must be free of topology terms, so that no pod taken later
-    /// constrains the ones before.
+    /// The pods whose steps a solve must replay for the verdict to hold,
+    /// with the existing node each went to; `None` when the solve would
+    /// not start the same way. `other_pods`: the solve's pods, when they
+    /// are not the kept ones. With the same pods, every pod the solve took
+    /// (all of them, unless a stop ended it). With other pods, only when a
+    /// stop ended the solve: the new solve takes the same pods first, in
+    /// the same order, each bound or not as then, so it reaches the same
+    /// stop whatever it would take after; every pod must be free of
+    /// topology terms, so that no pod taken later constrains the ones
+    /// before.
     fn replayed(
         &self,
         input: &PassInput<'_>,
-        pods: &[PodId],
+        other_pods: Option<&[PodId]>,
     ) -> Option<Vec<(PodId, Option<NodeId>)>> {
         let cluster = input.cluster;
-        let same_pods = pods == self.pods;
-        let destination = |pod: PodId| {
-            self.pods
-                .iter()
-                .position(|&p| p == pod)
-                .and_then(|at| self.destinations[at])
-        };
+        let same_pods = other_pods.is_none();
+        let pods = other_pods.unwrap_or(&self.pods);
         match &self.stopped_on {
             None if same_pods => Some(
                 self.pods
@@ -309,7 +314,13 @@ impl Verdict {
                 {
                     return None;
                 }
-                Some(stop.taken.iter().map(|&p| (p, destination(p))).collect())
+                Some(
+                    stop.taken
+                        .iter()
+                        .copied()
+                        .zip(stop.destinations.iter().copied())
+                        .collect(),
+                )
             }
         }
     }
