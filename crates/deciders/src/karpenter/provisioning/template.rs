@@ -230,18 +230,11 @@ impl Template<'_> {
     ) -> Result<Vec<u32>, FilterFailure> {
         let offerings = OfferingFilter::new(requirements);
         let mut failure = FilterFailure::default();
-        let blocked: Vec<bool> = self
-            .groups
-            .iter()
-            .map(|g| {
-                any_port_conflict(pod_ports, &g.host_ports)
-                    || any_port_conflict(pod_ports, claim_ports)
-            })
-            .collect();
+        let blocked = self.port_blocked_groups(pod_ports, claim_ports);
         let mut remaining = Vec::new();
         for &index in options {
             let group = self.group_of[index as usize] as usize;
-            if blocked.get(group).copied().unwrap_or(true) {
+            if blocked.holds(group) {
                 failure.host_ports = true;
                 continue;
             }
@@ -312,14 +305,7 @@ impl Template<'_> {
             matchers.extend(self.columns.matcher(requirement));
         }
         let offerings = offerings_changed.then(|| OfferingFilter::new(merged));
-        let blocked: Vec<bool> = self
-            .groups
-            .iter()
-            .map(|g| {
-                any_port_conflict(pod_ports, &g.host_ports)
-                    || any_port_conflict(pod_ports, claim_ports)
-            })
-            .collect();
+        let blocked = self.port_blocked_groups(pod_ports, claim_ports);
         // Only positive amounts need comparing: every template option has no
         // negative allocatable (the template's own filter asked it to fit
         // nothing), which is all `Resources::fits` asks of the rest. A type
@@ -328,31 +314,36 @@ impl Template<'_> {
         // amount the overhead does not make positive on its own.
         let wants: Vec<(ResourceKind, i64)> =
             requests.iter().filter(|&(_, amount)| amount > 0).collect();
-        let overhead_only: Vec<Vec<(ResourceKind, i64)>> = self
-            .groups
-            .iter()
-            .map(|g| {
-                g.overhead
-                    .iter()
-                    .filter(|&(kind, amount)| amount > 0 && requests.get(kind) <= 0)
-                    .map(|(kind, amount)| (kind, amount + requests.get(kind)))
-                    .filter(|&(_, amount)| amount > 0)
-                    .collect()
-            })
-            .collect();
+        let overhead_only_of = |g: &DaemonGroup| -> Vec<(ResourceKind, i64)> {
+            g.overhead
+                .iter()
+                .filter(|&(kind, amount)| amount > 0 && requests.get(kind) <= 0)
+                .map(|(kind, amount)| (kind, amount + requests.get(kind)))
+                .filter(|&(_, amount)| amount > 0)
+                .collect()
+        };
+        // Usually no group has any: then no per-group list is made.
+        let overhead_only: Vec<Vec<(ResourceKind, i64)>> =
+            if self.groups.iter().any(|g| !overhead_only_of(g).is_empty()) {
+                self.groups.iter().map(overhead_only_of).collect()
+            } else {
+                Vec::new()
+            };
         let mut remaining = Vec::with_capacity(options.len());
         for &index in options {
             let group = self.group_of[index as usize] as usize;
-            if blocked.get(group).copied().unwrap_or(true) {
+            if blocked.holds(group) {
                 continue;
             }
             let room = &self.room[index as usize];
             if !wants.iter().all(|&(kind, want)| room.get(kind) >= want) {
                 continue;
             }
-            if !overhead_only[group].is_empty() {
+            if let Some(overhead_only) = overhead_only.get(group)
+                && !overhead_only.is_empty()
+            {
                 let allocatable = &self.instance_type(index).allocatable;
-                if !overhead_only[group]
+                if !overhead_only
                     .iter()
                     .all(|&(kind, want)| allocatable.get(kind) >= want)
                 {
@@ -381,6 +372,21 @@ impl Template<'_> {
         Some(remaining)
     }
 
+    /// The DaemonSet groups whose host ports, or the claim's, conflict
+    /// with the pod's.
+    fn port_blocked_groups(&self, pod_ports: &[HostPort], claim_ports: &[HostPort]) -> PortBlocked {
+        // Without host ports the pod conflicts with no group.
+        PortBlocked((!pod_ports.is_empty()).then(|| {
+            self.groups
+                .iter()
+                .map(|g| {
+                    any_port_conflict(pod_ports, &g.host_ports)
+                        || any_port_conflict(pod_ports, claim_ports)
+                })
+                .collect()
+        }))
+    }
+
     /// The cheapest available offering of a type the filter allows.
     pub fn cheapest_price(&self, index: u32, offerings: &OfferingFilter<'_>) -> Option<Price> {
         self.instance_type(index)
@@ -389,6 +395,18 @@ impl Template<'_> {
             .filter(|o| offerings.allows(o))
             .map(|o| o.price)
             .min()
+    }
+}
+
+/// Per DaemonSet group, whether a host port conflict rules its types out
+/// (`None`: no group's).
+struct PortBlocked(Option<Vec<bool>>);
+
+impl PortBlocked {
+    fn holds(&self, group: usize) -> bool {
+        self.0
+            .as_ref()
+            .is_some_and(|blocked| blocked.get(group).copied().unwrap_or(true))
     }
 }
 
