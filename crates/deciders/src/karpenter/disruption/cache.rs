@@ -1,11 +1,13 @@
 //! What a caller keeps from one disruption pass to the next so that the
 //! next one is cheaper, and nothing else: each node's candidate facts by
-//! node revision, consolidation's last savings-ratio order, and
-//! single-node consolidation's no-op verdicts (see `verdicts`). A pass
+//! node revision, consolidation's last savings-ratio order,
+//! single-node consolidation's no-op verdicts (see `verdicts`) and
+//! multi-node consolidation's last no-op search (see `searches`). A pass
 //! reads the same decisions with or without it.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::searches::NoOpSearch;
 use super::verdicts::Verdicts;
 use crate::cluster::{Cluster, Node, NodeId, PodId};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
@@ -98,6 +100,8 @@ pub struct CandidateCache {
     consolidation_order: Mutex<LastOrder>,
     /// Single-node consolidation's no-op verdicts.
     pub(super) verdicts: Verdicts,
+    /// Multi-node consolidation's last no-op search.
+    pub(super) multi_node: NoOpSearch,
 }
 
 impl CandidateCache {

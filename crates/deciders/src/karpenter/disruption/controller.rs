@@ -74,6 +74,12 @@ impl Disruption {
         self.candidate_cache.verdicts.reused()
     }
 
+    /// How many multi-node consolidation searches its passes skipped
+    /// because they would have read what the last no-op search read.
+    pub fn searches_reused(&self) -> u64 {
+        self.candidate_cache.multi_node.reused()
+    }
+
     fn pass_input<'a>(
         &'a self,
         input: &DisruptionInput<'a>,
@@ -99,6 +105,7 @@ impl Disruption {
     pub fn pass(&self, input: &DisruptionInput<'_>, provisioner: &Provisioner) -> PassOutcome {
         let prepared = provisioner.prepared(input.nodepools, input.daemonsets);
         self.candidate_cache.verdicts.begin_pass(&prepared);
+        self.candidate_cache.multi_node.begin_pass(&prepared);
         super::pass::run_pass(&self.pass_input(input, &prepared))
     }
 

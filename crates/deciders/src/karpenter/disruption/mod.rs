@@ -28,6 +28,7 @@ mod methods;
 pub mod ordering;
 mod pass;
 pub mod reasons;
+mod searches;
 pub mod simulate;
 pub mod types;
 mod validation;

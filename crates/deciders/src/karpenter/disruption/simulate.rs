@@ -62,6 +62,16 @@ pub struct SimulationView {
     pods_of_one: LockedMap<NodeId, PodsToPlace>,
 }
 
+/// The parts of a [`SimulationView`] that depend on the instant and the
+/// deleting nodes: the deleting nodes, their pods a simulation places, and
+/// the nodes inside their `consolidateAfter` window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ViewInputs {
+    deleting: Vec<NodeId>,
+    deleting_node_pods: Vec<PodId>,
+    under_consolidate_after: Vec<NodeId>,
+}
+
 /// What [`SimulationView::pods_to_place`] returns: the pods to place, and
 /// the candidates' own.
 type PodsToPlace = (Vec<PodId>, Vec<PodId>);
@@ -342,6 +352,27 @@ impl SimulationView {
             .lock()
             .insert(candidate.node, found.clone());
         found
+    }
+
+    /// Its deleting nodes, their pods and the nodes inside their
+    /// `consolidateAfter` window.
+    pub(crate) fn inputs(&self) -> ViewInputs {
+        ViewInputs {
+            deleting: self.deleting.clone(),
+            deleting_node_pods: self.deleting_node_pods.clone(),
+            under_consolidate_after: self.under_consolidate_after.clone(),
+        }
+    }
+
+    /// The pods a simulation moves off `candidate`: currently reschedulable
+    /// and not pending.
+    pub(crate) fn moving_pods(
+        &self,
+        input: &PassInput<'_>,
+        pdbs: &PdbLimits,
+        candidate: &Candidate,
+    ) -> Vec<PodId> {
+        self.candidate_pods(input, pdbs, &[candidate]).collect()
     }
 
     /// Whether [`Self::pods_to_place`] for `candidate` alone is `pods`,

@@ -1,9 +1,10 @@
-//! Single-node consolidation's kept verdicts change no decision: on random
-//! small clusters changed between passes (pods bound, removed or pending,
+//! Single-node consolidation's kept verdicts and multi-node
+//! consolidation's kept no-op search change no decision: on random small
+//! clusters changed between passes (pods bound, removed or pending,
 //! pending pods bound, nodes added, some uninitialized, initialized,
 //! tainted, untainted, relabelled, removed or marked for deletion with
-//! their pods still on them), the controller object that
-//! keeps verdicts finds the very command a pass that keeps nothing finds.
+//! their pods still on them, or time passing alone), the controller object
+//! that keeps them finds the very command a pass that keeps nothing finds.
 
 use proptest::prelude::*;
 
@@ -154,6 +155,50 @@ impl Run {
     }
 }
 
+impl Run {
+    /// A run on the fake catalog's on-demand types, `budget` nodes
+    /// disrupted at a time, with nodes of `initial` sizes and pod CPUs.
+    fn new(initial: &[(usize, Vec<i64>)], budget: u32) -> Run {
+        let mut run = Run {
+            env: Env::fake(),
+            nodes: Vec::new(),
+            pods: Vec::new(),
+            added: 0,
+        };
+        run.env.require_on_demand();
+        run.env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(budget);
+        for (size, pods) in initial {
+            run.add_node(*size, true);
+            let node = *run.nodes.last().unwrap();
+            for &cpu in pods {
+                run.pods.push(run.env.pod(node, cpu));
+            }
+        }
+        run
+    }
+
+    /// Applies `changes` one by one, a pass before the first and after
+    /// each: the controller that keeps verdicts and searches must find the
+    /// command a pass that keeps nothing finds.
+    fn passes_match(&mut self, changes: &[Change]) -> Result<(), TestCaseError> {
+        let mut disruption = Disruption::new(self.env.options);
+        let provisioner = Provisioner::new();
+        for step in 0..=changes.len() {
+            if step > 0 {
+                self.apply(&changes[step - 1]);
+            }
+            let (kept, fresh) = self.env.with_disruption_input(|input| {
+                (
+                    disruption.next_command(input, &provisioner),
+                    next_command(input),
+                )
+            });
+            prop_assert_eq!(kept.command, fresh.command, "after {} changes", step);
+        }
+        Ok(())
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -163,30 +208,77 @@ proptest! {
         initial in proptest::collection::vec((0..4usize, proptest::collection::vec(600..2000i64, 1..4)), 2..7),
         changes in proptest::collection::vec(change(), 1..16),
     ) {
-        let mut run = Run { env: Env::fake(), nodes: Vec::new(), pods: Vec::new(), added: 0 };
-        run.env.require_on_demand();
         // One node at a time, so that single-node consolidation decides
         // most passes (multi-node needs two).
-        run.env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
-        for (size, pods) in &initial {
-            run.add_node(*size, true);
-            let node = *run.nodes.last().unwrap();
-            for &cpu in pods {
-                run.pods.push(run.env.pod(node, cpu));
-            }
-        }
-        let mut disruption = Disruption::new(run.env.options);
-        let provisioner = Provisioner::new();
-        for step in 0..=changes.len() {
-            if step > 0 {
-                run.apply(&changes[step - 1]);
-            }
-            let (kept, fresh) = run.env.with_disruption_input(|input| {
-                (disruption.next_command(input, &provisioner), next_command(input))
-            });
-            prop_assert_eq!(kept.command, fresh.command, "after {} changes", step);
-        }
+        Run::new(&initial, 1).passes_match(&changes)?;
     }
+
+    /// The kept multi-node search gives the decisions of full
+    /// re-evaluation, also while nodes leave their `consolidateAfter`
+    /// window with nothing else changing.
+    #[test]
+    fn search_reuse_decides_as_full_re_evaluation(
+        initial in proptest::collection::vec((0..4usize, proptest::collection::vec(300..2000i64, 1..4)), 3..8),
+        changes in proptest::collection::vec(change(), 1..16),
+        consolidate_after in 0..40u64,
+    ) {
+        let mut run = Run::new(&initial, 3);
+        run.env.pool_mut().disruption.consolidate_after =
+            Some(std::time::Duration::from_secs(consolidate_after));
+        for &node in &run.nodes.clone() {
+            run.env.claim_mut(node).lifecycle.last_pod_event_at =
+                Some(run.env.now - SimDuration::from_secs(5 * u64::from(node.0)));
+        }
+        run.passes_match(&changes)?;
+    }
+}
+
+/// A pass that would search what the last no-op multi-node search read
+/// skips the search; one after a pod was bound, or after a node left its
+/// `consolidateAfter` window, searches again.
+#[test]
+fn a_no_op_multi_node_search_is_skipped_until_its_inputs_change() {
+    let mut env = Env::fake();
+    env.require_on_demand();
+    env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(3);
+    env.pool_mut().disruption.consolidate_after = Some(std::time::Duration::from_secs(60));
+    // Four full fake-it-1 nodes labelled for a team whose pods select it:
+    // a new NodeClaim cannot carry the label, and no node has room.
+    let nodes: Vec<NodeId> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|name| env.node(name, "fake-it-1", CapacityType::OnDemand))
+        .collect();
+    let team = || [("team".to_string(), "x".to_string())].into();
+    for &node in &nodes {
+        env.cluster
+            .node_mut(node)
+            .unwrap()
+            .labels
+            .insert("team", "x");
+        env.pod_with(node, 1800, |spec| spec.node_selector = team());
+    }
+    // d is inside its window: closed to the what-ifs, not a candidate.
+    let now = env.now;
+    env.claim_mut(nodes[3]).lifecycle.last_pod_event_at = Some(now);
+    let mut disruption = Disruption::new(env.options);
+    let provisioner = Provisioner::new();
+    let mut pass = |env: &Env| {
+        env.with_disruption_input(|input| {
+            let before = disruption.searches_reused();
+            let outcome = disruption.next_command(input, &provisioner);
+            assert_eq!(outcome.command, next_command(input).command);
+            (outcome.command, disruption.searches_reused() - before)
+        })
+    };
+    assert_eq!(pass(&env), (None, 0), "the first search runs");
+    env.now += SimDuration::from_secs(10);
+    assert_eq!(pass(&env), (None, 1), "nothing it read changed");
+    env.now += SimDuration::from_secs(60);
+    assert_eq!(pass(&env), (None, 0), "d left its window");
+    env.now += SimDuration::from_secs(10);
+    assert_eq!(pass(&env), (None, 1));
+    env.pod_with(nodes[0], 10, |spec| spec.node_selector = team());
+    assert_eq!(pass(&env), (None, 0), "a pod was bound");
 }
 
 /// Two fake-it-1 nodes `a` and `b` with a 1500m pod on `a` and a 1100m pod

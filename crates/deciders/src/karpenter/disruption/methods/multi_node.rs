@@ -3,7 +3,8 @@
 //! [`MAX_MULTI_NODE_CANDIDATES`]) of the best candidates by savings ratio
 //! that can be deleted or replaced by one cheaper node of a type none of
 //! them already is (or is cheaper than), spending the `Underutilized`
-//! budgets as it takes candidates. It notes nothing.
+//! budgets as it takes candidates. It notes nothing. A pass whose search
+//! would read what the last no-op search read skips it (see `searches`).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::AtomicBool;
@@ -17,6 +18,7 @@ use crate::karpenter::disruption::consolidation::{
 };
 use crate::karpenter::disruption::context::PassContext;
 use crate::karpenter::disruption::ordering::sort_for_consolidation;
+use crate::karpenter::disruption::searches::SearchInputs;
 use crate::karpenter::disruption::types::{Candidate, Command, DisruptionClass, Method};
 use crate::nodepool::{DisruptionReason, NodePool};
 
@@ -65,9 +67,10 @@ impl DisruptionMethod for MultiNode {
     }
 }
 
-/// The binary search over prefixes of `sorted` (by savings ratio), on the
-/// view's own consolidation closure; and whether a candidate was left out
-/// for want of budget.
+/// The command of the binary search over prefixes of the candidates of
+/// `sorted` (by savings ratio) within budget, none without running it when
+/// the last no-op search read the same inputs (see `searches`); and
+/// whether a candidate was left out for want of budget.
 fn search(
     ctx: &PassContext<'_, '_>,
     sorted: &[&Candidate],
@@ -87,6 +90,23 @@ fn search(
     if disruptable.len() < 2 {
         return (None, constrained_by_budgets);
     }
+    let kept = ctx.input.candidate_cache.map(|cache| &cache.multi_node);
+    let inputs = kept.map(|_| SearchInputs::of(ctx, &disruptable));
+    if let (Some(kept), Some(inputs)) = (kept, &inputs)
+        && kept.finds_nothing(inputs)
+    {
+        return (None, constrained_by_budgets);
+    }
+    let command = binary_search(ctx, &disruptable);
+    if let (Some(kept), Some(inputs)) = (kept, inputs) {
+        kept.keep(inputs, command.is_none());
+    }
+    (command, constrained_by_budgets)
+}
+
+/// Upstream `firstNConsolidationOption` over `disruptable` (at least two),
+/// on the view's own consolidation closure.
+fn binary_search(ctx: &PassContext<'_, '_>, disruptable: &[&Candidate]) -> Option<Command> {
     let max_parallel = disruptable.len().min(MAX_MULTI_NODE_CANDIDATES);
     let (mut low, mut high) = (1usize, max_parallel);
     if disruptable.len() <= max_parallel {
@@ -120,5 +140,5 @@ fn search(
             None => high = mid - 1,
         }
     }
-    (last_valid, constrained_by_budgets)
+    last_valid
 }
