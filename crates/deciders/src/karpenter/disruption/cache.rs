@@ -5,13 +5,54 @@
 //! multi-node consolidation's last no-op search (see `searches`). A pass
 //! reads the same decisions with or without it.
 
+use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::searches::NoOpSearch;
 use super::verdicts::Verdicts;
 use crate::cluster::{Cluster, Node, NodeId, PodId};
+use crate::karpenter::provisioning::Prepared;
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
 use crate::pods::{eviction_cost, is_active, is_reschedulable};
+
+/// Something kept that was made with one solve setup (NodePools,
+/// DaemonSets, catalogs): held with that setup, so that its address stays
+/// its own, and emptied when a pass brings another.
+#[derive(Debug, Default)]
+pub(super) struct SetupBound<T> {
+    setup: Option<Arc<Prepared>>,
+    kept: T,
+}
+
+impl<T: Default> SetupBound<T> {
+    /// A pass with `setup` begins: what was made with another goes.
+    pub(super) fn begin_pass(&mut self, setup: &Arc<Prepared>) {
+        if !self.setup.as_ref().is_some_and(|s| Arc::ptr_eq(s, setup)) {
+            self.kept = T::default();
+            self.setup = Some(setup.clone());
+        }
+    }
+
+    /// Whether a pass has begun (only then is there a setup to make
+    /// anything with).
+    pub(super) fn has_setup(&self) -> bool {
+        self.setup.is_some()
+    }
+}
+
+impl<T> Deref for SetupBound<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.kept
+    }
+}
+
+impl<T> DerefMut for SetupBound<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.kept
+    }
+}
 
 /// What a candidate reads of its node's labels and of the pods bound to
 /// it: a function of the node and its pods alone.

@@ -23,6 +23,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::cache::SetupBound;
 use super::consolidation::price_to_beat;
 use super::context::PassContext;
 use super::simulate::ViewInputs;
@@ -37,10 +38,8 @@ pub(crate) struct NoOpSearch(Mutex<Kept>);
 
 #[derive(Debug, Default)]
 struct Kept {
-    /// The solve setup the search was made with (held, so that its
-    /// address stays its own).
-    setup: Option<Arc<Prepared>>,
-    search: Option<SearchInputs>,
+    /// The search's inputs, with the solve setup it was made with.
+    search: SetupBound<Option<SearchInputs>>,
     /// Searches skipped so far.
     reused: u64,
 }
@@ -90,18 +89,14 @@ impl NoOpSearch {
 
     /// A pass with `setup` begins: a search made with another setup goes.
     pub(crate) fn begin_pass(&self, setup: &Arc<Prepared>) {
-        let mut kept = self.lock();
-        if !kept.setup.as_ref().is_some_and(|s| Arc::ptr_eq(s, setup)) {
-            kept.search = None;
-            kept.setup = Some(setup.clone());
-        }
+        self.lock().search.begin_pass(setup);
     }
 
     /// Whether the kept search read exactly `inputs` (it then finds
     /// nothing again).
     pub(crate) fn finds_nothing(&self, inputs: &SearchInputs) -> bool {
         let mut kept = self.lock();
-        let same = kept.setup.is_some() && kept.search.as_ref() == Some(inputs);
+        let same = kept.search.as_ref() == Some(inputs);
         if same {
             kept.reused += 1;
         }
@@ -112,6 +107,7 @@ impl NoOpSearch {
     /// kept one after a search that found a command.
     pub(crate) fn keep(&self, inputs: SearchInputs, found_nothing: bool) {
         let mut kept = self.lock();
-        kept.search = (found_nothing && kept.setup.is_some()).then_some(inputs);
+        let made = found_nothing && kept.search.has_setup();
+        *kept.search = made.then_some(inputs);
     }
 }

@@ -142,8 +142,6 @@ pub(crate) fn is_deleting(input: &PassInput<'_>, id: NodeId) -> bool {
         })
 }
 
-/// Upstream `IsCurrentlyReschedulable`: reschedulable, disruptable, and not
-/// held in place for good by a fully blocking PDB.
 /// Whether some node is among `candidates` more than once.
 fn repeats_a_node(candidates: &[&Candidate]) -> bool {
     if candidates.len() < 2 {
@@ -154,6 +152,8 @@ fn repeats_a_node(candidates: &[&Candidate]) -> bool {
     nodes.windows(2).any(|pair| pair[0] == pair[1])
 }
 
+/// Upstream `IsCurrentlyReschedulable`: reschedulable, disruptable, and not
+/// held in place for good by a fully blocking PDB.
 fn currently_reschedulable(cluster: &Cluster, pdbs: &PdbLimits, pod: PodId, now: SimTime) -> bool {
     cluster.pod(pod).is_some_and(|p| {
         is_reschedulable(p) && is_disruptable(p, now) && !pdbs.is_fully_blocked(p, now)

@@ -40,6 +40,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::cache::SetupBound;
 use super::consolidation::{SimulationTrace, price_to_beat};
 use super::context::PassContext;
 use super::types::Candidate;
@@ -59,14 +60,12 @@ pub(crate) struct Verdicts(Mutex<Kept>);
 
 #[derive(Debug, Default)]
 struct Kept {
-    /// The solve setup the verdicts were made with (held, so that its
-    /// address stays its own).
-    setup: Option<Arc<Prepared>>,
     /// Passes begun.
     pass: u64,
     /// The open views of the current pass, made on first use.
     current: Option<Arc<PassViews>>,
-    verdicts: BTreeMap<NodeId, Verdict>,
+    /// The verdicts, with the solve setup they were made with.
+    verdicts: SetupBound<BTreeMap<NodeId, Verdict>>,
     /// Verdicts reused so far.
     reused: u64,
 }
@@ -115,10 +114,7 @@ impl Verdicts {
         let mut kept = self.lock();
         kept.pass += 1;
         kept.current = None;
-        if !kept.setup.as_ref().is_some_and(|s| Arc::ptr_eq(s, setup)) {
-            kept.verdicts.clear();
-            kept.setup = Some(setup.clone());
-        }
+        kept.verdicts.begin_pass(setup);
     }
 
     /// Per candidate, whether its kept verdict holds (the candidate is
@@ -130,7 +126,7 @@ impl Verdicts {
         candidates: &[&Candidate],
     ) -> Vec<bool> {
         let mut kept = self.lock();
-        if kept.verdicts.is_empty() || kept.setup.is_none() {
+        if kept.verdicts.is_empty() || !kept.verdicts.has_setup() {
             return vec![false; candidates.len()];
         }
         let current = kept.current_views(ctx);
@@ -179,7 +175,7 @@ impl Verdicts {
             return;
         }
         let mut kept = self.lock();
-        if kept.setup.is_none() {
+        if !kept.verdicts.has_setup() {
             return;
         }
         let views = kept.current_views(ctx);
