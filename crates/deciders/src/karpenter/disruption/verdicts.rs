@@ -82,7 +82,8 @@ struct Verdict {
     revision: u64,
     to_beat: PriceToBeat,
     pods: Vec<PodId>,
-    /// Per pod of `pods`, the existing node it went to.
+    /// Per pod of `pods`, the existing node it went to (empty when a stop
+    /// ended the solve: `stopped_on` has those of the pods it took).
     destinations: Vec<Option<NodeId>>,
     /// When a stop ended the solve: what it had taken.
     stopped_on: Option<Stop>,
@@ -180,12 +181,17 @@ impl Verdicts {
         }
         let views = kept.current_views(ctx);
         let placed: BTreeMap<PodId, NodeId> = trace.placed_on_existing.into_iter().collect();
-        let destinations = trace.pods.iter().map(|p| placed.get(p).copied()).collect();
+        let destinations_of =
+            |pods: &[PodId]| pods.iter().map(|p| placed.get(p).copied()).collect();
         let stopped_on = trace.stopped_on.map(|taken| Stop {
             bound: taken.iter().map(|&p| is_bound(cluster, p)).collect(),
-            destinations: taken.iter().map(|p| placed.get(p).copied()).collect(),
+            destinations: destinations_of(&taken),
             taken,
         });
+        let destinations = match stopped_on {
+            None => destinations_of(&trace.pods),
+            Some(_) => Vec::new(),
+        };
         kept.verdicts.insert(
             candidate.node,
             Verdict {
