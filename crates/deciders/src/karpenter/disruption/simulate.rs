@@ -27,8 +27,8 @@ use std::sync::{Arc, OnceLock};
 use super::types::Candidate;
 use super::types::PassInput;
 use crate::karpenter::provisioning::{
-    Closure, ExistingNodes, OpenViews, Prepared, PriceToBeat, ProvisioningInput, SchedulingResult,
-    SolveSetup, StopEarly, solve_with_closure,
+    Closure, ExistingNodes, OpenViews, Prepared, PresortedQueue, PriceToBeat, ProvisioningInput,
+    QueueRun, SchedulingResult, SolveSetup, StopEarly, solve_with_closure,
 };
 use crate::locked_map::LockedMap;
 use crate::pdb::PdbLimits;
@@ -60,6 +60,9 @@ pub struct SimulationView {
     /// Per single candidate, what [`Self::pods_to_place`] found (asked for
     /// by the kept-verdict check and again by the simulation).
     pods_of_one: LockedMap<NodeId, PodsToPlace>,
+    /// The pending pods and the deleting nodes' pods in queue order, which
+    /// every simulation places: built by the first simulation.
+    shared_queue: OnceLock<[QueueRun; 2]>,
 }
 
 /// The parts of a [`SimulationView`] that depend on the instant and the
@@ -200,6 +203,7 @@ impl SimulationView {
             deleting_closure: OnceLock::new(),
             consolidation_closure: OnceLock::new(),
             pods_of_one: LockedMap::default(),
+            shared_queue: OnceLock::new(),
         }
     }
 
@@ -281,7 +285,8 @@ impl SimulationView {
         let moving: Vec<PodId> = match quiet {
             Some(_) => {
                 let mut moving: Vec<PodId> = from_candidates
-                    .into_iter()
+                    .iter()
+                    .copied()
                     .filter(|pod| !self.deleting_node_pod_set.contains(pod))
                     .collect();
                 moving.sort_unstable();
@@ -308,10 +313,30 @@ impl SimulationView {
             node_count_resource: input.node_count_resource,
             policies: input.options.scheduling,
         };
+        // Candidates being deleted themselves (a command re-checked) place
+        // fewer of the deleting nodes' pods: the solve orders those itself.
+        let candidate_deleting = candidates.iter().any(|c| self.deleting.contains(&c.node));
+        let shared;
+        let queue = if candidate_deleting {
+            None
+        } else {
+            let [pending, deleting] = self.shared_queue.get_or_init(|| {
+                [
+                    QueueRun::new(input.cluster, &self.pending_in_order),
+                    QueueRun::new(input.cluster, &self.deleting_node_pods),
+                ]
+            });
+            shared = [pending, deleting];
+            Some(PresortedQueue {
+                shared: &shared,
+                own: &from_candidates,
+            })
+        };
         let setup = SolveSetup {
             prepared,
             stop_early,
             reserved_fallback: true,
+            queue,
         };
         let mut result = solve_with_closure(&provisioning, setup, existing, closure, &closed);
         let placed_on_existing = result.existing.clone();

@@ -33,6 +33,7 @@ mod node_requirements;
 mod pod;
 mod prepared;
 mod provisioner;
+mod queue;
 mod reservations;
 mod scheduler;
 mod template;
@@ -46,6 +47,7 @@ pub use existing::{Closure, ExistingNodes};
 pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
 pub use prepared::Prepared;
 pub use provisioner::{PREPARED_NODE_REMOVALS, Provisioner};
+pub use queue::{PresortedQueue, QueueRun};
 pub use scheduler::{MAX_INSTANCE_TYPES, queue_starts_with};
 pub use view_changes::{OpenViews, ViewChanges};
 
@@ -135,6 +137,12 @@ pub(crate) struct SolveSetup<'a> {
     /// offering. Off (provisioning, `ReservedOfferingModeStrict`), such a
     /// pod's decision is deferred to a later solve instead.
     pub(crate) reserved_fallback: bool,
+    /// The input's pods as runs already in queue order and the rest:
+    /// together exactly the pods a solve takes of them (checked in debug
+    /// builds). Callers that solve over mostly the same pods many times
+    /// build the shared runs once; the solve then touches only its own
+    /// pods and those it reaches. `None`: the solve orders every pod.
+    pub(crate) queue: Option<PresortedQueue<'a>>,
 }
 
 /// When a solve may stop placing pods, for callers that only ask whether

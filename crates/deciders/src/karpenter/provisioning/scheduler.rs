@@ -12,6 +12,7 @@ use super::existing::{Closure, ExistingNodes, ExistingSet};
 use super::fit::{min_values_shortfall, no_undefined, relax_min_values};
 use super::pod::PodWork;
 use super::prepared::{Prepared, PriceTable};
+use super::queue::{MergedRuns, PresortedQueue, QueueKey, queued_pod};
 use super::reservations::ReservationManager;
 use super::template::{OfferingFilter, Template, without_bookkeeping};
 use super::topology::Topology;
@@ -28,7 +29,6 @@ use crate::kube::pod::PodSpec;
 use crate::kube::requirements::Requirement;
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::scheduler::{Cluster, NodeId, Pod, PodId};
-use crate::time::SimTime;
 
 /// Upstream `MaxInstanceTypes`: options written on a NodeClaim.
 pub const MAX_INSTANCE_TYPES: usize = 600;
@@ -177,15 +177,23 @@ fn solve_prepared<'a>(
     // unless topology must know them all first (a pod with spread or pod
     // affinity terms, or a running pod with required anti-affinity).
     let mut errors: BTreeMap<PodId, String> = BTreeMap::new();
-    let mut keys = Vec::with_capacity(input.pods.len());
-    let mut batch: Vec<BatchPod<'_>> = Vec::with_capacity(input.pods.len());
+    let mut batch: Vec<BatchPod<'_>> = Vec::with_capacity(input.pods.len().min(BATCH_START));
+    let runs = setup.queue;
     let eager = !base.anti_affinity_pods().is_empty()
-        || input
-            .pods
-            .iter()
-            .filter_map(|&id| queued_pod(cluster, id))
-            .any(|pod| pod.spec.has_topology_terms());
-    let mut topology = if eager {
+        || match runs {
+            Some(runs) => runs.has_topology_terms(cluster),
+            None => input
+                .pods
+                .iter()
+                .filter_map(|&id| queued_pod(cluster, id))
+                .any(|pod| pod.spec.has_topology_terms()),
+        };
+    debug_assert!(
+        runs.is_none_or(|runs| same_queued_pods(cluster, input.pods, runs)),
+        "queue runs of other pods than the solve's"
+    );
+    let (mut topology, mut first_round) = if eager {
+        let mut keys = Vec::with_capacity(input.pods.len());
         let mut works: Vec<PodWork<'_>> = Vec::with_capacity(input.pods.len());
         for &id in input.pods {
             let Some((pod, work)) = batch_entry(cluster, id, ignore_preferences) else {
@@ -209,22 +217,33 @@ fn solve_prepared<'a>(
             base.anti_affinity_pods(),
         );
         batch.extend(works.into_iter().map(BatchPod::Ready));
-        topology
+        (
+            topology,
+            FirstRound::Heap(keys.into_iter().map(Reverse).collect()),
+        )
     } else {
-        for &id in input.pods {
-            let Some(pod) = queued_pod(cluster, id) else {
-                continue;
-            };
-            keys.push((QueueKey::of(pod), batch.len()));
-            batch.push(BatchPod::Waiting(id, &pod.spec));
-        }
-        Topology::new(
+        let first_round = match runs {
+            Some(runs) => FirstRound::Runs(MergedRuns::new(cluster, runs)),
+            None => {
+                let mut keys = Vec::with_capacity(input.pods.len());
+                for &id in input.pods {
+                    let Some(pod) = queued_pod(cluster, id) else {
+                        continue;
+                    };
+                    keys.push((QueueKey::of(pod), batch.len()));
+                    batch.push(BatchPod::Waiting(id, &pod.spec));
+                }
+                FirstRound::Heap(keys.into_iter().map(Reverse).collect())
+            }
+        };
+        let topology = Topology::new(
             cluster,
             prepared.domains(),
             prepared.node_requirements(),
             &[],
             &[],
-        )
+        );
+        (topology, first_round)
     };
     if topology.tracks_hostnames() {
         for hostname in existing.hostnames() {
@@ -254,16 +273,13 @@ fn solve_prepared<'a>(
     };
     let mut deferred = BTreeSet::new();
 
-    // The queue: the batch in queue order (a heap, as a stop usually comes
-    // after a few pods; the batch index breaks ties, as a stable sort
-    // would), then the pods put back, in turn.
-    let mut first_round: BinaryHeap<Reverse<(QueueKey, usize)>> =
-        keys.into_iter().map(Reverse).collect();
+    // The queue: the batch in queue order (see `FirstRound`), then the
+    // pods put back, in turn.
     let mut put_back: VecDeque<usize> = VecDeque::new();
     // Pods placed so far, and their count when each pod was put back: the
     // solve ends when one comes round again with no pod placed since.
     let mut placed = 0usize;
-    let mut placed_when_put_back = vec![0usize; batch.len()];
+    let mut placed_when_put_back: Vec<usize> = Vec::new();
     // What a stop ends (see `SchedulingResult::stopped_on`).
     let stops = stop.at_new_nodeclaims.is_some()
         || stop.unless_cheaper_than.is_some()
@@ -273,8 +289,8 @@ fn solve_prepared<'a>(
     let mut requeued = false;
     let mut stopped = false;
     loop {
-        let next = match first_round.pop() {
-            Some(Reverse((_, next))) => next,
+        let next = match first_round.next(cluster, &mut batch) {
+            Some(next) => next,
             None => match put_back.front() {
                 Some(&next) if placed_when_put_back[next] != placed => {
                     put_back.pop_front();
@@ -323,6 +339,9 @@ fn solve_prepared<'a>(
                 }
                 scheduler.topology.update(pod.id, &pod.spec);
                 put_back.push_back(next);
+                if placed_when_put_back.len() <= next {
+                    placed_when_put_back.resize(next + 1, 0);
+                }
                 placed_when_put_back[next] = placed;
                 requeued = true;
             }
@@ -332,6 +351,52 @@ fn solve_prepared<'a>(
     result.deferred = deferred.into_iter().collect();
     result.stopped_on = (stopped && !requeued).then_some(taken);
     result
+}
+
+/// The first round over the batch, in queue order.
+enum FirstRound<'r> {
+    /// Indices of a batch built whole (a heap, as a stop usually comes
+    /// after a few pods; the index breaks ties, as a stable sort would).
+    Heap(BinaryHeap<Reverse<(QueueKey, usize)>>),
+    /// The caller's runs, each pod added to the batch when reached.
+    Runs(MergedRuns<'r>),
+}
+
+impl<'r> FirstRound<'r> {
+    /// The batch index of the next pod, adding it to `batch` if it is not
+    /// there yet.
+    fn next<'s>(&mut self, cluster: &'s Cluster, batch: &mut Vec<BatchPod<'s>>) -> Option<usize> {
+        match self {
+            FirstRound::Heap(heap) => heap.pop().map(|Reverse((_, next))| next),
+            FirstRound::Runs(runs) => {
+                for id in runs.by_ref() {
+                    // Runs hold queued pods of this cluster.
+                    if let Some(pod) = queued_pod(cluster, id) {
+                        batch.push(BatchPod::Waiting(id, &pod.spec));
+                        return Some(batch.len() - 1);
+                    }
+                }
+                None
+            }
+        }
+    }
+}
+
+/// Room for this many pods in a batch made as the queue reaches them (a
+/// stopped solve reaches few).
+const BATCH_START: usize = 16;
+
+/// Whether `runs` hold exactly the pods of `pods` a solve takes.
+fn same_queued_pods(cluster: &Cluster, pods: &[PodId], runs: PresortedQueue<'_>) -> bool {
+    let mut given: Vec<PodId> = pods
+        .iter()
+        .copied()
+        .filter(|&id| queued_pod(cluster, id).is_some())
+        .collect();
+    let mut queued: Vec<PodId> = MergedRuns::new(cluster, runs).collect();
+    given.sort_unstable();
+    queued.sort_unstable();
+    given == queued
 }
 
 /// A pod of the batch: made ready to place (its requirements derived) when
@@ -355,36 +420,6 @@ impl<'s> BatchPod<'s> {
             BatchPod::Waiting(id, _) => Err((*id, String::new())),
         }
     }
-}
-
-/// A pod's place in the solve's queue: cpu descending, memory
-/// descending, then creation and uid ascending (a total order, so the
-/// order pods are given in does not matter).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) struct QueueKey {
-    cpu: Reverse<i64>,
-    memory: Reverse<i64>,
-    created: SimTime,
-    uid: u64,
-}
-
-impl QueueKey {
-    pub(super) fn of(pod: &Pod) -> QueueKey {
-        QueueKey {
-            cpu: Reverse(pod.spec.requests.cpu_millis()),
-            memory: Reverse(pod.spec.requests.memory_bytes()),
-            created: pod.created_at,
-            uid: pod.uid,
-        }
-    }
-}
-
-/// The pod, if a solve's batch takes it: DaemonSet pods are never
-/// provisioned for. The one filter of every solve and of
-/// [`queue_starts_with`]; a pod it takes whose requirements are invalid
-/// then gets an error instead of a place in the queue.
-fn queued_pod(cluster: &Cluster, id: PodId) -> Option<&Pod> {
-    cluster.pod(id).filter(|pod| !pod.is_daemonset())
 }
 
 /// The pod's work in a solve's batch (see [`queued_pod`]); an error when

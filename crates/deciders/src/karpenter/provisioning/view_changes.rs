@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use super::existing::{ExistingNode, PoolUsage};
 use super::pod::PodWork;
-use super::scheduler::QueueKey;
+use super::queue::QueueKey;
 use super::topology::PodTopology;
 use super::{PreferencePolicy, SchedulingPolicies};
 use crate::kube::resources::Resources;
