@@ -11,11 +11,12 @@
 //! multi- and single-node methods share.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 use super::explain;
 use super::reasons::{MinValuesNotMet, SchedulingErrors, Unconsolidatable};
 pub use super::reasons::{NO_CHEAPER_NODE, SPOT_TO_SPOT_DISABLED};
-use super::simulate::{Simulation, SimulationView};
+use super::simulate::{PodsToPlace, Simulation, SimulationView};
 use super::types::{Candidate, Command, Method, PassInput};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::provisioning::{Closure, NewNodeClaim, Prepared, PriceToBeat};
@@ -88,8 +89,8 @@ pub(crate) fn consolidate_traced(
 /// What a consolidation simulation placed, and where on existing nodes.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct SimulationTrace {
-    /// The pods given to the solve, in order.
-    pub pods: Vec<PodId>,
+    /// The pods given to the solve, in order, and the candidates' own.
+    pub pods: Arc<PodsToPlace>,
     /// Pods the solve put on existing nodes.
     pub placed_on_existing: Vec<(PodId, NodeId)>,
     /// The pods the solve took from its queue before a stop ended it, if

@@ -59,7 +59,7 @@ pub struct SimulationView {
     consolidation_closure: OnceLock<Closure>,
     /// Per single candidate, what [`Self::pods_to_place`] found (asked for
     /// by the kept-verdict check and again by the simulation).
-    pods_of_one: LockedMap<NodeId, PodsToPlace>,
+    pods_of_one: LockedMap<NodeId, Arc<PodsToPlace>>,
     /// The pending pods and the deleting nodes' pods in queue order, which
     /// every simulation places: built by the first simulation.
     shared_queue: OnceLock<[QueueRun; 2]>,
@@ -75,9 +75,15 @@ pub(crate) struct ViewInputs {
     under_consolidate_after: Vec<NodeId>,
 }
 
-/// What [`SimulationView::pods_to_place`] returns: the pods to place, and
-/// the candidates' own.
-type PodsToPlace = (Vec<PodId>, Vec<PodId>);
+/// What [`SimulationView::pods_to_place`] returns, shared by a pass's
+/// kept-verdict check, its simulation and the verdict it keeps.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct PodsToPlace {
+    /// The pods to place, in order.
+    pub pods: Vec<PodId>,
+    /// The candidates' own, in order.
+    pub own: Vec<PodId>,
+}
 
 /// What one simulation found.
 #[derive(Debug, Clone, Default)]
@@ -88,7 +94,7 @@ pub struct Simulation {
     /// Errors of pods that were not pending before (only these block).
     pub non_pending_errors: Vec<(PodId, String)>,
     /// The pods the solve was given, in its input order.
-    pub pods: Vec<PodId>,
+    pub(crate) pods: Arc<PodsToPlace>,
     /// Where the solve put pods on existing nodes, uninitialized ones
     /// included (before those placements became errors).
     pub placed_on_existing: Vec<(PodId, NodeId)>,
@@ -280,7 +286,8 @@ impl SimulationView {
         closure: &Closure,
         quiet: Option<PriceToBeat>,
     ) -> Simulation {
-        let (pods, from_candidates) = self.pods_to_place(input, pdbs, candidates);
+        let found = self.pods_to_place(input, pdbs, candidates);
+        let from_candidates = &found.own;
         let closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
         let moving: Vec<PodId> = match quiet {
             Some(_) => {
@@ -309,7 +316,7 @@ impl SimulationView {
             cluster: input.cluster,
             nodepools: input.nodepools,
             daemonsets: input.daemonsets,
-            pods: &pods,
+            pods: &found.pods,
             node_count_resource: input.node_count_resource,
             policies: input.options.scheduling,
         };
@@ -320,16 +327,10 @@ impl SimulationView {
         let queue = if candidate_deleting {
             None
         } else {
-            let [pending, deleting] = self.shared_queue.get_or_init(|| {
-                [
-                    QueueRun::new(input.cluster, &self.pending_in_order),
-                    QueueRun::new(input.cluster, &self.deleting_node_pods),
-                ]
-            });
-            shared = [pending, deleting];
+            shared = self.shared_runs(input);
             Some(PresortedQueue {
                 shared: &shared,
-                own: &from_candidates,
+                own: from_candidates,
             })
         };
         let setup = SolveSetup {
@@ -350,7 +351,7 @@ impl SimulationView {
         Simulation {
             result,
             non_pending_errors,
-            pods,
+            pods: found,
             placed_on_existing,
         }
     }
@@ -364,19 +365,31 @@ impl SimulationView {
         input: &PassInput<'_>,
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
-    ) -> (Vec<PodId>, Vec<PodId>) {
+    ) -> Arc<PodsToPlace> {
         let [candidate] = candidates else {
-            return self.find_pods_to_place(input, pdbs, candidates);
+            return Arc::new(self.find_pods_to_place(input, pdbs, candidates));
         };
         let known = self.pods_of_one.lock().get(&candidate.node).cloned();
         if let Some(found) = known {
             return found;
         }
-        let found = self.find_pods_to_place(input, pdbs, candidates);
+        let found = Arc::new(self.find_pods_to_place(input, pdbs, candidates));
         self.pods_of_one
             .lock()
             .insert(candidate.node, found.clone());
         found
+    }
+
+    /// The pending pods and the deleting nodes' pods in queue order (built
+    /// on first use).
+    fn shared_runs(&self, input: &PassInput<'_>) -> [&QueueRun; 2] {
+        let [pending, deleting] = self.shared_queue.get_or_init(|| {
+            [
+                QueueRun::new(input.cluster, &self.pending_in_order),
+                QueueRun::new(input.cluster, &self.deleting_node_pods),
+            ]
+        });
+        [pending, deleting]
     }
 
     /// Its deleting nodes, their pods and the nodes inside their
@@ -410,11 +423,11 @@ impl SimulationView {
         candidate: &Candidate,
         pods: &[PodId],
     ) -> bool {
-        if let Some((known, _)) = self.pods_of_one.lock().get(&candidate.node) {
-            return known == pods;
+        if let Some(known) = self.pods_of_one.lock().get(&candidate.node) {
+            return known.pods == pods;
         }
         if self.deleting.contains(&candidate.node) {
-            return self.pods_to_place(input, pdbs, &[candidate]).0 == pods;
+            return self.pods_to_place(input, pdbs, &[candidate]).pods == pods;
         }
         let Some(rest) = pods.strip_prefix(&self.pending_in_order[..]) else {
             return false;
@@ -434,7 +447,7 @@ impl SimulationView {
         input: &PassInput<'_>,
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
-    ) -> (Vec<PodId>, Vec<PodId>) {
+    ) -> PodsToPlace {
         let mut from_candidates: Vec<PodId> =
             self.candidate_pods(input, pdbs, candidates).collect();
         // A pod is on one node: only the same candidate twice repeats one.
@@ -461,7 +474,10 @@ impl SimulationView {
         } else {
             pods.extend_from_slice(&self.deleting_node_pods);
         }
-        (pods, from_candidates)
+        PodsToPlace {
+            pods,
+            own: from_candidates,
+        }
     }
 
     /// The candidates' pods a simulation moves: currently reschedulable

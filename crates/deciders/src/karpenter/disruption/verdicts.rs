@@ -43,6 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::cache::SetupBound;
 use super::consolidation::{SimulationTrace, price_to_beat};
 use super::context::PassContext;
+use super::simulate::PodsToPlace;
 use super::types::Candidate;
 use super::types::PassInput;
 use crate::karpenter::provisioning::{
@@ -81,8 +82,9 @@ struct PassViews {
 struct Verdict {
     revision: u64,
     to_beat: PriceToBeat,
-    pods: Vec<PodId>,
-    /// Per pod of `pods`, the existing node it went to (empty when a stop
+    /// The pods the solve was given (shared with the pass that made it).
+    pods: Arc<PodsToPlace>,
+    /// Per pod of `pods.pods`, the existing node it went to (empty when a stop
     /// ended the solve: `stopped_on` has those of the pods it took).
     destinations: Vec<Option<NodeId>>,
     /// When a stop ended the solve: what it had taken.
@@ -172,7 +174,7 @@ impl Verdicts {
         trace: SimulationTrace,
     ) {
         let cluster = ctx.input.cluster;
-        if !trace.pods.iter().all(|&p| topology_free(cluster, p)) {
+        if !trace.pods.pods.iter().all(|&p| topology_free(cluster, p)) {
             return;
         }
         let mut kept = self.lock();
@@ -189,7 +191,7 @@ impl Verdicts {
             taken,
         });
         let destinations = match stopped_on {
-            None => destinations_of(&trace.pods),
+            None => destinations_of(&trace.pods.pods),
             Some(_) => Vec::new(),
         };
         kept.verdicts.insert(
@@ -238,11 +240,11 @@ impl Verdict {
             return false;
         }
         let view = ctx.consolidation_view();
-        let replayed = if view.pods_to_place_are(input, &ctx.pdbs, candidate, &self.pods) {
+        let replayed = if view.pods_to_place_are(input, &ctx.pdbs, candidate, &self.pods.pods) {
             self.replayed(input, None)
         } else if self.stopped_on.is_some() {
-            let (pods, _) = view.pods_to_place(input, &ctx.pdbs, &[candidate]);
-            self.replayed(input, Some(&pods))
+            let found = view.pods_to_place(input, &ctx.pdbs, &[candidate]);
+            self.replayed(input, Some(&found.pods))
         } else {
             None
         };
@@ -291,10 +293,11 @@ impl Verdict {
     ) -> Option<Vec<(PodId, Option<NodeId>)>> {
         let cluster = input.cluster;
         let same_pods = other_pods.is_none();
-        let pods = other_pods.unwrap_or(&self.pods);
+        let pods = other_pods.unwrap_or(&self.pods.pods);
         match &self.stopped_on {
             None if same_pods => Some(
                 self.pods
+                    .pods
                     .iter()
                     .copied()
                     .zip(self.destinations.iter().copied())
