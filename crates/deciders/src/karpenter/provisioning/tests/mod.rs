@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::{
-    MAX_INSTANCE_TYPES, NewNodeClaim, NodePoolContext, Prepared, ProvisioningInput,
-    SchedulingResult, SolveSetup, StopEarly,
+    MAX_INSTANCE_TYPES, NewNodeClaim, NodePoolContext, Prepared, PresortedQueue, ProvisioningInput,
+    QueueRun, SchedulingResult, SolveSetup, StopEarly,
 };
 use crate::cloud::Catalog;
 use crate::kube::labels::{LABEL_HOSTNAME, LABEL_TOPOLOGY_ZONE, Labels};
@@ -250,6 +250,41 @@ impl World {
             pods: &self.pending,
             node_count_resource: self.node_count_resource,
             policies: self.policies,
+        };
+        super::scheduler::solve(&input, setup)
+    }
+
+    /// [`World::solve_stopping`] with the pods given as presorted runs:
+    /// each of `shared` a run built ahead, `own` the rest.
+    pub fn solve_stopping_presorted(
+        &self,
+        shared: &[&[PodId]],
+        own: &[PodId],
+        stop_early: StopEarly<'_>,
+    ) -> SchedulingResult {
+        let runs: Vec<QueueRun> = shared
+            .iter()
+            .map(|pods| QueueRun::new(&self.cluster, pods))
+            .collect();
+        let runs: Vec<&QueueRun> = runs.iter().collect();
+        let pods: Vec<PodId> = shared
+            .iter()
+            .flat_map(|p| p.iter())
+            .chain(own)
+            .copied()
+            .collect();
+        let input = ProvisioningInput {
+            cluster: &self.cluster,
+            nodepools: &self.contexts(),
+            daemonsets: &self.daemonsets,
+            pods: &pods,
+            node_count_resource: self.node_count_resource,
+            policies: self.policies,
+        };
+        let setup = SolveSetup {
+            stop_early,
+            queue: Some(PresortedQueue { shared: &runs, own }),
+            ..SolveSetup::default()
         };
         super::scheduler::solve(&input, setup)
     }

@@ -522,6 +522,60 @@ fn min_values_best_effort_keeps_a_template_short_of_zones() {
     assert_eq!(zones.min_values(), Some(3));
 }
 
+/// A solve given its pods as presorted runs (a disruption pass's pending
+/// pods and deleting nodes' pods, built once, plus a candidate's) takes
+/// them in the same order as one given the list, so it places, fails and
+/// stops the same, full or stopped, wherever the runs are cut.
+#[test]
+fn presorted_runs_solve_as_the_pod_list() {
+    let mut world = World::fake(pool("default", "", "").0, 8);
+    let room = Resources::cpu_mem(4000, 8 * GIB);
+    let node = world.add_node("n1", &[(LABEL_NODEPOOL, "default")], room, true);
+    let mut pods = Vec::new();
+    for (i, (cpu, mem)) in [
+        (1500, 512),
+        (250, 2048),
+        (1500, 256),
+        (3000, 64),
+        (750, 1024),
+    ]
+    .into_iter()
+    .cycle()
+    .take(12)
+    .enumerate()
+    {
+        pods.push(match i % 3 {
+            0 => world.add_running(pod(cpu, mem), node),
+            _ => world.add_pending(pod(cpu, mem)),
+        });
+    }
+    let stops = [
+        StopEarly::default(),
+        StopEarly {
+            at_new_nodeclaims: Some(2),
+            ..StopEarly::default()
+        },
+        StopEarly {
+            at_new_nodeclaims: Some(1),
+            bound_pods_must_fit: true,
+            ..StopEarly::default()
+        },
+    ];
+    let full = world.solve_stopping(&pods, stops[0]);
+    assert!(full.new_nodeclaims.len() >= 2, "{full:?}");
+    assert!(full.stopped_on.is_none());
+    assert!(world.solve_stopping(&pods, stops[1]).stopped_on.is_some());
+    assert!(world.solve_stopping(&pods, stops[2]).stopped_on.is_some());
+    for stop in stops {
+        let listed = world.solve_stopping(&pods, stop);
+        for (a, b) in [(0, 0), (4, 9), (0, 12), (7, 7), (12, 12)] {
+            let presorted =
+                world.solve_stopping_presorted(&[&pods[..a], &pods[b..]], &pods[a..b], stop);
+            assert_eq!(presorted, listed, "runs cut at {a}..{b}, {stop:?}");
+        }
+    }
+}
+
 /// A solve asked to stop at two new NodeClaims (consolidation asking only
 /// whether fewer would do) stops when the second opens; with `minValues`
 /// on a NodePool it runs on, since a claim short of them would be dropped
