@@ -63,6 +63,9 @@ pub struct SimulationView {
     /// The pending pods and the deleting nodes' pods in queue order, which
     /// every simulation places: built by the first simulation.
     shared_queue: OnceLock<[QueueRun; 2]>,
+    /// Whether every pending pod and every deleting node's pod is free of
+    /// topology terms: found on first use.
+    shared_topology_free: OnceLock<bool>,
 }
 
 /// The parts of a [`SimulationView`] that depend on the instant and the
@@ -151,6 +154,13 @@ pub(crate) fn is_deleting(input: &PassInput<'_>, id: NodeId) -> bool {
         })
 }
 
+/// Whether where the pod may go reads no other pod.
+pub(crate) fn topology_free(cluster: &Cluster, pod: PodId) -> bool {
+    cluster
+        .pod(pod)
+        .is_some_and(|p| !p.spec.has_topology_terms())
+}
+
 /// Whether some node is among `candidates` more than once.
 fn repeats_a_node(candidates: &[&Candidate]) -> bool {
     if candidates.len() < 2 {
@@ -210,6 +220,7 @@ impl SimulationView {
             consolidation_closure: OnceLock::new(),
             pods_of_one: LockedMap::default(),
             shared_queue: OnceLock::new(),
+            shared_topology_free: OnceLock::new(),
         }
     }
 
@@ -378,6 +389,20 @@ impl SimulationView {
             .lock()
             .insert(candidate.node, found.clone());
         found
+    }
+
+    /// Whether every pod of `placed` (from [`Self::pods_to_place`]) is
+    /// free of topology terms; the pending and deleting nodes' pods, which
+    /// every simulation places, are looked at once a pass.
+    pub(crate) fn all_topology_free(&self, cluster: &Cluster, placed: &PodsToPlace) -> bool {
+        let shared = *self.shared_topology_free.get_or_init(|| {
+            self.pending_in_order
+                .iter()
+                .chain(&self.deleting_node_pods)
+                .all(|&p| topology_free(cluster, p))
+        });
+        let rest = if shared { &placed.own } else { &placed.pods };
+        rest.iter().all(|&p| topology_free(cluster, p))
     }
 
     /// The pending pods and the deleting nodes' pods in queue order (built

@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::cache::SetupBound;
 use super::consolidation::{SimulationTrace, price_to_beat};
 use super::context::PassContext;
-use super::simulate::PodsToPlace;
+use super::simulate::{PodsToPlace, topology_free};
 use super::types::Candidate;
 use super::types::PassInput;
 use crate::karpenter::provisioning::{
@@ -174,7 +174,10 @@ impl Verdicts {
         trace: SimulationTrace,
     ) {
         let cluster = ctx.input.cluster;
-        if !trace.pods.pods.iter().all(|&p| topology_free(cluster, p)) {
+        if !ctx
+            .consolidation_view()
+            .all_topology_free(cluster, &trace.pods)
+        {
             return;
         }
         let mut kept = self.lock();
@@ -334,11 +337,4 @@ impl Verdict {
 /// Whether the pod is bound to a node.
 fn is_bound(cluster: &Cluster, pod: PodId) -> bool {
     cluster.pod(pod).is_some_and(|p| p.node.is_some())
-}
-
-/// Whether where the pod may go reads no other pod.
-fn topology_free(cluster: &Cluster, pod: PodId) -> bool {
-    cluster
-        .pod(pod)
-        .is_some_and(|p| !p.spec.has_topology_terms())
 }
