@@ -333,9 +333,8 @@ impl SimulationView {
         };
         // Candidates being deleted themselves (a command re-checked) place
         // fewer of the deleting nodes' pods: the solve orders those itself.
-        let candidate_deleting = candidates.iter().any(|c| self.deleting.contains(&c.node));
         let shared;
-        let queue = if candidate_deleting {
+        let queue = if self.any_deleting(candidates) {
             None
         } else {
             shared = self.shared_runs(input);
@@ -487,8 +486,7 @@ impl SimulationView {
         pods.extend_from_slice(&from_candidates);
         // Candidates being deleted themselves (a command re-checked) must
         // not place their pods twice.
-        let candidate_deleting = candidates.iter().any(|c| self.deleting.contains(&c.node));
-        if candidate_deleting {
+        if self.any_deleting(candidates) {
             let own: BTreeSet<PodId> = from_candidates.iter().copied().collect();
             pods.extend(
                 self.deleting_node_pods
@@ -503,6 +501,12 @@ impl SimulationView {
             pods,
             own: from_candidates,
         }
+    }
+
+    /// Whether a candidate is one of the view's deleting nodes (a command
+    /// re-checked).
+    fn any_deleting(&self, candidates: &[&Candidate]) -> bool {
+        candidates.iter().any(|c| self.deleting.contains(&c.node))
     }
 
     /// The candidates' pods a simulation moves: currently reschedulable

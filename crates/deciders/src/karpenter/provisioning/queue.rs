@@ -70,16 +70,6 @@ impl QueueRun {
             has_topology_terms,
         }
     }
-
-    /// How many pods the run holds.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether the run holds no pod.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
 }
 
 /// What a solve is told of its pods' order (see
