@@ -117,24 +117,58 @@ pub struct Catalog {
     types: Vec<InstanceType>,
     by_price: Vec<usize>,
     type_requirements: Arc<Vec<Requirements>>,
-    /// Per type, the price of its cheapest available offering of each
-    /// capacity type (see [`Catalog::cheapest_price`]).
-    cheapest: Vec<[Option<Price>; 3]>,
+    /// Per type, what its available offerings sum up to (see
+    /// [`Catalog::cheapest_price`] and [`Catalog::offered_zones`]).
+    summaries: Vec<OfferingSummary>,
     /// Every reserved offering as (type index, offering index), in the
     /// order added.
     reserved: Vec<(usize, usize)>,
 }
 
-/// The prices of a type's cheapest available offering of each capacity
-/// type, in [`capacity_slot`] order.
-fn cheapest_prices(instance_type: &InstanceType) -> [Option<Price>; 3] {
-    [
+/// A type's available offerings, summed up for deciders that ask about
+/// every type many times.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OfferingSummary {
+    /// The price of its cheapest available offering of each capacity type,
+    /// in [`capacity_slot`] order.
+    cheapest: [Option<Price>; 3],
+    /// See [`Catalog::offered_zones`].
+    offered: Option<u64>,
+}
+
+/// Sums up `instance_type`'s offerings against the catalog's `zones`.
+fn summarize(zones: &[Zone], instance_type: &InstanceType) -> OfferingSummary {
+    let cheapest = [
         CapacityType::OnDemand,
         CapacityType::Spot,
         CapacityType::Reserved,
     ]
-    .map(|ct| instance_type.cheapest(ct).map(|o| o.price))
+    .map(|ct| instance_type.cheapest(ct).map(|o| o.price));
+    let offered = (zones.len() <= MAX_MASKED_ZONES)
+        .then(|| {
+            let mut mask = 0u64;
+            for offering in &instance_type.offerings {
+                let zone = zones
+                    .iter()
+                    .position(|z| z.name == offering.zone && z.id == offering.zone_id)?;
+                let slot = match offering.capacity_type {
+                    CapacityType::OnDemand => 0,
+                    CapacityType::Spot => 1,
+                    CapacityType::Reserved => return None,
+                };
+                if offering.available {
+                    mask |= 1 << (2 * zone + slot);
+                }
+            }
+            Some(mask)
+        })
+        .flatten();
+    OfferingSummary { cheapest, offered }
 }
+
+/// Zones beyond which [`Catalog::offered_zones`] answers `None` (two bits
+/// per zone in a `u64`).
+pub const MAX_MASKED_ZONES: usize = 32;
 
 const fn capacity_slot(capacity_type: CapacityType) -> usize {
     match capacity_type {
@@ -160,14 +194,14 @@ impl Catalog {
                 .cmp(&(types[b].on_demand_price, &types[b].spec.name))
         });
         let type_requirements = Arc::new(types.iter().map(InstanceType::requirements).collect());
-        let cheapest = types.iter().map(cheapest_prices).collect();
+        let summaries = types.iter().map(|t| summarize(&zones, t)).collect();
         Catalog {
             region,
             zones,
             types,
             by_price,
             type_requirements,
-            cheapest,
+            summaries,
             reserved: Vec::new(),
         }
     }
@@ -184,9 +218,23 @@ impl Catalog {
     /// zone; kept in step with availability and price changes, so a caller
     /// can bound a type's price without walking its offerings.
     pub fn cheapest_price(&self, index: usize, capacity_type: CapacityType) -> Option<Price> {
-        self.cheapest
+        self.summaries
             .get(index)
-            .and_then(|prices| prices[capacity_slot(capacity_type)])
+            .and_then(|summary| summary.cheapest[capacity_slot(capacity_type)])
+    }
+
+    /// Where the type at `index` has an available offering, as a bit set:
+    /// bit `2·z` for On-Demand and `2·z + 1` for Spot in zone `z` of
+    /// [`Catalog::zones`]. Kept in step with availability, so a decider can
+    /// test a type's offerings against allowed zones and capacity types
+    /// with one `and`. `None` when the bits cannot say it all: the type has
+    /// reserved offerings (whose reservation must be checked too), an
+    /// offering outside the catalog's zones, or the catalog has more than
+    /// [`MAX_MASKED_ZONES`] zones.
+    pub fn offered_zones(&self, index: usize) -> Option<u64> {
+        self.summaries
+            .get(index)
+            .and_then(|summary| summary.offered)
     }
 
     /// Every type's requirements (`InstanceType::requirements`), in
@@ -258,7 +306,7 @@ impl Catalog {
             }
             if changed {
                 requirements[index] = instance_type.requirements();
-                self.cheapest[index] = cheapest_prices(instance_type);
+                self.summaries[index] = summarize(&self.zones, instance_type);
             }
         }
     }
@@ -301,7 +349,7 @@ impl Catalog {
             }
         }
         if found {
-            self.cheapest[index] = cheapest_prices(&self.types[index]);
+            self.summaries[index] = summarize(&self.zones, &self.types[index]);
         }
         found.then_some(index)
     }
@@ -344,7 +392,7 @@ impl Catalog {
             self.reserved
                 .push((index, instance_type.offerings.len() - 1));
             requirements[index] = instance_type.requirements();
-            self.cheapest[index] = cheapest_prices(instance_type);
+            self.summaries[index] = summarize(&self.zones, instance_type);
         }
     }
 
@@ -367,7 +415,7 @@ impl Catalog {
                 offering.available = available;
                 changed = true;
                 Arc::make_mut(&mut self.type_requirements)[index] = instance_type.requirements();
-                self.cheapest[index] = cheapest_prices(instance_type);
+                self.summaries[index] = summarize(&self.zones, instance_type);
             }
         }
         changed
@@ -393,5 +441,84 @@ impl fmt::Display for Catalog {
             self.types.len(),
             self.zones.len()
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::fake;
+
+    /// The bits of `offered_zones`, read back as (zone, capacity type).
+    fn offered(catalog: &Catalog, index: usize) -> Option<Vec<(&'static str, CapacityType)>> {
+        let mask = catalog.offered_zones(index)?;
+        let mut pairs = Vec::new();
+        for (z, zone) in catalog.zones().iter().enumerate() {
+            for (slot, capacity_type) in [CapacityType::OnDemand, CapacityType::Spot]
+                .into_iter()
+                .enumerate()
+            {
+                if mask & (1 << (2 * z + slot)) != 0 {
+                    pairs.push((zone.name, capacity_type));
+                }
+            }
+        }
+        Some(pairs)
+    }
+
+    /// Every type's available offerings, in the same order.
+    fn available(catalog: &Catalog, index: usize) -> Vec<(&'static str, CapacityType)> {
+        let mut pairs = Vec::new();
+        for zone in catalog.zones() {
+            for capacity_type in [CapacityType::OnDemand, CapacityType::Spot] {
+                if catalog.instance_types()[index]
+                    .offerings
+                    .iter()
+                    .any(|o| o.available && o.zone == zone.name && o.capacity_type == capacity_type)
+                {
+                    pairs.push((zone.name, capacity_type));
+                }
+            }
+        }
+        pairs
+    }
+
+    /// The offered-zone bits follow availability through every change
+    /// (an insufficient-capacity mark, a zone restriction), and say
+    /// nothing for a type with a reserved offering.
+    #[test]
+    fn offered_zones_follow_availability() {
+        let mut catalog = fake::instance_types(4);
+        for index in 0..catalog.len() {
+            assert_eq!(offered(&catalog, index), Some(available(&catalog, index)));
+        }
+        // Upstream's fake offerings: on-demand in zones 1-3, spot in 1-2.
+        assert_eq!(available(&catalog, 0).len(), 5);
+        assert!(catalog.mark_unavailable("fake-it-1", "test-zone-2", CapacityType::Spot));
+        catalog.restrict_to_zones(&["test-zone-1".to_string(), "test-zone-2".to_string()]);
+        for index in 0..catalog.len() {
+            assert_eq!(offered(&catalog, index), Some(available(&catalog, index)));
+        }
+        assert_eq!(
+            available(&catalog, 1),
+            [
+                ("test-zone-1", CapacityType::OnDemand),
+                ("test-zone-1", CapacityType::Spot),
+                ("test-zone-2", CapacityType::OnDemand),
+            ]
+        );
+        catalog.add_reservations(&[crate::cloud::reservation::CapacityReservation {
+            id: "cr-1",
+            instance_type: "fake-it-2".to_string(),
+            zone: "test-zone-1".to_string(),
+            count: 1,
+            reservation_type: crate::cloud::reservation::ReservationType::Default,
+            end: None,
+            tags: Default::default(),
+            owner_id: None,
+            price: Price::ZERO,
+        }]);
+        assert_eq!(offered(&catalog, 2), None);
+        assert_eq!(offered(&catalog, 3), Some(available(&catalog, 3)));
     }
 }

@@ -253,6 +253,13 @@ impl Resources {
         self.amounts[kind.slot()]
     }
 
+    /// The amount in a slot ([`ResourceKind::slot`]), for loops that look
+    /// the slot up once.
+    #[inline]
+    pub const fn amount_at(&self, slot: usize) -> i64 {
+        self.amounts[slot]
+    }
+
     /// Sets the amount of one kind.
     #[inline]
     pub fn set(&mut self, kind: ResourceKind, amount: i64) {

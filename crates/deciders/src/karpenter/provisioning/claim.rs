@@ -82,6 +82,9 @@ pub(super) struct Claim {
     /// options that miss a `minValues` (upstream annotates the NodeClaim
     /// `karpenter.sh/nodeclaim-min-values-relaxed` then, and only then).
     pub min_values_relaxed: bool,
+    /// How many hostname topology groups held its hostname when it was
+    /// last registered (see `Topology::register_claim_host`).
+    pub hosts_registered: usize,
 }
 
 /// A successful `can_add`: what the claim becomes with the pod.
@@ -122,6 +125,7 @@ impl Claim {
             headroom: Resources::ZERO,
             reserved: Vec::new(),
             min_values_relaxed: false,
+            hosts_registered: 0,
         };
         claim.update_headroom(template);
         claim

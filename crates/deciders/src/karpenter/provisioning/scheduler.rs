@@ -694,7 +694,8 @@ impl<'a> Scheduler<'a> {
             }
             claim.reserved = reserved;
             self.claim_order.grew(i, before);
-            self.topology.register_host(&claim.hostname);
+            self.topology
+                .register_claim_host(&claim.hostname, &mut claim.hosts_registered);
             self.topology.record(
                 pod,
                 &template.pool.taints,
@@ -768,7 +769,8 @@ impl<'a> Scheduler<'a> {
             manager.update(&claim.reserved, &reserved);
         }
         claim.reserved = reserved;
-        self.topology.register_host(&claim.hostname);
+        self.topology
+            .register_claim_host(&claim.hostname, &mut claim.hosts_registered);
         self.topology.record(
             pod,
             &template.pool.taints,

@@ -14,6 +14,7 @@ use super::pod::{
     any_port_conflict, remove_required_node_term, strict_requirements,
     tolerate_prefer_no_schedule_taints,
 };
+use crate::cloud::catalog::{MAX_MASKED_ZONES, Zone};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::instance_types::template_requirements;
 use crate::kube::labels::{
@@ -229,6 +230,7 @@ impl Template<'_> {
         claim_ports: &[HostPort],
     ) -> Result<Vec<u32>, FilterFailure> {
         let offerings = OfferingFilter::new(requirements);
+        let zone_mask = offerings.zone_mask(self.catalog.zones());
         let mut failure = FilterFailure::default();
         let blocked = self.port_blocked_groups(pod_ports, claim_ports);
         let mut remaining = Vec::new();
@@ -241,7 +243,7 @@ impl Template<'_> {
             let it = self.instance_type(index);
             let total = *requests + self.groups[group].overhead;
             let fits = total.fits(&it.allocatable);
-            let offering = it.offerings.iter().any(|o| offerings.allows(o));
+            let offering = offerings.allows_any(self.catalog, index, zone_mask);
             let compatible = self.type_requirements[index as usize].is_intersecting(requirements);
             failure.requirements_met |= compatible;
             failure.fits |= fits;
@@ -305,6 +307,9 @@ impl Template<'_> {
             matchers.extend(self.columns.matcher(requirement));
         }
         let offerings = offerings_changed.then(|| OfferingFilter::new(merged));
+        let zone_mask = offerings
+            .as_ref()
+            .map(|filter| filter.zone_mask(self.catalog.zones()));
         let blocked = self.port_blocked_groups(pod_ports, claim_ports);
         // Only positive amounts need comparing: every template option has no
         // negative allocatable (the template's own filter asked it to fit
@@ -312,8 +317,11 @@ impl Template<'_> {
         // fits `requests` plus its group's overhead where its `room`
         // (allocatable less that overhead) holds `requests`, for every
         // amount the overhead does not make positive on its own.
-        let wants: Vec<(ResourceKind, i64)> =
-            requests.iter().filter(|&(_, amount)| amount > 0).collect();
+        let wants: Vec<(usize, i64)> = requests
+            .iter()
+            .filter(|&(_, amount)| amount > 0)
+            .map(|(kind, amount)| (kind.slot(), amount))
+            .collect();
         let overhead_only_of = |g: &DaemonGroup| -> Vec<(ResourceKind, i64)> {
             g.overhead
                 .iter()
@@ -336,7 +344,10 @@ impl Template<'_> {
                 continue;
             }
             let room = &self.room[index as usize];
-            if !wants.iter().all(|&(kind, want)| room.get(kind) >= want) {
+            if !wants
+                .iter()
+                .all(|&(slot, want)| room.amount_at(slot) >= want)
+            {
                 continue;
             }
             if let Some(overhead_only) = overhead_only.get(group)
@@ -350,12 +361,8 @@ impl Template<'_> {
                     continue;
                 }
             }
-            if let Some(offerings) = &offerings
-                && !self
-                    .instance_type(index)
-                    .offerings
-                    .iter()
-                    .any(|o| offerings.allows(o))
+            if let (Some(offerings), Some(zone_mask)) = (&offerings, zone_mask)
+                && !offerings.allows_any(self.catalog, index, zone_mask)
             {
                 continue;
             }
@@ -495,6 +502,39 @@ impl<'r> OfferingFilter<'r> {
             && self.zone_id.is_none_or(|r| r.has(o.zone_id));
         self.zones.borrow_mut().push((key, allowed));
         allowed
+    }
+
+    /// The zones and capacity types it allows, as the bits of
+    /// [`Catalog::offered_zones`] over the catalog's `zones`.
+    pub fn zone_mask(&self, zones: &[Zone]) -> u64 {
+        let mut mask = 0;
+        for (z, zone) in zones.iter().enumerate().take(MAX_MASKED_ZONES) {
+            if self.zone.is_none_or(|r| r.has(zone.name))
+                && self.zone_id.is_none_or(|r| r.has(zone.id))
+            {
+                for (slot, capacity_type) in [CapacityType::OnDemand, CapacityType::Spot]
+                    .into_iter()
+                    .enumerate()
+                {
+                    if self.capacity_types[capacity_type_slot(capacity_type)] {
+                        mask |= 1 << (2 * z + slot);
+                    }
+                }
+            }
+        }
+        mask
+    }
+
+    /// Whether the type at `index` of `catalog` has an offering it allows;
+    /// `zone_mask` is [`OfferingFilter::zone_mask`] of the catalog's zones.
+    pub fn allows_any(&self, catalog: &Catalog, index: u32, zone_mask: u64) -> bool {
+        match catalog.offered_zones(index as usize) {
+            Some(offered) => offered & zone_mask != 0,
+            None => catalog.instance_types()[index as usize]
+                .offerings
+                .iter()
+                .any(|o| self.allows(o)),
+        }
     }
 
     /// Available and allowed.

@@ -170,8 +170,19 @@ impl Group {
     }
 
     fn record(&mut self, domain: &str) {
-        *self.domains.entry(domain.to_string()).or_insert(0) += 1;
-        self.empty.remove(domain);
+        // A domain is in `empty` exactly while it is registered and counts
+        // no pod.
+        match self.domains.get_mut(domain) {
+            Some(count) => {
+                if *count == 0 {
+                    self.empty.remove(domain);
+                }
+                *count += 1;
+            }
+            None => {
+                self.domains.insert(domain.to_string(), 1);
+            }
+        }
     }
 
     fn record_claim(&mut self, claim: usize) {
@@ -392,6 +403,8 @@ pub(super) struct Topology<'a> {
     inverse_index: HashMap<GroupKey, usize>,
     owned: HashMap<PodId, Vec<usize>>,
     inverse_owned: HashMap<PodId, Vec<usize>>,
+    /// How many groups (of both kinds) count hostname domains.
+    hostname_groups: usize,
 }
 
 /// The running pods whose required anti-affinity every solve over
@@ -447,6 +460,7 @@ impl<'a> Topology<'a> {
             inverse_index: HashMap::new(),
             owned: HashMap::new(),
             inverse_owned: HashMap::new(),
+            hostname_groups: 0,
         };
         for &id in anti_affinity_pods {
             let Some(pod) = cluster.pod(id) else { continue };
@@ -548,6 +562,7 @@ impl<'a> Topology<'a> {
                 Some(&i) => i,
                 None => {
                     let group = self.new_group(key.clone(), spec);
+                    self.hostname_groups += usize::from(group.spec.key == LABEL_HOSTNAME);
                     self.inverse.push(group);
                     self.inverse_index.insert(key, self.inverse.len() - 1);
                     self.inverse.len() - 1
@@ -623,6 +638,7 @@ impl<'a> Topology<'a> {
                 None => {
                     let mut group = self.new_group(key.clone(), spec);
                     self.count_existing(&mut group);
+                    self.hostname_groups += usize::from(group.spec.key == LABEL_HOSTNAME);
                     self.groups.push(group);
                     self.index.insert(key, self.groups.len() - 1);
                     self.groups.len() - 1
@@ -656,6 +672,18 @@ impl<'a> Topology<'a> {
             if group.spec.key == LABEL_HOSTNAME {
                 group.register(hostname);
             }
+        }
+    }
+
+    /// [`Topology::register_host`] for a NodeClaim's hostname each time a
+    /// pod joins it (upstream `NodeClaim.Add`), done only when a hostname
+    /// group was made since: `registered` is the number of hostname groups
+    /// at the claim's last registration. Groups are only ever added and
+    /// domains never removed, so the earlier groups still hold it.
+    pub fn register_claim_host(&mut self, hostname: &str, registered: &mut usize) {
+        if *registered != self.hostname_groups {
+            self.register_host(hostname);
+            *registered = self.hostname_groups;
         }
     }
 

@@ -237,3 +237,57 @@ fn reserved_offering_filter_takes_the_reservation_with_most_left() {
     assert_eq!(launch.reservation, Some("cr-five"));
     assert_eq!(launch.overrides.len(), 1);
 }
+
+/// The offering filter's one-`and` answer per type (the catalog's offered
+/// zones against the filter's allowed zones and capacity types) equals
+/// asking every offering, for zone, zone-id, capacity-type and
+/// reservation requirements, with a type marked unavailable in a zone and
+/// with reserved offerings (answered offering by offering).
+#[test]
+fn offering_masks_answer_as_offerings_do() {
+    use crate::karpenter::provisioning::template::OfferingFilter;
+    use crate::kube::labels::LABEL_TOPOLOGY_ZONE_ID;
+    use crate::kube::requirements::{Requirement, Requirements};
+
+    let mut catalog = reserved_catalog();
+    assert!(catalog.mark_unavailable("fake-it-3", "test-zone-1", CapacityType::OnDemand));
+    assert!(catalog.mark_unavailable("fake-it-3", "test-zone-2", CapacityType::OnDemand));
+    let cases: Vec<Vec<Requirement>> = vec![
+        vec![],
+        vec![Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["test-zone-1"])],
+        vec![Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["test-zone-3"])],
+        vec![Requirement::not_in(LABEL_TOPOLOGY_ZONE, ["test-zone-3"])],
+        vec![Requirement::in_values(LABEL_TOPOLOGY_ZONE_ID, ["tz2"])],
+        vec![Requirement::in_values(LABEL_CAPACITY_TYPE, ["spot"])],
+        vec![
+            Requirement::in_values(LABEL_CAPACITY_TYPE, ["on-demand"]),
+            Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["test-zone-1", "test-zone-2"]),
+        ],
+        vec![Requirement::in_values(LABEL_CAPACITY_TYPE, ["reserved"])],
+        vec![Requirement::in_values(
+            LABEL_CAPACITY_RESERVATION_ID,
+            ["cr-small"],
+        )],
+        vec![Requirement::in_values(LABEL_TOPOLOGY_ZONE, ["elsewhere"])],
+    ];
+    let mut answers = [0, 0];
+    for case in cases {
+        let requirements = Requirements::from_iter(case);
+        let filter = OfferingFilter::new(&requirements);
+        let mask = filter.zone_mask(catalog.zones());
+        for (index, instance_type) in catalog.instance_types().iter().enumerate() {
+            let expected = instance_type.offerings.iter().any(|o| filter.allows(o));
+            assert_eq!(
+                filter.allows_any(&catalog, index as u32, mask),
+                expected,
+                "{} under {requirements}",
+                instance_type.name()
+            );
+            answers[usize::from(expected)] += 1;
+        }
+    }
+    // Both answers occur, and the reserved types take the slow path.
+    assert!(answers[0] > 0 && answers[1] > 0, "{answers:?}");
+    assert_eq!(catalog.offered_zones(1), None);
+    assert!(catalog.offered_zones(3).is_some());
+}
