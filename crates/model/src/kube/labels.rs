@@ -316,8 +316,17 @@ pub const NORMALIZED_LABELS: [(&str, &str); 5] = [
 /// Maps a deprecated beta key to its current key; other keys are returned
 /// unchanged. (Karpenter also has a per-key value translation table, which
 /// is empty upstream, so values are never rewritten here.)
-#[inline]
+#[inline(always)]
 pub fn normalize_label_key(key: &str) -> &str {
+    // Every deprecated key starts with "beta." or "failure-domain.".
+    if matches!(key.as_bytes().first(), Some(b'b' | b'f')) {
+        normalize_beta_key(key)
+    } else {
+        key
+    }
+}
+
+fn normalize_beta_key(key: &str) -> &str {
     for (beta, current) in NORMALIZED_LABELS {
         if key == beta {
             return current;
@@ -670,6 +679,10 @@ mod tests {
             LABEL_INSTANCE_TYPE
         );
         assert_eq!(normalize_label_key("example.com/team"), "example.com/team");
+        // Every entry of the table, including any added later, is found.
+        for (beta, current) in NORMALIZED_LABELS {
+            assert_eq!(normalize_label_key(beta), current);
+        }
         assert_eq!(beta_alias(LABEL_ARCH), Some(LABEL_BETA_ARCH));
         assert_eq!(beta_alias(LABEL_NODEPOOL), None);
     }

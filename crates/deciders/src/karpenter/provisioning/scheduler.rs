@@ -671,18 +671,22 @@ impl<'a> Scheduler<'a> {
         // 2. NodeClaims opened in this solve, fewest pods first.
         let on_claim = {
             let topology = self.topology.for_pod(pod);
-            self.claim_order.iter().find_map(|i| {
-                if topology.rejects_claim(i) {
-                    return None;
-                }
-                let claim = &self.claims[i];
-                let template = &self.templates[claim.template];
-                let accepted = claim
-                    .can_add(template, &topology, pod, Attempt::Quiet)
-                    .ok()?;
-                let reserved = self.to_reserve(template, claim, &accepted).ok()?;
-                Some((i, accepted, reserved))
-            })
+            if topology.rejects_all_claims(self.claims.len()) {
+                None
+            } else {
+                self.claim_order.iter().find_map(|i| {
+                    if topology.rejects_claim(i) {
+                        return None;
+                    }
+                    let claim = &self.claims[i];
+                    let template = &self.templates[claim.template];
+                    let accepted = claim
+                        .can_add(template, &topology, pod, Attempt::Quiet)
+                        .ok()?;
+                    let reserved = self.to_reserve(template, claim, &accepted).ok()?;
+                    Some((i, accepted, reserved))
+                })
+            }
         };
         if let Some((i, accepted, reserved)) = on_claim {
             let claim = &mut self.claims[i];

@@ -64,6 +64,9 @@ pub(super) struct TemplateCore {
     pub max_capacity: Resources,
     /// Element-wise maximum `room` over `options`.
     pub max_room: Resources,
+    /// `room`'s CPU, memory and pod amounts, packed for the filter's loop
+    /// over options.
+    room_cpu_memory_pods: Vec<[i64; 3]>,
     /// Why `options` miss the requirements' `minValues`, as the solve
     /// reports it: under `MinValuesPolicy::Strict` the template is then
     /// dropped (upstream's pre-filter leaves it no type); under
@@ -98,6 +101,7 @@ impl TemplateCore {
             room: vec![Resources::ZERO; catalog.len()],
             max_capacity: Resources::ZERO,
             max_room: Resources::ZERO,
+            room_cpu_memory_pods: vec![[0; 3]; catalog.len()],
             min_values_error: None,
         };
         let (filtered, min_values_error) = {
@@ -137,8 +141,10 @@ impl TemplateCore {
         core.build_daemon_groups(pool, daemonsets);
         for &index in &core.options {
             let overhead = core.groups[core.group_of[index as usize] as usize].overhead;
-            core.room[index as usize] =
-                catalog.instance_types()[index as usize].allocatable - overhead;
+            let room = catalog.instance_types()[index as usize].allocatable - overhead;
+            core.room[index as usize] = room;
+            core.room_cpu_memory_pods[index as usize] =
+                [room.cpu_millis(), room.memory_bytes(), room.pods()];
         }
         core.max_room = core
             .options
@@ -338,6 +344,29 @@ impl Template<'_> {
                 Vec::new()
             };
         let mut remaining = Vec::with_capacity(options.len());
+        // The common case: only CPU, memory and pods asked for, nothing
+        // else to check per type but its offerings.
+        let plain_wants = (blocked.0.is_none() && overhead_only.is_empty() && matchers.is_empty())
+            .then(|| cpu_memory_pods_wants(&wants))
+            .flatten();
+        if let Some([cpu, memory, pods]) = plain_wants {
+            for &index in options {
+                let [room_cpu, room_memory, room_pods] = self.room_cpu_memory_pods[index as usize];
+                if room_cpu >= cpu
+                    && room_memory >= memory
+                    && room_pods >= pods
+                    && offerings
+                        .as_ref()
+                        .zip(zone_mask)
+                        .is_none_or(|(offerings, mask)| {
+                            offerings.allows_any(self.catalog, index, mask)
+                        })
+                {
+                    remaining.push(index);
+                }
+            }
+            return self.unless_min_values_missed(remaining, merged);
+        }
         for &index in options {
             let group = self.group_of[index as usize] as usize;
             if blocked.holds(group) {
@@ -370,9 +399,20 @@ impl Template<'_> {
                 remaining.push(index);
             }
         }
+        self.unless_min_values_missed(remaining, merged)
+    }
+
+    /// The options left, unless none are or they miss a `minValues` of
+    /// `requirements` (not checked under BestEffort).
+    fn unless_min_values_missed(
+        &self,
+        remaining: Vec<u32>,
+        requirements: &Requirements,
+    ) -> Option<Vec<u32>> {
         if remaining.is_empty()
             || (!self.relax_min_values
-                && min_values_shortfall(&remaining, merged, &self.type_requirements).is_some())
+                && min_values_shortfall(&remaining, requirements, &self.type_requirements)
+                    .is_some())
         {
             return None;
         }
@@ -403,6 +443,19 @@ impl Template<'_> {
             .map(|o| o.price)
             .min()
     }
+}
+
+/// Positive `wants` (slot, amount) as a CPU, memory and pods minimum
+/// (`i64::MIN` where nothing is asked); `None` when another amount is.
+fn cpu_memory_pods_wants(wants: &[(usize, i64)]) -> Option<[i64; 3]> {
+    let mut minimum = [i64::MIN; 3];
+    for &(slot, amount) in wants {
+        let at = [ResourceKind::Cpu, ResourceKind::Memory, ResourceKind::Pods]
+            .iter()
+            .position(|kind| kind.slot() == slot)?;
+        minimum[at] = amount;
+    }
+    Some(minimum)
 }
 
 /// Per DaemonSet group, whether a host port conflict rules its types out

@@ -147,6 +147,8 @@ struct Group {
     /// `domains` (other records may reach the same name), so a rejection
     /// it implies is certain.
     claim_counts: Vec<i32>,
+    /// How many NodeClaims `claim_counts` counts a pod on.
+    claims_counted: usize,
 }
 
 impl Group {
@@ -189,6 +191,7 @@ impl Group {
         if self.claim_counts.len() <= claim {
             self.claim_counts.resize(claim + 1, 0);
         }
+        self.claims_counted += usize::from(self.claim_counts[claim] == 0);
         self.claim_counts[claim] += 1;
     }
 
@@ -484,6 +487,7 @@ impl<'a> Topology<'a> {
             domains: BTreeMap::new(),
             empty: BTreeSet::new(),
             claim_counts: Vec::new(),
+            claims_counted: 0,
             spec,
         };
         for (domain, taint_sets) in self.domains.group(&group.spec.key).iter() {

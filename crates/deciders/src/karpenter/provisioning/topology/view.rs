@@ -105,6 +105,17 @@ impl PodTopology<'_> {
             .any(|&(group, most)| group.claim_count(claim) > most)
     }
 
+    /// [`PodTopology::rejects_claim`] for every one of the solve's first
+    /// `claims` NodeClaims, known without asking each: a group admits no
+    /// pod on a claim that counts one, and counts one on all of them.
+    pub fn rejects_all_claims(&self, claims: usize) -> bool {
+        claims > 0
+            && self
+                .claim_limits
+                .iter()
+                .any(|&(group, most)| most <= 0 && group.claims_counted >= claims)
+    }
+
     /// A cheap certain rejection: the node lists domains for an affinity
     /// key (the merge of `node` and the pod's `requirements`) and none of
     /// them holds a pod the affinity needs.
