@@ -12,10 +12,11 @@
 //! Submodule `view`: one pod's view of the groups while it is tried on
 //! every node, with cheap certain rejections.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 
 use super::node_requirements::NodeRequirements;
 use super::pod::{PodWork, strict_requirements};
+use crate::fast_hash::FastMap;
 use crate::kube::labels::{LABEL_HOSTNAME, LabelKeySet, Labels};
 use crate::kube::pod::{InclusionPolicy, PodAffinityTerm, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
@@ -141,7 +142,8 @@ struct GroupKey {
 struct Group {
     spec: GroupKey,
     domains: BTreeMap<String, i32>,
-    empty: BTreeSet<String>,
+    /// How many of `domains` count no pod (registered, nothing recorded).
+    empty_domains: usize,
     /// Hostname groups: pods recorded on each NodeClaim of this solve (by
     /// claim index). A lower bound of the claim hostname's count in
     /// `domains` (other records may reach the same name), so a rejection
@@ -172,12 +174,10 @@ impl Group {
     }
 
     fn record(&mut self, domain: &str) {
-        // A domain is in `empty` exactly while it is registered and counts
-        // no pod.
         match self.domains.get_mut(domain) {
             Some(count) => {
                 if *count == 0 {
-                    self.empty.remove(domain);
+                    self.empty_domains -= 1;
                 }
                 *count += 1;
             }
@@ -212,7 +212,7 @@ impl Group {
     fn register(&mut self, domain: &str) {
         if !self.domains.contains_key(domain) {
             self.domains.insert(domain.to_string(), 0);
-            self.empty.insert(domain.to_string());
+            self.empty_domains += 1;
         }
     }
 
@@ -316,7 +316,7 @@ impl Group {
     /// pod: the pod selects itself and no allowed domain holds one yet.
     fn may_bootstrap(&self, pod: &PodSpec, pod_domains: &Requirement) -> bool {
         self.selects(pod)
-            && (self.domains.len() == self.empty.len()
+            && (self.domains.len() == self.empty_domains
                 || !self
                     .domains
                     .iter()
@@ -378,9 +378,10 @@ impl Group {
             return Requirement::in_values(&self.spec.key, options);
         }
         let options: Vec<&String> = self
-            .empty
+            .domains
             .iter()
-            .filter(|d| node_domains.has(d) && pod_domains.has(d))
+            .filter(|&(d, &count)| count == 0 && node_domains.has(d) && pod_domains.has(d))
+            .map(|(d, _)| d)
             .collect();
         Requirement::in_values(&self.spec.key, options.into_iter().cloned())
     }
@@ -404,8 +405,8 @@ pub(super) struct Topology<'a> {
     index: HashMap<GroupKey, usize>,
     inverse: Vec<Group>,
     inverse_index: HashMap<GroupKey, usize>,
-    owned: HashMap<PodId, Vec<usize>>,
-    inverse_owned: HashMap<PodId, Vec<usize>>,
+    owned: FastMap<PodId, Vec<usize>>,
+    inverse_owned: FastMap<PodId, Vec<usize>>,
     /// How many groups (of both kinds) count hostname domains.
     hostname_groups: usize,
 }
@@ -461,8 +462,8 @@ impl<'a> Topology<'a> {
             index: HashMap::new(),
             inverse: Vec::new(),
             inverse_index: HashMap::new(),
-            owned: HashMap::new(),
-            inverse_owned: HashMap::new(),
+            owned: FastMap::default(),
+            inverse_owned: FastMap::default(),
             hostname_groups: 0,
         };
         for &id in anti_affinity_pods {
@@ -485,7 +486,7 @@ impl<'a> Topology<'a> {
         let honor_taints = spec.filter.honor_taints;
         let mut group = Group {
             domains: BTreeMap::new(),
-            empty: BTreeSet::new(),
+            empty_domains: 0,
             claim_counts: Vec::new(),
             claims_counted: 0,
             spec,
