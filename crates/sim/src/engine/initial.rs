@@ -338,18 +338,13 @@ impl Engine<'_> {
         };
         let id = self.cluster.add_pod(pod);
         self.pod_meta.push(PodMeta {
-            workload: Some(w),
-            namespace: namespace.clone(),
-            name: initial.name.clone(),
+            workload: w,
+            name: initial.name.as_str().into(),
             ordinal: initial.ordinal,
             daemonset,
             created_at: initial.created_at,
             first_bound: None,
             removed: false,
-            last_reason: None,
-            failed_scheduling_observed: None,
-            karpenter_failed_published: None,
-            nominated_published: None,
             lost: false,
             bound_before_run: node.is_some(),
         });

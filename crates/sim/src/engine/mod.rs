@@ -518,16 +518,32 @@ enum Event {
 }
 
 /// Engine-side facts about a pod (indexed like the cluster's pod arena).
+/// One is kept for every pod a run creates, so it holds only what the
+/// reports and the owners need to the end; the namespace is its
+/// workload's, and the facts of scheduling attempts live in
+/// [`Engine::attempts`] while the pod may still be scheduled.
 #[derive(Debug, Clone)]
 struct PodMeta {
-    workload: Option<usize>,
-    namespace: String,
-    name: String,
+    /// Index of the owning workload in `owners.workloads`.
+    workload: usize,
+    name: Box<str>,
     ordinal: Option<u32>,
-    daemonset: bool,
     created_at: SimTime,
     first_bound: Option<SimTime>,
+    daemonset: bool,
     removed: bool,
+    /// Evicted (or deleted) with no owner to re-create it.
+    lost: bool,
+    /// Bound in the snapshot the run began from: its pending time is not
+    /// the run's.
+    bound_before_run: bool,
+}
+
+/// What the engine remembers of a pod's failed scheduling attempts and
+/// nominations: kept for pods that had any, until the pod finishes or is
+/// deleted (neither is scheduled again).
+#[derive(Debug, Clone, Default)]
+struct Attempts {
     /// The latest reason it could not be placed (its `PodScheduled`
     /// condition's message).
     last_reason: Option<String>,
@@ -538,11 +554,6 @@ struct PodMeta {
     /// `Nominated` event for it.
     karpenter_failed_published: Option<SimTime>,
     nominated_published: Option<SimTime>,
-    /// Evicted (or deleted) with no owner to re-create it.
-    lost: bool,
-    /// Bound in the snapshot the run began from: its pending time is not
-    /// the run's.
-    bound_before_run: bool,
 }
 
 /// Engine-side facts about a node (indexed like the cluster's node arena).
@@ -681,6 +692,9 @@ struct Engine<'a> {
     /// cluster model.
     pod_meta: Vec<PodMeta>,
     node_meta: Vec<NodeMeta>,
+    /// Scheduling attempts of the pods that had any and may still be
+    /// scheduled.
+    attempts: BTreeMap<PodId, Attempts>,
     /// Bumped on every cluster change; compared by the requeue.
     version: u64,
     /// The workload controllers (Deployments, Jobs, ...) and the sources
@@ -909,6 +923,7 @@ impl<'a> Engine<'a> {
             latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
             ice: BTreeMap::new(),
             pod_meta: Vec::new(),
+            attempts: BTreeMap::new(),
             node_meta: Vec::new(),
             version: 0,
             owners: OwnerControllers::default(),
@@ -1043,8 +1058,25 @@ impl<'a> Engine<'a> {
     }
 
     fn pod_object(&self, pod: PodId) -> String {
+        format!("pod/{}", self.pod_key(pod))
+    }
+
+    /// `namespace/name` of a pod.
+    fn pod_key(&self, pod: PodId) -> String {
         let meta = &self.pod_meta[pod.0 as usize];
-        format!("pod/{}/{}", meta.namespace, meta.name)
+        format!("{}/{}", self.pod_namespace(pod), meta.name)
+    }
+
+    /// A pod's namespace (its workload's).
+    fn pod_namespace(&self, pod: PodId) -> &str {
+        let meta = &self.pod_meta[pod.0 as usize];
+        &self.owners.workloads[meta.workload].target.namespace
+    }
+
+    /// A pod will not be scheduled again (it finished or was deleted):
+    /// its scheduling attempts are forgotten.
+    fn forget_attempts(&mut self, pod: PodId) {
+        self.attempts.remove(&pod);
     }
 
     fn node_name(&self, node: NodeId) -> String {
