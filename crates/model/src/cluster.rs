@@ -14,6 +14,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::chunked::ChunkedVec;
+
 use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::Labels;
 use crate::kube::pod::PodSpec;
@@ -226,11 +228,14 @@ impl Pod {
 /// The cluster state.
 #[derive(Debug, Clone, Default)]
 pub struct Cluster {
-    nodes: Vec<Option<Node>>,
+    /// One slot per node ever added; a removed node's slot is empty (a
+    /// long run gives out far more node ids than it has live nodes).
+    nodes: Vec<Option<Box<Node>>>,
     /// Ids of the live nodes, ascending: a long run gives out far more
     /// node ids than it has live nodes, so listings walk this, not `nodes`.
     live_nodes: Vec<NodeId>,
-    pods: Vec<Option<Pod>>,
+    /// One slot per pod ever added (finished pods stay listed).
+    pods: ChunkedVec<Option<Pod>>,
     /// PodDisruptionBudgets.
     pub pdbs: Vec<PodDisruptionBudget>,
     /// Names of the extended resources in spare resource slots (for
@@ -263,7 +268,7 @@ impl Cluster {
 
     /// Adds a node; returns its id.
     pub fn add_node(&mut self, node: Node) -> NodeId {
-        self.nodes.push(Some(node));
+        self.nodes.push(Some(Box::new(node)));
         let id = NodeId((self.nodes.len() - 1) as u32);
         self.live_nodes.push(id);
         self.touch(id);
@@ -306,7 +311,7 @@ impl Cluster {
         if let Ok(at) = self.live_nodes.binary_search(&id) {
             self.live_nodes.remove(at);
         }
-        self.nodes.get_mut(id.0 as usize)?.take()
+        self.nodes.get_mut(id.0 as usize)?.take().map(|node| *node)
     }
 
     /// Adds a pod (its `uid` is assigned here, in creation order).
@@ -427,14 +432,16 @@ impl Cluster {
     /// A node by id (`None` once removed).
     #[inline]
     pub fn node(&self, id: NodeId) -> Option<&Node> {
-        self.nodes.get(id.0 as usize).and_then(Option::as_ref)
+        self.nodes.get(id.0 as usize).and_then(|n| n.as_deref())
     }
 
     /// A node by id, mutably.
     #[inline]
     pub fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
         self.touch(id);
-        self.nodes.get_mut(id.0 as usize).and_then(Option::as_mut)
+        self.nodes
+            .get_mut(id.0 as usize)
+            .and_then(|n| n.as_deref_mut())
     }
 
     /// A pod by id (`None` once removed).

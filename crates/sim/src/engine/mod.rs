@@ -93,6 +93,7 @@ mod tests_spot;
 #[cfg(test)]
 mod tests_static;
 
+use karpsim_model::chunked::ChunkedVec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -690,7 +691,7 @@ struct Engine<'a> {
     ice: BTreeMap<OfferingKey, SimTime>,
     /// Per pod and per node (by id), what the engine knows beyond the
     /// cluster model.
-    pod_meta: Vec<PodMeta>,
+    pod_meta: ChunkedVec<PodMeta>,
     node_meta: Vec<NodeMeta>,
     /// Scheduling attempts of the pods that had any and may still be
     /// scheduled.
@@ -822,7 +823,8 @@ struct Requeue {
 /// The workload controllers' state.
 #[derive(Default)]
 struct OwnerControllers {
-    workloads: Vec<WorkloadState>,
+    /// Every workload ever applied (each generated bare pod is one).
+    workloads: ChunkedVec<WorkloadState>,
     /// Indices into `workloads` of the Deployments, ReplicaSets and
     /// StatefulSets (what PDB percentages count; a run may create far more
     /// bare pods and Jobs).
@@ -922,7 +924,7 @@ impl<'a> Engine<'a> {
             ledger: CostLedger::new(),
             latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
             ice: BTreeMap::new(),
-            pod_meta: Vec::new(),
+            pod_meta: ChunkedVec::new(),
             attempts: BTreeMap::new(),
             node_meta: Vec::new(),
             version: 0,
