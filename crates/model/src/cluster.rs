@@ -429,6 +429,21 @@ impl Cluster {
         }
     }
 
+    /// Gives a finished pod that is bound to no node another spec (one
+    /// shared by many such pods); returns whether it did. Such a pod is
+    /// never scheduled, counted on a node or placed again: only what
+    /// listings and PodDisruptionBudget status read of it is still used.
+    /// Anything else (a running, pending or bound pod) is left alone.
+    pub fn replace_finished_spec(&mut self, id: PodId, spec: Arc<PodSpec>) -> bool {
+        match self.pods.get_mut(id.0 as usize).and_then(Option::as_mut) {
+            Some(pod) if pod.phase.is_terminal() && pod.node.is_none() => {
+                pod.spec = spec;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A node by id (`None` once removed).
     #[inline]
     pub fn node(&self, id: NodeId) -> Option<&Node> {

@@ -106,8 +106,9 @@ use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, NodePoolContext, Provisioner,
     ProvisioningInput, SchedulingPolicies, SchedulingResult,
 };
+use crate::kube::pod::PodSpec;
 use crate::kube::provisioning_request::ProvisioningRequest;
-use crate::kube::resources::ResourceKind;
+use crate::kube::resources::{ResourceKind, Resources};
 use crate::kube::workload::{PodDisruptionBudget, Workload};
 use crate::nodepool::NodePool;
 use crate::scheduler::kube_scheduler::{Decision, KubeScheduler, SchedulerConfig};
@@ -696,6 +697,9 @@ struct Engine<'a> {
     /// Scheduling attempts of the pods that had any and may still be
     /// scheduled.
     attempts: BTreeMap<PodId, Attempts>,
+    /// The specs lately given to finished bare pods, most recent first
+    /// (see [`Engine::retire_bare_pod`]).
+    retired_specs: Vec<Arc<PodSpec>>,
     /// Bumped on every cluster change; compared by the requeue.
     version: u64,
     /// The workload controllers (Deployments, Jobs, ...) and the sources
@@ -926,6 +930,7 @@ impl<'a> Engine<'a> {
             ice: BTreeMap::new(),
             pod_meta: ChunkedVec::new(),
             attempts: BTreeMap::new(),
+            retired_specs: Vec::new(),
             node_meta: Vec::new(),
             version: 0,
             owners: OwnerControllers::default(),
@@ -1081,6 +1086,53 @@ impl<'a> Engine<'a> {
         self.attempts.remove(&pod);
     }
 
+    /// A bare pod that finished and left its node, or was deleted, is
+    /// never created, scheduled or placed again, and its workload (the pod
+    /// itself) never reads its template again. Both then hold a spec
+    /// without the pod's own requests and run time, shared by the other
+    /// such pods of the same shape: a generated pod's spec is its own (its
+    /// requests are drawn), and a long run creates hundreds of thousands.
+    /// What is still read of a finished pod (namespace, labels and the
+    /// other fields, for listings and PodDisruptionBudget status) is kept.
+    fn retire_bare_pod(&mut self, pod: PodId) {
+        let w = self.pod_meta[pod.0 as usize].workload;
+        if self.owners.workloads[w].target.kind != TargetKind::Pod {
+            return;
+        }
+        let in_cluster = self.cluster.pod(pod);
+        if in_cluster.is_some_and(|p| !p.phase.is_terminal() || p.node.is_some()) {
+            return;
+        }
+        let (spec, in_cluster) = match in_cluster {
+            Some(p) => (p.spec.clone(), true),
+            None => (self.owners.workloads[w].workload.template.clone(), false),
+        };
+        let retired = self.retired_spec(&spec);
+        if in_cluster {
+            self.cluster.replace_finished_spec(pod, retired.clone());
+        }
+        self.owners.workloads[w].workload.template = retired;
+    }
+
+    /// `spec` without requests and run time, shared with the pods retired
+    /// lately whose specs are otherwise the same.
+    fn retired_spec(&mut self, spec: &PodSpec) -> Arc<PodSpec> {
+        /// Shapes remembered (generators of bare pods in one run are few).
+        const KEPT: usize = 8;
+        let mut retired = spec.clone();
+        retired.requests = Resources::ZERO;
+        retired.run_duration = None;
+        if let Some(found) = self.retired_specs.iter().position(|s| **s == retired) {
+            let shared = self.retired_specs.remove(found);
+            self.retired_specs.insert(0, shared.clone());
+            return shared;
+        }
+        let shared = Arc::new(retired);
+        self.retired_specs.insert(0, shared.clone());
+        self.retired_specs.truncate(KEPT);
+        shared
+    }
+
     fn node_name(&self, node: NodeId) -> String {
         self.cluster
             .node(node)
@@ -1161,7 +1213,7 @@ impl Engine<'_> {
     }
 
     /// Shared pod template handles of the live DaemonSets (their overhead).
-    fn daemonset_templates(&self) -> Vec<Arc<crate::kube::pod::PodSpec>> {
+    fn daemonset_templates(&self) -> Vec<Arc<PodSpec>> {
         self.live_daemonsets()
             .map(|w| self.owners.workloads[w].workload.template.clone())
             .collect()

@@ -459,6 +459,7 @@ impl Engine<'_> {
         self.spot_pod_removed(pod);
         self.evicting.remove(&pod);
         self.forget_attempts(pod);
+        self.retire_bare_pod(pod);
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.removed = true;
         let w = meta.workload;

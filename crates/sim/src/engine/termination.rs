@@ -460,6 +460,7 @@ impl Engine<'_> {
         self.spot_pod_removed(pod);
         self.evicting.remove(&pod);
         self.forget_attempts(pod);
+        self.retire_bare_pod(pod);
         self.pod_meta[pod.0 as usize].removed = true;
         self.owners.workloads[w].pods.retain(|p| *p != pod);
         if !lost {
@@ -527,6 +528,9 @@ impl Engine<'_> {
             .entry(deleting.reason.clone())
             .or_default() += 1;
         self.cluster.remove_node(node);
+        for &pod in &pods {
+            self.retire_bare_pod(pod);
+        }
         self.record.bound.node_removed(node);
         if let Some(index) = self.node_meta[node.0 as usize].reservation {
             self.reserved_node_terminated(index)?;
