@@ -294,7 +294,7 @@ impl Engine<'_> {
             complete: false,
             deleted: false,
         });
-        self.owners.workload_index.insert(target, w);
+        self.owners.workload_index.insert(&target, w);
         match kind {
             TargetKind::Deployment | TargetKind::ReplicaSet | TargetKind::StatefulSet => {
                 self.owners.scalable_workloads.push(w);
@@ -350,7 +350,7 @@ impl Engine<'_> {
         });
         self.owners
             .pod_names
-            .insert((namespace, initial.name.clone()), id);
+            .insert(&(namespace.as_str(), initial.name.as_str()), id.0 as usize);
         self.owners.workloads[w].pods.push(id);
         if !daemonset {
             self.spot_pod_created(id, w);

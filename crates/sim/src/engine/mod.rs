@@ -62,6 +62,7 @@ mod export;
 mod initial;
 mod karpenter;
 mod lifecycle;
+mod names;
 mod node_repair;
 mod owners;
 mod plan;
@@ -835,8 +836,10 @@ struct OwnerControllers {
     scalable_workloads: Vec<usize>,
     /// Indices into `workloads` of the DaemonSets.
     daemonset_workloads: Vec<usize>,
-    workload_index: BTreeMap<Target, usize>,
-    pod_names: BTreeMap<(String, String), PodId>,
+    /// Workloads by kind, namespace and name.
+    workload_index: names::NameIndex,
+    /// Pods by namespace and name.
+    pod_names: names::NameIndex,
     /// Scale and delete steps whose object did not exist, by verb and
     /// object: (first time, steps).
     missing_targets: BTreeMap<(&'static str, Target), (SimTime, u64)>,

@@ -73,8 +73,7 @@ impl Engine<'_> {
     fn live_workload(&self, target: &Target) -> Option<usize> {
         self.owners
             .workload_index
-            .get(target)
-            .copied()
+            .latest(target, |w| self.owners.workloads[w].target == *target)
             .filter(|&w| !self.owners.workloads[w].deleted)
     }
 
@@ -141,7 +140,7 @@ impl Engine<'_> {
             complete: false,
             deleted: false,
         });
-        self.owners.workload_index.insert(target, w);
+        self.owners.workload_index.insert(&target, w);
         if matches!(
             kind,
             TargetKind::Deployment | TargetKind::ReplicaSet | TargetKind::StatefulSet
@@ -409,7 +408,6 @@ impl Engine<'_> {
         spec: Arc<PodSpec>,
         daemonset: bool,
     ) -> PodId {
-        let namespace = self.owners.workloads[w].target.namespace.clone();
         let pod = Pod {
             lifecycle: Default::default(),
             name: name.clone(),
@@ -434,7 +432,11 @@ impl Engine<'_> {
             lost: false,
             bound_before_run: false,
         });
-        self.owners.pod_names.insert((namespace, name.clone()), id);
+        let owners = &mut self.owners;
+        let namespace = owners.workloads[w].target.namespace.as_str();
+        owners
+            .pod_names
+            .insert(&(namespace, name.as_str()), id.0 as usize);
         self.owners.workloads[w].pods.push(id);
         if !daemonset {
             self.spot_pod_created(id, w);
@@ -477,12 +479,16 @@ impl Engine<'_> {
 
     fn delete(&mut self, target: &Target) -> Result<(), EngineError> {
         if target.kind == TargetKind::Pod {
-            let key = (target.namespace.clone(), target.name.clone());
+            let key = (target.namespace.as_str(), target.name.as_str());
             let pod = self
                 .owners
                 .pod_names
-                .get(&key)
-                .copied()
+                .latest(&key, |p| {
+                    let id = PodId(p as u32);
+                    *self.pod_meta[p].name == *target.name
+                        && self.pod_namespace(id) == target.namespace
+                })
+                .map(|p| PodId(p as u32))
                 .filter(|p| self.cluster.pod(*p).is_some());
             let Some(pod) = pod else {
                 self.not_found(target, "delete");
