@@ -639,6 +639,32 @@ mod tests {
         assert_ne!(copy.node_revision(a), cluster.node_revision(a));
     }
 
+    /// Only a finished pod bound to no node takes another spec.
+    #[test]
+    fn replace_finished_spec_only_for_unbound_finished_pods() {
+        let mut cluster = Cluster::new();
+        let n = cluster.add_node(node("a"));
+        let pending = cluster.add_pod(pod(100));
+        let running = cluster.add_pod(pod(200));
+        let done = cluster.add_pod(pod(300));
+        cluster.bind(running, n);
+        cluster.bind(done, n);
+        cluster.finish_pod(done, PodPhase::Succeeded);
+        let shared = Arc::new(PodSpec::default());
+        for id in [pending, running, done] {
+            assert!(!cluster.replace_finished_spec(id, shared.clone()));
+        }
+        cluster.remove_node(n);
+        assert!(!cluster.replace_finished_spec(running, shared.clone()));
+        assert!(cluster.replace_finished_spec(done, shared.clone()));
+        assert!(Arc::ptr_eq(&cluster.pod(done).unwrap().spec, &shared));
+        assert_eq!(
+            cluster.pod(running).unwrap().spec.requests.cpu_millis(),
+            200
+        );
+        assert!(!cluster.replace_finished_spec(PodId(99), shared));
+    }
+
     /// Listings name exactly the live nodes, in id order, however many
     /// ids were given out and removed.
     #[test]

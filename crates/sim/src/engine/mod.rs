@@ -94,10 +94,10 @@ mod tests_spot;
 #[cfg(test)]
 mod tests_static;
 
-use karpsim_model::chunked::ChunkedVec;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use crate::chunked::ChunkedVec;
 use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::controller::{
     Command, Disruption, DisruptionInput, DisruptionOptions, PassOutcome,
