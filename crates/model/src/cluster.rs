@@ -14,6 +14,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::chunked::ChunkedVec;
+
 use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::Labels;
 use crate::kube::pod::PodSpec;
@@ -226,11 +228,14 @@ impl Pod {
 /// The cluster state.
 #[derive(Debug, Clone, Default)]
 pub struct Cluster {
-    nodes: Vec<Option<Node>>,
+    /// One slot per node ever added; a removed node's slot is empty (a
+    /// long run gives out far more node ids than it has live nodes).
+    nodes: Vec<Option<Box<Node>>>,
     /// Ids of the live nodes, ascending: a long run gives out far more
     /// node ids than it has live nodes, so listings walk this, not `nodes`.
     live_nodes: Vec<NodeId>,
-    pods: Vec<Option<Pod>>,
+    /// One slot per pod ever added (finished pods stay listed).
+    pods: ChunkedVec<Option<Pod>>,
     /// PodDisruptionBudgets.
     pub pdbs: Vec<PodDisruptionBudget>,
     /// Names of the extended resources in spare resource slots (for
@@ -263,7 +268,7 @@ impl Cluster {
 
     /// Adds a node; returns its id.
     pub fn add_node(&mut self, node: Node) -> NodeId {
-        self.nodes.push(Some(node));
+        self.nodes.push(Some(Box::new(node)));
         let id = NodeId((self.nodes.len() - 1) as u32);
         self.live_nodes.push(id);
         self.touch(id);
@@ -306,7 +311,7 @@ impl Cluster {
         if let Ok(at) = self.live_nodes.binary_search(&id) {
             self.live_nodes.remove(at);
         }
-        self.nodes.get_mut(id.0 as usize)?.take()
+        self.nodes.get_mut(id.0 as usize)?.take().map(|node| *node)
     }
 
     /// Adds a pod (its `uid` is assigned here, in creation order).
@@ -424,17 +429,34 @@ impl Cluster {
         }
     }
 
+    /// Gives a finished pod that is bound to no node another spec (one
+    /// shared by many such pods); returns whether it did. Such a pod is
+    /// never scheduled, counted on a node or placed again: only what
+    /// listings and PodDisruptionBudget status read of it is still used.
+    /// Anything else (a running, pending or bound pod) is left alone.
+    pub fn replace_finished_spec(&mut self, id: PodId, spec: Arc<PodSpec>) -> bool {
+        match self.pods.get_mut(id.0 as usize).and_then(Option::as_mut) {
+            Some(pod) if pod.phase.is_terminal() && pod.node.is_none() => {
+                pod.spec = spec;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// A node by id (`None` once removed).
     #[inline]
     pub fn node(&self, id: NodeId) -> Option<&Node> {
-        self.nodes.get(id.0 as usize).and_then(Option::as_ref)
+        self.nodes.get(id.0 as usize).and_then(|n| n.as_deref())
     }
 
     /// A node by id, mutably.
     #[inline]
     pub fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
         self.touch(id);
-        self.nodes.get_mut(id.0 as usize).and_then(Option::as_mut)
+        self.nodes
+            .get_mut(id.0 as usize)
+            .and_then(|n| n.as_deref_mut())
     }
 
     /// A pod by id (`None` once removed).
@@ -615,6 +637,32 @@ mod tests {
         copy.node_mut(a).unwrap().initialized = true;
         cluster.node_mut(a).unwrap().initialized = true;
         assert_ne!(copy.node_revision(a), cluster.node_revision(a));
+    }
+
+    /// Only a finished pod bound to no node takes another spec.
+    #[test]
+    fn replace_finished_spec_only_for_unbound_finished_pods() {
+        let mut cluster = Cluster::new();
+        let n = cluster.add_node(node("a"));
+        let pending = cluster.add_pod(pod(100));
+        let running = cluster.add_pod(pod(200));
+        let done = cluster.add_pod(pod(300));
+        cluster.bind(running, n);
+        cluster.bind(done, n);
+        cluster.finish_pod(done, PodPhase::Succeeded);
+        let shared = Arc::new(PodSpec::default());
+        for id in [pending, running, done] {
+            assert!(!cluster.replace_finished_spec(id, shared.clone()));
+        }
+        cluster.remove_node(n);
+        assert!(!cluster.replace_finished_spec(running, shared.clone()));
+        assert!(cluster.replace_finished_spec(done, shared.clone()));
+        assert!(Arc::ptr_eq(&cluster.pod(done).unwrap().spec, &shared));
+        assert_eq!(
+            cluster.pod(running).unwrap().spec.requests.cpu_millis(),
+            200
+        );
+        assert!(!cluster.replace_finished_spec(PodId(99), shared));
     }
 
     /// Listings name exactly the live nodes, in id order, however many

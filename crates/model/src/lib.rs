@@ -1,13 +1,15 @@
 //! karpsim's model: the vocabulary every other crate speaks. Simulated time
 //! and its duration grammar ([`time`]), Kubernetes objects, quantities,
 //! labels, requirements and taints ([`kube`]), the AWS catalog types
-//! ([`cloud`]), the cluster arena the deciders read ([`cluster`]), and the
+//! ([`cloud`]), the cluster arena the deciders read ([`cluster`], its pods
+//! in a [`chunked::ChunkedVec`]), and the
 //! Kubernetes rules about pods ([`pods`]) and PodDisruptionBudgets
 //! ([`pdb`]); the `karpenter.sh/v1` NodePool as decisions read it
 //! ([`nodepool`]); builders of small clusters for tests ([`testing`]).
 //!
 //! Invariant: no I/O, no clock, no randomness, no threads.
 
+pub mod chunked;
 pub mod cloud;
 pub mod cluster;
 pub mod kube;

@@ -539,7 +539,7 @@ impl Engine<'_> {
             else {
                 continue;
             };
-            let namespace = self.pod_meta[pod.0 as usize].namespace.clone();
+            let namespace = self.pod_namespace(pod).to_string();
             self.log(
                 EventType::Normal,
                 "NotTriggerScaleUp",

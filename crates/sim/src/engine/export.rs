@@ -74,7 +74,7 @@ impl Engine<'_> {
                     }
                     let meta = &self.pod_meta[id.0 as usize];
                     Some(InitialPod {
-                        name: meta.name.clone(),
+                        name: meta.name.to_string(),
                         spec: pod.spec.clone(),
                         node: pod.node.and_then(|n| index.get(&n).copied()),
                         created_at: pod.created_at,

@@ -294,7 +294,7 @@ impl Engine<'_> {
             complete: false,
             deleted: false,
         });
-        self.owners.workload_index.insert(target, w);
+        self.owners.workload_index.insert(&target, w);
         match kind {
             TargetKind::Deployment | TargetKind::ReplicaSet | TargetKind::StatefulSet => {
                 self.owners.scalable_workloads.push(w);
@@ -338,24 +338,19 @@ impl Engine<'_> {
         };
         let id = self.cluster.add_pod(pod);
         self.pod_meta.push(PodMeta {
-            workload: Some(w),
-            namespace: namespace.clone(),
-            name: initial.name.clone(),
+            workload: w,
+            name: initial.name.as_str().into(),
             ordinal: initial.ordinal,
             daemonset,
             created_at: initial.created_at,
             first_bound: None,
             removed: false,
-            last_reason: None,
-            failed_scheduling_observed: None,
-            karpenter_failed_published: None,
-            nominated_published: None,
             lost: false,
             bound_before_run: node.is_some(),
         });
         self.owners
             .pod_names
-            .insert((namespace, initial.name.clone()), id);
+            .insert(&(namespace.as_str(), initial.name.as_str()), id.0 as usize);
         self.owners.workloads[w].pods.push(id);
         if !daemonset {
             self.spot_pod_created(id, w);

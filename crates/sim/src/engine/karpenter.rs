@@ -70,9 +70,9 @@ impl Engine<'_> {
     /// ([`super::recorders::opens_new_event`]).
     fn note_pending_reason(&mut self, pod: PodId, reason: String) {
         let now = self.now();
-        let meta = &mut self.pod_meta[pod.0 as usize];
-        let new_event = recorders::opens_new_event(meta.failed_scheduling_observed, now);
-        meta.failed_scheduling_observed = Some(now);
+        let attempts = self.attempts.entry(pod).or_default();
+        let new_event = recorders::opens_new_event(attempts.failed_scheduling_observed, now);
+        attempts.failed_scheduling_observed = Some(now);
         self.note_failed_scheduling(pod, reason, new_event);
     }
 
@@ -82,14 +82,14 @@ impl Engine<'_> {
     /// ([`super::recorders::KARPENTER_FAILED_SCHEDULING_DEDUPE`]).
     fn note_unprovisionable(&mut self, pod: PodId, reason: String) {
         let now = self.now();
-        let meta = &mut self.pod_meta[pod.0 as usize];
+        let attempts = self.attempts.entry(pod).or_default();
         let publish = recorders::karpenter_publishes(
-            meta.karpenter_failed_published,
+            attempts.karpenter_failed_published,
             recorders::KARPENTER_FAILED_SCHEDULING_DEDUPE,
             now,
         );
         if publish {
-            meta.karpenter_failed_published = Some(now);
+            attempts.karpenter_failed_published = Some(now);
         }
         self.note_failed_scheduling(pod, reason, publish);
     }
@@ -105,7 +105,7 @@ impl Engine<'_> {
                 reason.clone(),
             );
         }
-        self.pod_meta[pod.0 as usize].last_reason = Some(reason);
+        self.attempts.entry(pod).or_default().last_reason = Some(reason);
     }
 
     /// Adds pods to Karpenter's batch window, opening one if needed. A pod
@@ -255,15 +255,15 @@ impl Engine<'_> {
     /// `scheduling.Results.Record` publishes one at every solve).
     fn nominate(&mut self, pod: PodId, node: NodeId) {
         let now = self.now();
-        let meta = &mut self.pod_meta[pod.0 as usize];
+        let attempts = self.attempts.entry(pod).or_default();
         if !recorders::karpenter_publishes(
-            meta.nominated_published,
+            attempts.nominated_published,
             recorders::KARPENTER_NOMINATED_DEDUPE,
             now,
         ) {
             return;
         }
-        meta.nominated_published = Some(now);
+        attempts.nominated_published = Some(now);
         if !self.autoscaler.kp_mut().nomination_events.try_accept(now) {
             return;
         }

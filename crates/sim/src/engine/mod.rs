@@ -62,6 +62,7 @@ mod export;
 mod initial;
 mod karpenter;
 mod lifecycle;
+mod names;
 mod node_repair;
 mod owners;
 mod plan;
@@ -96,6 +97,7 @@ mod tests_static;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+use crate::chunked::ChunkedVec;
 use crate::cloud::{CapacityType, Catalog};
 use crate::karpenter::disruption::controller::{
     Command, Disruption, DisruptionInput, DisruptionOptions, PassOutcome,
@@ -105,8 +107,9 @@ use crate::karpenter::provisioning::{
     self, LaunchDecision, LaunchError, NewNodeClaim, NodePoolContext, Provisioner,
     ProvisioningInput, SchedulingPolicies, SchedulingResult,
 };
+use crate::kube::pod::PodSpec;
 use crate::kube::provisioning_request::ProvisioningRequest;
-use crate::kube::resources::ResourceKind;
+use crate::kube::resources::{ResourceKind, Resources};
 use crate::kube::workload::{PodDisruptionBudget, Workload};
 use crate::nodepool::NodePool;
 use crate::scheduler::kube_scheduler::{Decision, KubeScheduler, SchedulerConfig};
@@ -518,16 +521,32 @@ enum Event {
 }
 
 /// Engine-side facts about a pod (indexed like the cluster's pod arena).
+/// One is kept for every pod a run creates, so it holds only what the
+/// reports and the owners need to the end; the namespace is its
+/// workload's, and the facts of scheduling attempts live in
+/// [`Engine::attempts`] while the pod may still be scheduled.
 #[derive(Debug, Clone)]
 struct PodMeta {
-    workload: Option<usize>,
-    namespace: String,
-    name: String,
+    /// Index of the owning workload in `owners.workloads`.
+    workload: usize,
+    name: Box<str>,
     ordinal: Option<u32>,
-    daemonset: bool,
     created_at: SimTime,
     first_bound: Option<SimTime>,
+    daemonset: bool,
     removed: bool,
+    /// Evicted (or deleted) with no owner to re-create it.
+    lost: bool,
+    /// Bound in the snapshot the run began from: its pending time is not
+    /// the run's.
+    bound_before_run: bool,
+}
+
+/// What the engine remembers of a pod's failed scheduling attempts and
+/// nominations: kept for pods that had any, until the pod finishes or is
+/// deleted (neither is scheduled again).
+#[derive(Debug, Clone, Default)]
+struct Attempts {
     /// The latest reason it could not be placed (its `PodScheduled`
     /// condition's message).
     last_reason: Option<String>,
@@ -538,11 +557,6 @@ struct PodMeta {
     /// `Nominated` event for it.
     karpenter_failed_published: Option<SimTime>,
     nominated_published: Option<SimTime>,
-    /// Evicted (or deleted) with no owner to re-create it.
-    lost: bool,
-    /// Bound in the snapshot the run began from: its pending time is not
-    /// the run's.
-    bound_before_run: bool,
 }
 
 /// Engine-side facts about a node (indexed like the cluster's node arena).
@@ -679,8 +693,14 @@ struct Engine<'a> {
     ice: BTreeMap<OfferingKey, SimTime>,
     /// Per pod and per node (by id), what the engine knows beyond the
     /// cluster model.
-    pod_meta: Vec<PodMeta>,
+    pod_meta: ChunkedVec<PodMeta>,
     node_meta: Vec<NodeMeta>,
+    /// Scheduling attempts of the pods that had any and may still be
+    /// scheduled.
+    attempts: BTreeMap<PodId, Attempts>,
+    /// The specs lately given to finished bare pods, most recent first
+    /// (see [`Engine::retire_bare_pod`]).
+    retired_specs: Vec<Arc<PodSpec>>,
     /// Bumped on every cluster change; compared by the requeue.
     version: u64,
     /// The workload controllers (Deployments, Jobs, ...) and the sources
@@ -808,15 +828,18 @@ struct Requeue {
 /// The workload controllers' state.
 #[derive(Default)]
 struct OwnerControllers {
-    workloads: Vec<WorkloadState>,
+    /// Every workload ever applied (each generated bare pod is one).
+    workloads: ChunkedVec<WorkloadState>,
     /// Indices into `workloads` of the Deployments, ReplicaSets and
     /// StatefulSets (what PDB percentages count; a run may create far more
     /// bare pods and Jobs).
     scalable_workloads: Vec<usize>,
     /// Indices into `workloads` of the DaemonSets.
     daemonset_workloads: Vec<usize>,
-    workload_index: BTreeMap<Target, usize>,
-    pod_names: BTreeMap<(String, String), PodId>,
+    /// Workloads by kind, namespace and name.
+    workload_index: names::NameIndex,
+    /// Pods by namespace and name.
+    pod_names: names::NameIndex,
     /// Scale and delete steps whose object did not exist, by verb and
     /// object: (first time, steps).
     missing_targets: BTreeMap<(&'static str, Target), (SimTime, u64)>,
@@ -908,7 +931,9 @@ impl<'a> Engine<'a> {
             ledger: CostLedger::new(),
             latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
             ice: BTreeMap::new(),
-            pod_meta: Vec::new(),
+            pod_meta: ChunkedVec::new(),
+            attempts: BTreeMap::new(),
+            retired_specs: Vec::new(),
             node_meta: Vec::new(),
             version: 0,
             owners: OwnerControllers::default(),
@@ -1043,8 +1068,72 @@ impl<'a> Engine<'a> {
     }
 
     fn pod_object(&self, pod: PodId) -> String {
+        format!("pod/{}", self.pod_key(pod))
+    }
+
+    /// `namespace/name` of a pod.
+    fn pod_key(&self, pod: PodId) -> String {
         let meta = &self.pod_meta[pod.0 as usize];
-        format!("pod/{}/{}", meta.namespace, meta.name)
+        format!("{}/{}", self.pod_namespace(pod), meta.name)
+    }
+
+    /// A pod's namespace (its workload's).
+    fn pod_namespace(&self, pod: PodId) -> &str {
+        let meta = &self.pod_meta[pod.0 as usize];
+        &self.owners.workloads[meta.workload].target.namespace
+    }
+
+    /// A pod will not be scheduled again (it finished or was deleted):
+    /// its scheduling attempts are forgotten.
+    fn forget_attempts(&mut self, pod: PodId) {
+        self.attempts.remove(&pod);
+    }
+
+    /// A bare pod that finished and left its node, or was deleted, is
+    /// never created, scheduled or placed again, and its workload (the pod
+    /// itself) never reads its template again. Both then hold a spec
+    /// without the pod's own requests and run time, shared by the other
+    /// such pods of the same shape: a generated pod's spec is its own (its
+    /// requests are drawn), and a long run creates hundreds of thousands.
+    /// What is still read of a finished pod (namespace, labels and the
+    /// other fields, for listings and PodDisruptionBudget status) is kept.
+    fn retire_bare_pod(&mut self, pod: PodId) {
+        let w = self.pod_meta[pod.0 as usize].workload;
+        if self.owners.workloads[w].target.kind != TargetKind::Pod {
+            return;
+        }
+        let in_cluster = self.cluster.pod(pod);
+        if in_cluster.is_some_and(|p| !p.phase.is_terminal() || p.node.is_some()) {
+            return;
+        }
+        let (spec, in_cluster) = match in_cluster {
+            Some(p) => (p.spec.clone(), true),
+            None => (self.owners.workloads[w].workload.template.clone(), false),
+        };
+        let retired = self.retired_spec(&spec);
+        if in_cluster {
+            self.cluster.replace_finished_spec(pod, retired.clone());
+        }
+        self.owners.workloads[w].workload.template = retired;
+    }
+
+    /// `spec` without requests and run time, shared with the pods retired
+    /// lately whose specs are otherwise the same.
+    fn retired_spec(&mut self, spec: &PodSpec) -> Arc<PodSpec> {
+        /// Shapes remembered (generators of bare pods in one run are few).
+        const KEPT: usize = 8;
+        let mut retired = spec.clone();
+        retired.requests = Resources::ZERO;
+        retired.run_duration = None;
+        if let Some(found) = self.retired_specs.iter().position(|s| **s == retired) {
+            let shared = self.retired_specs.remove(found);
+            self.retired_specs.insert(0, shared.clone());
+            return shared;
+        }
+        let shared = Arc::new(retired);
+        self.retired_specs.insert(0, shared.clone());
+        self.retired_specs.truncate(KEPT);
+        shared
     }
 
     fn node_name(&self, node: NodeId) -> String {
@@ -1127,7 +1216,7 @@ impl Engine<'_> {
     }
 
     /// Shared pod template handles of the live DaemonSets (their overhead).
-    fn daemonset_templates(&self) -> Vec<Arc<crate::kube::pod::PodSpec>> {
+    fn daemonset_templates(&self) -> Vec<Arc<PodSpec>> {
         self.live_daemonsets()
             .map(|w| self.owners.workloads[w].workload.template.clone())
             .collect()

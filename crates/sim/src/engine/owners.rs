@@ -73,8 +73,7 @@ impl Engine<'_> {
     fn live_workload(&self, target: &Target) -> Option<usize> {
         self.owners
             .workload_index
-            .get(target)
-            .copied()
+            .latest(target, |w| self.owners.workloads[w].target == *target)
             .filter(|&w| !self.owners.workloads[w].deleted)
     }
 
@@ -141,7 +140,7 @@ impl Engine<'_> {
             complete: false,
             deleted: false,
         });
-        self.owners.workload_index.insert(target, w);
+        self.owners.workload_index.insert(&target, w);
         if matches!(
             kind,
             TargetKind::Deployment | TargetKind::ReplicaSet | TargetKind::StatefulSet
@@ -409,7 +408,6 @@ impl Engine<'_> {
         spec: Arc<PodSpec>,
         daemonset: bool,
     ) -> PodId {
-        let namespace = self.owners.workloads[w].target.namespace.clone();
         let pod = Pod {
             lifecycle: Default::default(),
             name: name.clone(),
@@ -424,22 +422,21 @@ impl Engine<'_> {
         let id = self.cluster.add_pod(pod);
         debug_assert_eq!(id.0 as usize, self.pod_meta.len());
         self.pod_meta.push(PodMeta {
-            workload: Some(w),
-            namespace: namespace.clone(),
-            name: name.clone(),
+            workload: w,
+            name: name.as_str().into(),
             ordinal,
             daemonset,
             created_at: self.now(),
             first_bound: None,
             removed: false,
-            last_reason: None,
-            failed_scheduling_observed: None,
-            karpenter_failed_published: None,
-            nominated_published: None,
             lost: false,
             bound_before_run: false,
         });
-        self.owners.pod_names.insert((namespace, name.clone()), id);
+        let owners = &mut self.owners;
+        let namespace = owners.workloads[w].target.namespace.as_str();
+        owners
+            .pod_names
+            .insert(&(namespace, name.as_str()), id.0 as usize);
         self.owners.workloads[w].pods.push(id);
         if !daemonset {
             self.spot_pod_created(id, w);
@@ -463,11 +460,12 @@ impl Engine<'_> {
         }
         self.spot_pod_removed(pod);
         self.evicting.remove(&pod);
+        self.forget_attempts(pod);
+        self.retire_bare_pod(pod);
         let meta = &mut self.pod_meta[pod.0 as usize];
         meta.removed = true;
-        if let Some(w) = meta.workload {
-            self.owners.workloads[w].pods.retain(|p| *p != pod);
-        }
+        let w = meta.workload;
+        self.owners.workloads[w].pods.retain(|p| *p != pod);
         self.log(
             EventType::Normal,
             "Killing",
@@ -481,25 +479,27 @@ impl Engine<'_> {
 
     fn delete(&mut self, target: &Target) -> Result<(), EngineError> {
         if target.kind == TargetKind::Pod {
-            let key = (target.namespace.clone(), target.name.clone());
+            let key = (target.namespace.as_str(), target.name.as_str());
             let pod = self
                 .owners
                 .pod_names
-                .get(&key)
-                .copied()
+                .latest(&key, |p| {
+                    let id = PodId(p as u32);
+                    *self.pod_meta[p].name == *target.name
+                        && self.pod_namespace(id) == target.namespace
+                })
+                .map(|p| PodId(p as u32))
                 .filter(|p| self.cluster.pod(*p).is_some());
             let Some(pod) = pod else {
                 self.not_found(target, "delete");
                 return Ok(());
             };
-            let owner = self.pod_meta[pod.0 as usize].workload;
+            let w = self.pod_meta[pod.0 as usize].workload;
             self.remove_pod(pod, "deleted by workload step")?;
-            if let Some(w) = owner {
-                if self.owners.workloads[w].target.kind == TargetKind::Pod {
-                    self.owners.workloads[w].deleted = true;
-                } else {
-                    self.reconcile(w)?;
-                }
+            if self.owners.workloads[w].target.kind == TargetKind::Pod {
+                self.owners.workloads[w].deleted = true;
+            } else {
+                self.reconcile(w)?;
             }
             return Ok(());
         }
@@ -532,6 +532,7 @@ impl Engine<'_> {
         }
         self.note_pod_event(pod);
         self.cluster.finish_pod(pod, PodPhase::Succeeded);
+        self.forget_attempts(pod);
         let object = self.pod_object(pod);
         self.log(
             EventType::Normal,
@@ -539,10 +540,9 @@ impl Engine<'_> {
             object,
             "pod ran to completion".to_string(),
         );
-        if let Some(w) = self.pod_meta[pod.0 as usize].workload {
-            self.owners.workloads[w].succeeded += 1;
-            self.reconcile(w)?;
-        }
+        let w = self.pod_meta[pod.0 as usize].workload;
+        self.owners.workloads[w].succeeded += 1;
+        self.reconcile(w)?;
         self.wake_scheduler()?;
         self.touch()
     }
@@ -552,7 +552,7 @@ impl Engine<'_> {
     /// the Job); without one a pod runs to the end of the run. A Job's
     /// `activeDeadlineSeconds` is not a run time: it fails the Job.
     pub(super) fn run_time(&self, pod: PodId) -> Option<SimDuration> {
-        let w = self.pod_meta[pod.0 as usize].workload?;
+        let w = self.pod_meta[pod.0 as usize].workload;
         let state = &self.owners.workloads[w];
         let template = state.workload.template.run_duration;
         let duration = match &state.workload.kind {
@@ -602,7 +602,7 @@ impl Engine<'_> {
         // A node is offered to the DaemonSets at registration and again at
         // initialization; one that tolerated it at registration has its pod.
         let placed = node.pods.iter().any(|p| {
-            self.pod_meta[p.0 as usize].workload == Some(w)
+            self.pod_meta[p.0 as usize].workload == w
                 && self.cluster.pod(*p).is_some_and(|p| !p.phase.is_terminal())
         });
         if placed {
@@ -636,13 +636,11 @@ impl Engine<'_> {
         }
         self.note_pod_event(pod);
         let node_name = self.node_name(node);
-        let meta = &mut self.pod_meta[pod.0 as usize];
-        meta.first_bound.get_or_insert(now);
-        meta.last_reason = None;
-        let message = format!(
-            "Successfully assigned {}/{} to {node_name}",
-            meta.namespace, meta.name
-        );
+        self.pod_meta[pod.0 as usize].first_bound.get_or_insert(now);
+        if let Some(attempts) = self.attempts.get_mut(&pod) {
+            attempts.last_reason = None;
+        }
+        let message = format!("Successfully assigned {} to {node_name}", self.pod_key(pod));
         let object = self.pod_object(pod);
         self.log(EventType::Normal, "Scheduled", object, message);
         self.start_pod(pod)

@@ -227,11 +227,6 @@ impl Engine<'_> {
         )
     }
 
-    fn pod_key(&self, pod: PodId) -> String {
-        let meta = &self.pod_meta[pod.0 as usize];
-        format!("{}/{}", meta.namespace, meta.name)
-    }
-
     fn plan_provisioning(
         &mut self,
         plan: &mut Plan,

@@ -349,13 +349,15 @@ impl Engine<'_> {
                     .is_some_and(|p| p.node.is_none() && !p.phase.is_terminal());
             if still_pending {
                 unschedulable += 1;
-                let reason = meta
-                    .last_reason
-                    .clone()
+                let id = crate::scheduler::PodId(index as u32);
+                let reason = self
+                    .attempts
+                    .get(&id)
+                    .and_then(|a| a.last_reason.clone())
                     .unwrap_or_else(|| "not yet considered by the scheduler".to_string());
                 let entry = reasons
                     .entry(reason)
-                    .or_insert_with(|| (0, format!("{}/{}", meta.namespace, meta.name)));
+                    .or_insert_with(|| (0, self.pod_key(id)));
                 entry.0 += 1;
             }
         }

@@ -611,9 +611,7 @@ impl Engine<'_> {
             return;
         }
         let notice = interrupted.notice;
-        let Some(w) = self.pod_meta[pod.0 as usize].workload else {
-            return;
-        };
+        let w = self.pod_meta[pod.0 as usize].workload;
         if self.owners.workloads[w].target.kind == super::TargetKind::Pod {
             return;
         }

@@ -432,18 +432,14 @@ impl Engine<'_> {
         let daemon = p.is_daemonset();
         self.evicting.remove(&pod);
         self.schedule(now + grace, Event::PodGone(pod))?;
-        let workload = self.pod_meta[pod.0 as usize].workload;
-        match workload {
-            Some(w) if self.owners.workloads[w].target.kind == super::TargetKind::Pod => {
-                self.pod_meta[pod.0 as usize].lost = true;
-                self.record.churn.bare_pods_lost += 1;
-            }
-            Some(w) if !daemon => {
-                let object = super::owners::object_of(&self.owners.workloads[w].target);
-                *self.record.churn.pod_restarts.entry(object).or_default() += 1;
-                self.reconcile(w)?;
-            }
-            _ => {}
+        let w = self.pod_meta[pod.0 as usize].workload;
+        if self.owners.workloads[w].target.kind == super::TargetKind::Pod {
+            self.pod_meta[pod.0 as usize].lost = true;
+            self.record.churn.bare_pods_lost += 1;
+        } else if !daemon {
+            let object = super::owners::object_of(&self.owners.workloads[w].target);
+            *self.record.churn.pod_restarts.entry(object).or_default() += 1;
+            self.reconcile(w)?;
         }
         self.wake_scheduler()?;
         self.touch()
@@ -458,18 +454,17 @@ impl Engine<'_> {
             return Ok(());
         }
         let node = p.node;
-        let workload = self.pod_meta[pod.0 as usize].workload;
+        let w = self.pod_meta[pod.0 as usize].workload;
         let lost = self.pod_meta[pod.0 as usize].lost;
         self.cluster.remove_pod(pod);
         self.spot_pod_removed(pod);
         self.evicting.remove(&pod);
-        let meta = &mut self.pod_meta[pod.0 as usize];
-        meta.removed = true;
-        if let Some(w) = workload {
-            self.owners.workloads[w].pods.retain(|p| *p != pod);
-            if !lost {
-                self.reconcile(w)?;
-            }
+        self.forget_attempts(pod);
+        self.retire_bare_pod(pod);
+        self.pod_meta[pod.0 as usize].removed = true;
+        self.owners.workloads[w].pods.retain(|p| *p != pod);
+        if !lost {
+            self.reconcile(w)?;
         }
         self.mark_unconsolidated();
         self.wake_scheduler()?;
@@ -499,24 +494,21 @@ impl Engine<'_> {
             .node(node)
             .map(|n| n.pods.clone())
             .unwrap_or_default();
-        for pod in pods {
+        for &pod in &pods {
             let Some(p) = self.cluster.pod(pod) else {
                 continue;
             };
             if p.phase.is_terminal() {
                 continue;
             }
-            let bare = self.pod_meta[pod.0 as usize]
-                .workload
-                .is_some_and(|w| self.owners.workloads[w].target.kind == super::TargetKind::Pod);
+            let w = self.pod_meta[pod.0 as usize].workload;
+            let bare = self.owners.workloads[w].target.kind == super::TargetKind::Pod;
             if bare && !p.is_daemonset() {
                 self.pod_meta[pod.0 as usize].lost = true;
                 self.record.churn.bare_pods_lost += 1;
             }
             self.remove_pod(pod, why)?;
-            if let Some(w) = self.pod_meta[pod.0 as usize].workload
-                && !self.pod_meta[pod.0 as usize].lost
-            {
+            if !self.pod_meta[pod.0 as usize].lost {
                 self.reconcile(w)?;
             }
         }
@@ -536,6 +528,9 @@ impl Engine<'_> {
             .entry(deleting.reason.clone())
             .or_default() += 1;
         self.cluster.remove_node(node);
+        for &pod in &pods {
+            self.retire_bare_pod(pod);
+        }
         self.record.bound.node_removed(node);
         if let Some(index) = self.node_meta[node.0 as usize].reservation {
             self.reserved_node_terminated(index)?;
