@@ -9,13 +9,13 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A `HashMap` with [`FastHasher`].
-pub(crate) type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
+pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// A multiplicative word hasher (the rotate-xor-multiply step of rustc's
 /// FxHasher): fast on integer keys, and its last multiply spreads every
 /// input bit into the high bits that `HashMap` probes with.
 #[derive(Debug, Default, Clone, Copy)]
-pub(crate) struct FastHasher(u64);
+pub struct FastHasher(u64);
 
 const SEED: u64 = 0x517c_c1b7_2722_0a95;
 

@@ -7,7 +7,7 @@
 //! randomness, no UI or file-format crates.
 
 pub mod autoscaler;
-mod fast_hash;
+pub mod fast_hash;
 pub mod karpenter;
 mod locked_map;
 pub mod scheduler;

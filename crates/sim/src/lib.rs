@@ -18,7 +18,7 @@ pub mod spot;
 
 pub use karpsim_model::time;
 
-use karpsim_deciders::{autoscaler, karpenter, scheduler};
+use karpsim_deciders::{autoscaler, fast_hash, karpenter, scheduler};
 use karpsim_model::{chunked, cloud, cluster, kube, nodepool, pdb, pods};
 
 pub use latency::{LatencyError, LaunchLatency, LogNormalLatency};

@@ -99,6 +99,7 @@ use std::sync::Arc;
 
 use crate::chunked::ChunkedVec;
 use crate::cloud::{CapacityType, Catalog};
+use crate::fast_hash::FastMap;
 use crate::karpenter::disruption::controller::{
     Command, Disruption, DisruptionInput, DisruptionOptions, PassOutcome,
 };
@@ -696,8 +697,8 @@ struct Engine<'a> {
     pod_meta: ChunkedVec<PodMeta>,
     node_meta: Vec<NodeMeta>,
     /// Scheduling attempts of the pods that had any and may still be
-    /// scheduled.
-    attempts: BTreeMap<PodId, Attempts>,
+    /// scheduled (looked up by id only, never walked).
+    attempts: FastMap<PodId, Attempts>,
     /// The specs lately given to finished bare pods, most recent first
     /// (see [`Engine::retire_bare_pod`]).
     retired_specs: Vec<Arc<PodSpec>>,
@@ -932,7 +933,7 @@ impl<'a> Engine<'a> {
             latency_rng: RngStreams::new(input.seed).get(Stream::LaunchLatency),
             ice: BTreeMap::new(),
             pod_meta: ChunkedVec::new(),
-            attempts: BTreeMap::new(),
+            attempts: FastMap::default(),
             retired_specs: Vec::new(),
             node_meta: Vec::new(),
             version: 0,
