@@ -1,4 +1,5 @@
-//! A hasher for the deciders' hot in-memory maps, whose keys are small
+//! A hasher for hot in-memory maps (the deciders', and the engine's
+//! per-pod scheduling facts), whose keys are small
 //! integers or arrays of them (node and pod ids, requested rooms): one
 //! multiply per word instead of SipHash's rounds. Not for keys an
 //! adversary chooses; nothing here reads such keys. No decision depends
