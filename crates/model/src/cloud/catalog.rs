@@ -151,13 +151,9 @@ fn summarize(zones: &[Zone], instance_type: &InstanceType) -> OfferingSummary {
                 let zone = zones
                     .iter()
                     .position(|z| z.name == offering.zone && z.id == offering.zone_id)?;
-                let slot = match offering.capacity_type {
-                    CapacityType::OnDemand => 0,
-                    CapacityType::Spot => 1,
-                    CapacityType::Reserved => return None,
-                };
+                let bit = offered_zone_bit(zone, offering.capacity_type)?;
                 if offering.available {
-                    mask |= 1 << (2 * zone + slot);
+                    mask |= bit;
                 }
             }
             Some(mask)
@@ -169,6 +165,18 @@ fn summarize(zones: &[Zone], instance_type: &InstanceType) -> OfferingSummary {
 /// Zones beyond which [`Catalog::offered_zones`] answers `None` (two bits
 /// per zone in a `u64`).
 pub const MAX_MASKED_ZONES: usize = 32;
+
+/// The bit of [`Catalog::offered_zones`] for zone `zone` (an index into
+/// [`Catalog::zones`]) and `capacity_type`; `None` for reserved capacity
+/// and for zones past [`MAX_MASKED_ZONES`].
+pub fn offered_zone_bit(zone: usize, capacity_type: CapacityType) -> Option<u64> {
+    let slot = match capacity_type {
+        CapacityType::OnDemand => 0,
+        CapacityType::Spot => 1,
+        CapacityType::Reserved => return None,
+    };
+    (zone < MAX_MASKED_ZONES).then(|| 1 << (2 * zone + slot))
+}
 
 const fn capacity_slot(capacity_type: CapacityType) -> usize {
     match capacity_type {
@@ -454,11 +462,8 @@ mod tests {
         let mask = catalog.offered_zones(index)?;
         let mut pairs = Vec::new();
         for (z, zone) in catalog.zones().iter().enumerate() {
-            for (slot, capacity_type) in [CapacityType::OnDemand, CapacityType::Spot]
-                .into_iter()
-                .enumerate()
-            {
-                if mask & (1 << (2 * z + slot)) != 0 {
+            for capacity_type in [CapacityType::OnDemand, CapacityType::Spot] {
+                if mask & offered_zone_bit(z, capacity_type).unwrap() != 0 {
                     pairs.push((zone.name, capacity_type));
                 }
             }

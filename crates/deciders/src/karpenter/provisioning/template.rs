@@ -14,7 +14,7 @@ use super::pod::{
     any_port_conflict, remove_required_node_term, strict_requirements,
     tolerate_prefer_no_schedule_taints,
 };
-use crate::cloud::catalog::{MAX_MASKED_ZONES, Zone};
+use crate::cloud::catalog::{Zone, offered_zone_bit};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
 use crate::karpenter::instance_types::template_requirements;
 use crate::kube::labels::{
@@ -312,10 +312,12 @@ impl Template<'_> {
             );
             matchers.extend(self.columns.matcher(requirement));
         }
-        let offerings = offerings_changed.then(|| OfferingFilter::new(merged));
-        let zone_mask = offerings
-            .as_ref()
-            .map(|filter| filter.zone_mask(self.catalog.zones()));
+        // The filter with its zone mask, when a key offerings read changed.
+        let offerings = offerings_changed.then(|| {
+            let filter = OfferingFilter::new(merged);
+            let mask = filter.zone_mask(self.catalog.zones());
+            (filter, mask)
+        });
         let blocked = self.port_blocked_groups(pod_ports, claim_ports);
         // Only positive amounts need comparing: every template option has no
         // negative allocatable (the template's own filter asked it to fit
@@ -357,10 +359,7 @@ impl Template<'_> {
                     && room_pods >= pods
                     && offerings
                         .as_ref()
-                        .zip(zone_mask)
-                        .is_none_or(|(offerings, mask)| {
-                            offerings.allows_any(self.catalog, index, mask)
-                        })
+                        .is_none_or(|(filter, mask)| filter.allows_any(self.catalog, index, *mask))
                 {
                     remaining.push(index);
                 }
@@ -390,8 +389,8 @@ impl Template<'_> {
                     continue;
                 }
             }
-            if let (Some(offerings), Some(zone_mask)) = (&offerings, zone_mask)
-                && !offerings.allows_any(self.catalog, index, zone_mask)
+            if let Some((filter, mask)) = &offerings
+                && !filter.allows_any(self.catalog, index, *mask)
             {
                 continue;
             }
@@ -561,16 +560,13 @@ impl<'r> OfferingFilter<'r> {
     /// [`Catalog::offered_zones`] over the catalog's `zones`.
     pub fn zone_mask(&self, zones: &[Zone]) -> u64 {
         let mut mask = 0;
-        for (z, zone) in zones.iter().enumerate().take(MAX_MASKED_ZONES) {
+        for (z, zone) in zones.iter().enumerate() {
             if self.zone.is_none_or(|r| r.has(zone.name))
                 && self.zone_id.is_none_or(|r| r.has(zone.id))
             {
-                for (slot, capacity_type) in [CapacityType::OnDemand, CapacityType::Spot]
-                    .into_iter()
-                    .enumerate()
-                {
+                for capacity_type in [CapacityType::OnDemand, CapacityType::Spot] {
                     if self.capacity_types[capacity_type_slot(capacity_type)] {
-                        mask |= 1 << (2 * z + slot);
+                        mask |= offered_zone_bit(z, capacity_type).unwrap_or(0);
                     }
                 }
             }

@@ -482,7 +482,10 @@ impl<'a> Topology<'a> {
         topology
     }
 
+    /// A new group, which the caller keeps (counted in `hostname_groups`
+    /// here, the one place groups are made).
     fn new_group(&mut self, spec: GroupKey, pod: &PodSpec) -> Group {
+        self.hostname_groups += usize::from(spec.key == LABEL_HOSTNAME);
         let honor_taints = spec.filter.honor_taints;
         let mut group = Group {
             domains: BTreeMap::new(),
@@ -567,7 +570,6 @@ impl<'a> Topology<'a> {
                 Some(&i) => i,
                 None => {
                     let group = self.new_group(key.clone(), spec);
-                    self.hostname_groups += usize::from(group.spec.key == LABEL_HOSTNAME);
                     self.inverse.push(group);
                     self.inverse_index.insert(key, self.inverse.len() - 1);
                     self.inverse.len() - 1
@@ -643,7 +645,6 @@ impl<'a> Topology<'a> {
                 None => {
                     let mut group = self.new_group(key.clone(), spec);
                     self.count_existing(&mut group);
-                    self.hostname_groups += usize::from(group.spec.key == LABEL_HOSTNAME);
                     self.groups.push(group);
                     self.index.insert(key, self.groups.len() - 1);
                     self.groups.len() - 1
