@@ -25,6 +25,7 @@ pub mod drift;
 pub mod emptiness;
 pub mod explain;
 mod methods;
+mod no_op_bound;
 pub mod ordering;
 mod pass;
 pub mod reasons;

@@ -31,6 +31,7 @@ use crate::karpenter::provisioning::{
     QueueRun, SchedulingResult, SolveSetup, StopEarly, solve_with_closure,
 };
 use crate::locked_map::LockedMap;
+use crate::kube::resources::Resources;
 use crate::pdb::PdbLimits;
 use crate::pods::{is_disruptable, is_reschedulable};
 use crate::scheduler::{Cluster, NodeId, PodId};
@@ -437,6 +438,25 @@ impl SimulationView {
         self.candidate_pods(input, pdbs, &[candidate]).collect()
     }
 
+    /// The requests of the pods a simulation moves off `candidate` (those
+    /// of [`Self::moving_pods`]), each pod looked up once.
+    pub(crate) fn moving_requests<'s>(
+        &'s self,
+        input: &'s PassInput<'_>,
+        pdbs: &'s PdbLimits,
+        candidate: &'s Candidate,
+    ) -> impl Iterator<Item = Resources> + 's {
+        let now = input.now;
+        candidate.reschedulable_pods.iter().filter_map(move |&id| {
+            let pod = input.cluster.pod(id)?;
+            let moves = is_reschedulable(pod)
+                && is_disruptable(pod, now)
+                && !pdbs.is_fully_blocked(pod, now)
+                && !self.pending.contains(&id);
+            moves.then_some(pod.spec.requests)
+        })
+    }
+
     /// Whether [`Self::pods_to_place`] for `candidate` alone is `pods`,
     /// compared piece by piece (pending, the candidate's, deleting
     /// nodes') without building the list.
@@ -527,6 +547,11 @@ impl SimulationView {
                         && !self.pending.contains(&pod)
                 })
         })
+    }
+
+    /// The solve setup of this view's simulations.
+    pub(crate) fn prepared<'s>(&'s self, input: &'s PassInput<'_>) -> Option<&'s Prepared> {
+        input.prepared.or(self.prepared.as_deref())
     }
 
     /// The placement views open to consolidation simulations (see

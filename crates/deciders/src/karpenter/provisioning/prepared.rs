@@ -10,7 +10,7 @@
 //! [`ExistingNodes`] built with it and, through `node_requirements`, node
 //! labels as requirements.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use super::NodePoolContext;
 use super::existing::{ExistingNodes, KeptViews};
@@ -18,6 +18,8 @@ use super::node_requirements::NodeRequirements;
 use super::template::TemplateCore;
 use super::topology::{DomainSource, DomainSources, strict_or_empty};
 use crate::cloud::Price;
+use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
+use crate::kube::resources::Resources;
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::taints::TaintEffect;
@@ -55,6 +57,8 @@ pub struct Prepared {
     worst_launch_prices: Mutex<Vec<ByOfferingKeys<Vec<Option<Price>>>>>,
     /// Node labels as requirements, by node.
     node_requirements: NodeRequirements,
+    /// See [`Prepared::launch_rooms`].
+    launch_rooms: OnceLock<Arc<[LaunchRoom]>>,
     /// The placement views of the last [`super::ExistingNodes`] built with
     /// this setup, by node id, with the node revisions they were made at
     /// (see [`crate::scheduler::Cluster::node_revision`]).
@@ -165,6 +169,7 @@ impl Prepared {
             price_tables: Mutex::new(Vec::new()),
             worst_launch_prices: Mutex::new(Vec::new()),
             node_requirements: NodeRequirements::default(),
+            launch_rooms: OnceLock::new(),
             existing_views: Mutex::new(KeptViews::default()),
         }
     }
@@ -236,6 +241,59 @@ impl Prepared {
         table_by_keys(&self.worst_launch_prices, pool, keys, build)
     }
 
+    /// Every type a new NodeClaim of the NodePools (`nodepools`, those
+    /// this was built from) may launch as: each template option's
+    /// allocatable and the price of its cheapest available offering in a zone and
+    /// capacity type the NodePool allows, cheapest first. No launch of it
+    /// under requirements that add to the NodePool's costs less at worst
+    /// ([`crate::karpenter::disruption::consolidation::worst_launch_price`]
+    /// reads the same keys). Built on first use.
+    pub fn launch_rooms(&self, nodepools: &[NodePoolContext<'_>]) -> Arc<[LaunchRoom]> {
+        self.launch_rooms
+            .get_or_init(|| {
+                let mut rooms = Vec::new();
+                for &index in &self.order {
+                    let (Ok(core), Some(context)) = (self.template(index), nodepools.get(index))
+                    else {
+                        continue;
+                    };
+                    let keys = [LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, LABEL_CAPACITY_TYPE]
+                        .map(|key| core.requirements.get(key));
+                    let types = context.catalog.instance_types();
+                    for &option in &core.options {
+                        let Some(it) = types.get(option as usize) else {
+                            continue;
+                        };
+                        let cheapest = it
+                            .offerings
+                            .iter()
+                            .filter(|o| {
+                                let [zone, zone_id, capacity_type] = keys;
+                                o.available
+                                    && zone.is_none_or(|r| r.has(o.zone))
+                                    && zone_id.is_none_or(|r| r.has(o.zone_id))
+                                    && capacity_type.is_none_or(|r| r.has(o.capacity_type.label()))
+                            })
+                            .map(|o| o.price)
+                            .min();
+                        if let Some(price) = cheapest {
+                            rooms.push(LaunchRoom {
+                                price,
+                                allocatable: it.allocatable,
+                            });
+                        }
+                    }
+                }
+                rooms.sort_unstable_by(|a, b| {
+                    a.price
+                        .cmp(&b.price)
+                        .then_with(|| b.allocatable.amounts().cmp(a.allocatable.amounts()))
+                });
+                rooms.into()
+            })
+            .clone()
+    }
+
     /// Takes what the last build of node views kept; hand the new one
     /// back with [`Prepared::keep_existing_views`].
     pub(super) fn take_existing_views(&self) -> KeptViews {
@@ -265,6 +323,15 @@ impl Prepared {
     pub(super) fn node_requirements(&self) -> &NodeRequirements {
         &self.node_requirements
     }
+}
+
+/// One type a new NodeClaim may launch as (see [`Prepared::launch_rooms`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LaunchRoom {
+    /// Its cheapest available offering the NodePool allows.
+    pub price: Price,
+    /// What pods can use (no NodeClaim of the type holds more).
+    pub allocatable: Resources,
 }
 
 /// A template's types in launch-preference order under some offering

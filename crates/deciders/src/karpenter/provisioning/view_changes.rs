@@ -105,6 +105,12 @@ impl OpenViews {
         changes
     }
 
+    /// Every open view's node, whether it has finished initializing, and
+    /// its room, by node id.
+    pub fn rooms(&self) -> impl Iterator<Item = (NodeId, bool, Resources)> + '_ {
+        self.views.iter().map(|v| (v.id, v.initialized, v.remaining))
+    }
+
     /// The open view of `node`.
     fn view(&self, node: NodeId) -> Option<&ExistingNode> {
         self.views

@@ -14,6 +14,7 @@ use super::consolidation_should_disrupt;
 use super::method::{DisruptionMethod, MethodOutcome};
 use crate::karpenter::disruption::balanced::{self, PoolTotals};
 use crate::karpenter::disruption::candidates::FilterVerdict;
+use crate::karpenter::disruption::no_op_bound::NoOpBound;
 use crate::karpenter::disruption::consolidation::{
     Decision, consolidate_traced, consolidation_command,
 };
@@ -164,12 +165,9 @@ fn outcomes(
 ) -> Vec<SingleNodeOutcome> {
     let (input, view) = (ctx.input, ctx.consolidation_view());
     let verdicts = input.candidate_cache.map(|cache| &cache.verdicts);
-    let reused = match verdicts {
-        Some(verdicts) => verdicts.reusable(ctx, candidates),
-        None => vec![false; candidates.len()],
-    };
+    let settled = settled_quietly(ctx, candidates);
     let evaluate = |i: usize, closure: &Closure| {
-        if reused[i] {
+        if settled[i] {
             return SingleNodeOutcome::Silent;
         }
         let candidate = candidates[i];
@@ -218,6 +216,43 @@ fn outcomes(
     });
     // Every slot before the first command is set.
     up_to_first_command(slots.into_iter().map_while(OnceLock::into_inner))
+}
+
+/// Per candidate, whether it is known to be a no-op whose message would be
+/// dropped, without a simulation: ruled out by [`NoOpBound`], or with a
+/// kept verdict that holds (asked only of the others).
+fn settled_quietly(ctx: &PassContext<'_, '_>, candidates: &[&Candidate]) -> Vec<bool> {
+    let (input, view) = (ctx.input, ctx.consolidation_view());
+    let mut bound = None;
+    let mut settled: Vec<bool> = candidates
+        .iter()
+        .map(|candidate| {
+            if !input.is_quiet(candidate.node) {
+                return false;
+            }
+            let bound = bound.get_or_insert_with(|| {
+                let launch_rooms = view.prepared(input).map(|p| p.launch_rooms(input.nodepools));
+                NoOpBound::new(&view.open_views(), launch_rooms.unwrap_or_default())
+            });
+            let requests = view.moving_requests(input, &ctx.pdbs, candidate);
+            bound.rules_out(candidate.node, candidate.price, requests)
+        })
+        .collect();
+    if let Some(verdicts) = input.candidate_cache.map(|cache| &cache.verdicts) {
+        let (open, at): (Vec<&Candidate>, Vec<usize>) = candidates
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| !settled[i])
+            .map(|(i, &candidate)| (candidate, i))
+            .unzip();
+        if open.is_empty() {
+            return settled;
+        }
+        for (reused, i) in verdicts.reusable(ctx, &open).into_iter().zip(at) {
+            settled[i] = reused;
+        }
+    }
+    settled
 }
 
 /// The outcomes in order, up to and including the first command (the
