@@ -109,8 +109,7 @@ impl NoOpBound {
         let mut frontier: Vec<(NodeId, Amounts)> = Vec::new();
         for (id, room) in by_size {
             let admits_more = |kept: &Amounts| room.iter().zip(kept).any(|(r, k)| r > k);
-            if room.iter().all(|&a| a >= 0) && frontier.iter().all(|(_, kept)| admits_more(kept))
-            {
+            if room.iter().all(|&a| a >= 0) && frontier.iter().all(|(_, kept)| admits_more(kept)) {
                 frontier.push((id, room));
             }
         }
@@ -139,7 +138,9 @@ impl NoOpBound {
         price: Price,
         requests: impl IntoIterator<Item = Resources>,
     ) -> bool {
-        let cheaper = self.launch_rooms.partition_point(|launch| launch.price < price);
+        let cheaper = self
+            .launch_rooms
+            .partition_point(|launch| launch.price < price);
         // What a cheaper type could hold at most (nothing without one).
         let most = cheaper
             .checked_sub(1)

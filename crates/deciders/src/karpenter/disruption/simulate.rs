@@ -30,8 +30,8 @@ use crate::karpenter::provisioning::{
     Closure, ExistingNodes, OpenViews, Prepared, PresortedQueue, PriceToBeat, ProvisioningInput,
     QueueRun, SchedulingResult, SolveSetup, StopEarly, solve_with_closure,
 };
-use crate::locked_map::LockedMap;
 use crate::kube::resources::Resources;
+use crate::locked_map::LockedMap;
 use crate::pdb::PdbLimits;
 use crate::pods::{is_disruptable, is_reschedulable};
 use crate::scheduler::{Cluster, NodeId, PodId};

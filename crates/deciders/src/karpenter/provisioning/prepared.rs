@@ -19,9 +19,9 @@ use super::template::TemplateCore;
 use super::topology::{DomainSource, DomainSources, strict_or_empty};
 use crate::cloud::Price;
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
-use crate::kube::resources::Resources;
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::resources::Resources;
 use crate::kube::taints::TaintEffect;
 use crate::nodepool::NodePool;
 use crate::scheduler::Cluster;
@@ -257,8 +257,12 @@ impl Prepared {
                     else {
                         continue;
                     };
-                    let keys = [LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID, LABEL_CAPACITY_TYPE]
-                        .map(|key| core.requirements.get(key));
+                    let keys = [
+                        LABEL_TOPOLOGY_ZONE,
+                        LABEL_TOPOLOGY_ZONE_ID,
+                        LABEL_CAPACITY_TYPE,
+                    ]
+                    .map(|key| core.requirements.get(key));
                     let types = context.catalog.instance_types();
                     for &option in &core.options {
                         let Some(it) = types.get(option as usize) else {

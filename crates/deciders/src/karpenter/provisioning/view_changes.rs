@@ -108,7 +108,9 @@ impl OpenViews {
     /// Every open view's node, whether it has finished initializing, and
     /// its room, by node id.
     pub fn rooms(&self) -> impl Iterator<Item = (NodeId, bool, Resources)> + '_ {
-        self.views.iter().map(|v| (v.id, v.initialized, v.remaining))
+        self.views
+            .iter()
+            .map(|v| (v.id, v.initialized, v.remaining))
     }
 
     /// The open view of `node`.

@@ -31,6 +31,7 @@ use crate::testing::{pdb, pool};
 use crate::time::{SimDuration, SimTime};
 
 mod consolidation_state;
+mod no_op_bound;
 mod threads;
 mod verdict_reuse;
 

@@ -14,11 +14,11 @@ use super::consolidation_should_disrupt;
 use super::method::{DisruptionMethod, MethodOutcome};
 use crate::karpenter::disruption::balanced::{self, PoolTotals};
 use crate::karpenter::disruption::candidates::FilterVerdict;
-use crate::karpenter::disruption::no_op_bound::NoOpBound;
 use crate::karpenter::disruption::consolidation::{
     Decision, consolidate_traced, consolidation_command,
 };
 use crate::karpenter::disruption::context::PassContext;
+use crate::karpenter::disruption::no_op_bound::NoOpBound;
 use crate::karpenter::disruption::ordering::{deal_by_nodepool, sort_for_consolidation};
 use crate::karpenter::disruption::reasons::Unconsolidatable;
 use crate::karpenter::disruption::types::{Candidate, Command, DisruptionClass, Method};
@@ -231,7 +231,9 @@ fn settled_quietly(ctx: &PassContext<'_, '_>, candidates: &[&Candidate]) -> Vec<
                 return false;
             }
             let bound = bound.get_or_insert_with(|| {
-                let launch_rooms = view.prepared(input).map(|p| p.launch_rooms(input.nodepools));
+                let launch_rooms = view
+                    .prepared(input)
+                    .map(|p| p.launch_rooms(input.nodepools));
                 NoOpBound::new(&view.open_views(), launch_rooms.unwrap_or_default())
             });
             let requests = view.moving_requests(input, &ctx.pdbs, candidate);
