@@ -12,9 +12,11 @@ use std::sync::OnceLock;
 use super::balanced::{self, PoolTotals};
 use super::budgets::budget_mapping;
 use super::candidates::{CandidateInputs, Rejection, evaluate_nodes, new_candidate};
+use super::no_op_bound::NoOpBound;
 use super::reasons::Unconsolidatable;
 use super::simulate::{Simulation, SimulationView};
 use super::types::{Candidate, DisruptionClass, Method, PassInput};
+use crate::cloud::Price;
 use crate::nodepool::{ConsolidationPolicy, DisruptionReason, NodePool};
 use crate::pdb::PdbLimits;
 use crate::scheduler::{Node, NodeId};
@@ -37,6 +39,8 @@ pub(crate) struct PassContext<'i, 'a> {
     totals: OnceLock<BTreeMap<String, PoolTotals>>,
     /// The simulation view, made on first use.
     view: OnceLock<SimulationView>,
+    /// The no-op bound over the consolidation view, made on first use.
+    no_op_bound: OnceLock<NoOpBound>,
 }
 
 impl<'i, 'a> PassContext<'i, 'a> {
@@ -52,6 +56,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             graceful: Vec::new(),
             totals: OnceLock::new(),
             view: OnceLock::new(),
+            no_op_bound: OnceLock::new(),
         }
     }
 
@@ -200,6 +205,28 @@ impl<'i, 'a> PassContext<'i, 'a> {
         let view = self.view();
         view.prepare(self.input, true);
         view
+    }
+
+    /// Whether consolidating `candidates` is sure to be a no-op without a
+    /// simulation (see [`NoOpBound`]).
+    pub fn rules_out(&self, candidates: &[&Candidate]) -> bool {
+        let (input, view) = (self.input, self.consolidation_view());
+        let mut nodes: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
+        nodes.sort_unstable();
+        if nodes.windows(2).any(|pair| pair[0] == pair[1]) {
+            return false;
+        }
+        let bound = self.no_op_bound.get_or_init(|| {
+            let launch_rooms = view
+                .prepared(input)
+                .map(|prepared| prepared.launch_rooms(input.nodepools));
+            NoOpBound::new(&view.open_views(), launch_rooms.unwrap_or_default())
+        });
+        let price = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
+        let requests = candidates
+            .iter()
+            .flat_map(|candidate| view.moving_requests(input, &self.pdbs, candidate));
+        bound.rules_out(&nodes, price, requests)
     }
 
     /// Simulates removing `candidates` on the pass's simulation view.

@@ -1,29 +1,32 @@
-//! A proof, far cheaper than a simulation, that consolidating one candidate
-//! is a no-op: its pods cannot all go elsewhere, and what cannot is more
-//! than any instance type cheaper than the candidate holds.
+//! A proof, far cheaper than a simulation, that consolidating some
+//! candidates is a no-op: their pods cannot all go elsewhere, and what
+//! cannot is more than any instance type cheaper than the candidates
+//! together holds.
 //!
 //! Consolidation is N → 0 or N → 1 (see [`super::consolidation`]), and a
 //! candidate's pod placed on a node that has not finished initializing
 //! makes a no-op (see `SimulationView::simulate_on`). So a command moves
-//! every pod of the candidate to an initialized open node or to one new
-//! NodeClaim whose options cost less than the candidate (upstream
-//! `RemoveInstanceTypeOptionsByPriceAndMinValues` keeps options whose worst
-//! launch price is below it, and no launch costs less than a type's
-//! cheapest available offering). A solve only takes room from open nodes,
-//! so what goes to that claim is at least, per resource:
+//! every pod of the candidates to an initialized open node or to one new
+//! NodeClaim whose options cost less than the candidates together
+//! (upstream `RemoveInstanceTypeOptionsByPriceAndMinValues` keeps options
+//! whose worst launch price is below that, and no launch costs less than a
+//! type's cheapest available offering). A solve only takes room from open
+//! nodes, so what goes to that claim is at least, per resource:
 //!
 //! - the requests of the pods that fit no initialized open node's room
-//!   now, other than the candidate's own; and
+//!   now, other than the candidates' own; and
 //! - all the pods' requests less the sum of those rooms.
 //!
 //! When that is more than nothing, no delete is possible; when, besides,
-//! no type whose cheapest available offering undercuts the candidate can
+//! no type whose cheapest available offering undercuts the candidates can
 //! allocate it, no replacement is either. Everything the bound leaves out
 //! (pending pods and deleting nodes' pods taking room first, DaemonSet
-//! overhead, taints, affinities, a second claim, minValues, spot rules)
-//! only adds reasons for a no-op, so a ruled-out candidate is one its
-//! simulation finds a no-op; the reason it would give is not known, so
-//! only quiet candidates are ruled out this way.
+//! overhead, taints, affinities, a second claim, minValues, spot rules,
+//! multi-node's same-type filter and Balanced's gate) only adds reasons
+//! for a no-op, so candidates ruled out are ones whose simulation finds a
+//! no-op. The reason it would give is not known: single-node consolidation
+//! rules out only quiet candidates this way; multi-node's search wants no
+//! reason.
 //!
 //! The bound reads CPU, memory and pod slots only: a request fits a room
 //! here whenever it fits the whole room, so leaving the other resources
@@ -130,11 +133,12 @@ impl NoOpBound {
         }
     }
 
-    /// Whether consolidating `candidate` (priced `price`) alone, moving
-    /// pods that request `requests`, is sure to be a no-op.
+    /// Whether consolidating `candidates` (sorted node ids), priced
+    /// `price` together, moving pods that request `requests`, is sure to
+    /// be a no-op.
     pub(crate) fn rules_out(
         &self,
-        candidate: NodeId,
+        candidates: &[NodeId],
         price: Price,
         requests: impl IntoIterator<Item = Resources>,
     ) -> bool {
@@ -150,21 +154,24 @@ impl NoOpBound {
         for requests in requests {
             let wanted = amounts(&requests);
             total = plus(&total, &wanted);
-            if !self.fits_elsewhere(&wanted, candidate) {
+            if !self.fits_elsewhere(&wanted, candidates) {
                 stranded = plus(&stranded, &wanted);
                 if !fits(&stranded, &most) {
                     return true;
                 }
             }
         }
-        let own_room = self
-            .rooms
-            .binary_search_by_key(&candidate, |(id, _)| *id)
-            .ok()
-            .map(|i| self.rooms[i].1)
-            .filter(|room| room.iter().all(|&a| a >= 0))
-            .unwrap_or(NOTHING);
-        let elsewhere = less(&self.room_sum, &own_room);
+        let own_rooms = candidates
+            .iter()
+            .filter_map(|candidate| {
+                let at = self
+                    .rooms
+                    .binary_search_by_key(candidate, |(id, _)| *id)
+                    .ok()?;
+                Some(self.rooms[at].1).filter(|room| room.iter().all(|&a| a >= 0))
+            })
+            .fold(NOTHING, |sum, room| plus(&sum, &room));
+        let elsewhere = less(&self.room_sum, &own_rooms);
         let needs_claim = max(&stranded, &less(&total, &elsewhere));
         if needs_claim == NOTHING {
             return false;
@@ -175,22 +182,23 @@ impl NoOpBound {
     }
 
     /// Whether `wanted` fits the room of an initialized open node other
-    /// than `candidate`.
-    fn fits_elsewhere(&self, wanted: &Amounts, candidate: NodeId) -> bool {
-        let mut fits_own = false;
+    /// than the `candidates` (sorted).
+    fn fits_elsewhere(&self, wanted: &Amounts, candidates: &[NodeId]) -> bool {
+        let is_candidate = |id: &NodeId| candidates.binary_search(id).is_ok();
+        let mut fits_a_candidate = false;
         for (id, room) in &self.frontier {
             if fits(wanted, room) {
-                if *id != candidate {
+                if !is_candidate(id) {
                     return true;
                 }
-                fits_own = true;
+                fits_a_candidate = true;
             }
         }
-        // Rooms the candidate's alone admitted more than may still fit.
-        fits_own
+        // Rooms only the candidates' admitted more than may still fit.
+        fits_a_candidate
             && self
                 .rooms
                 .iter()
-                .any(|(id, room)| *id != candidate && fits(wanted, room))
+                .any(|(id, room)| !is_candidate(id) && fits(wanted, room))
     }
 }

@@ -29,7 +29,7 @@ fn bound_and_decisions(env: &Env) -> Vec<(NodeId, bool, Decision)> {
             .iter()
             .map(|candidate| {
                 let requests = view.moving_requests(input, &ctx.pdbs, candidate);
-                let ruled_out = bound.rules_out(candidate.node, candidate.price, requests);
+                let ruled_out = bound.rules_out(&[candidate.node], candidate.price, requests);
                 let decision = consolidate(
                     input,
                     &ctx.pdbs,

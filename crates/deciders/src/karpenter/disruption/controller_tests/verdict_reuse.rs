@@ -281,18 +281,48 @@ fn a_no_op_multi_node_search_is_skipped_until_its_inputs_change() {
     assert_eq!(pass(&env), (None, 0), "a pod was bound");
 }
 
-/// Two fake-it-1 nodes `a` and `b` with a 1500m pod on `a` and a 1100m pod
-/// on `b` (returned too), one node disrupted at a time (multi-node
-/// consolidation has nothing to merge).
+/// Nodes `a` (fake-it-2) and `b` (fake-it-1), both labelled for a team,
+/// with a 1500m pod that selects the team on `a` and a 1500m pod on `b`
+/// (returned too), one node disrupted at a time (multi-node consolidation
+/// has nothing to merge). `a`'s pod fits a cheaper type, so the no-op bound
+/// cannot rule `a` out; only a simulation finds that no new NodeClaim
+/// carries the label and `b` has no room.
 fn two_nodes() -> (Env, NodeId, NodeId, PodId) {
     let mut env = Env::fake();
     env.require_on_demand();
     env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
-    let a = env.node("a", "fake-it-1", CapacityType::OnDemand);
+    let a = env.node("a", "fake-it-2", CapacityType::OnDemand);
     let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
-    env.pod(a, 1500);
-    let on_b = env.pod(b, 1100);
+    for node in [a, b] {
+        env.cluster
+            .node_mut(node)
+            .unwrap()
+            .labels
+            .insert("team", "x");
+    }
+    env.pod_with(a, 1500, |spec| {
+        spec.node_selector = [("team".to_string(), "x".to_string())].into();
+    });
+    let on_b = env.pod(b, 1500);
     (env, a, b, on_b)
+}
+
+/// Nodes `a` (fake-it-3) and `b` (fake-it-1), each with a 1500m pod that
+/// selects its node's instance type, one node disrupted at a time. `a`'s
+/// pod fits a cheaper type, so the no-op bound cannot rule `a` out; its
+/// simulation opens a NodeClaim of fake-it-3 only, no cheaper, and stops.
+fn pinned_nodes() -> (Env, NodeId, NodeId) {
+    let mut env = Env::fake();
+    env.require_on_demand();
+    env.pool_mut().disruption.budgets[0].nodes = BudgetNodes::Count(1);
+    let a = env.node("a", "fake-it-3", CapacityType::OnDemand);
+    let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
+    for (node, type_name) in [(a, "fake-it-3"), (b, "fake-it-1")] {
+        env.pod_with(node, 1500, |spec| {
+            spec.node_selector = [(LABEL_INSTANCE_TYPE.to_string(), type_name.to_string())].into();
+        });
+    }
+    (env, a, b)
 }
 
 /// One pass of `disruption`, checked against a pass that keeps nothing:
@@ -345,7 +375,7 @@ fn a_quiet_candidate_keeps_its_verdict_until_room_opens() {
 /// leaves the verdict standing, one queued before them (larger) does not.
 #[test]
 fn a_stopped_what_if_keeps_its_verdict_while_new_pods_queue_behind() {
-    let (mut env, _, b, _) = two_nodes();
+    let (mut env, _, b) = pinned_nodes();
     let mut disruption = Disruption::new(env.options);
     let provisioner = Provisioner::new();
     let mut pass = |env: &Env| pass_counting_reuse(&mut disruption, &provisioner, env);

@@ -118,7 +118,11 @@ fn binary_search(ctx: &PassContext<'_, '_>, disruptable: &[&Candidate]) -> Optio
     while low <= high {
         let mid = (low + high) / 2;
         let prefix = &disruptable[..=mid];
-        let decision = consolidate(input, &ctx.pdbs, view, prefix, closure, true);
+        let decision = if ctx.rules_out(prefix) {
+            Decision::NoOp(None)
+        } else {
+            consolidate(input, &ctx.pdbs, view, prefix, closure, true)
+        };
         let decision = match decision {
             Decision::Replace(mut claim) => {
                 match filter_out_same_instance_type(input, &mut claim, prefix) {

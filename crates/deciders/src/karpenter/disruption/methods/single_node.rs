@@ -18,7 +18,6 @@ use crate::karpenter::disruption::consolidation::{
     Decision, consolidate_traced, consolidation_command,
 };
 use crate::karpenter::disruption::context::PassContext;
-use crate::karpenter::disruption::no_op_bound::NoOpBound;
 use crate::karpenter::disruption::ordering::{deal_by_nodepool, sort_for_consolidation};
 use crate::karpenter::disruption::reasons::Unconsolidatable;
 use crate::karpenter::disruption::types::{Candidate, Command, DisruptionClass, Method};
@@ -219,26 +218,14 @@ fn outcomes(
 }
 
 /// Per candidate, whether it is known to be a no-op whose message would be
-/// dropped, without a simulation: ruled out by [`NoOpBound`], or with a
+/// dropped, without a simulation: ruled out by the pass's no-op bound
+/// ([`PassContext::rules_out`]), or with a
 /// kept verdict that holds (asked only of the others).
 fn settled_quietly(ctx: &PassContext<'_, '_>, candidates: &[&Candidate]) -> Vec<bool> {
-    let (input, view) = (ctx.input, ctx.consolidation_view());
-    let mut bound = None;
+    let input = ctx.input;
     let mut settled: Vec<bool> = candidates
         .iter()
-        .map(|candidate| {
-            if !input.is_quiet(candidate.node) {
-                return false;
-            }
-            let bound = bound.get_or_insert_with(|| {
-                let launch_rooms = view
-                    .prepared(input)
-                    .map(|p| p.launch_rooms(input.nodepools));
-                NoOpBound::new(&view.open_views(), launch_rooms.unwrap_or_default())
-            });
-            let requests = view.moving_requests(input, &ctx.pdbs, candidate);
-            bound.rules_out(candidate.node, candidate.price, requests)
-        })
+        .map(|candidate| input.is_quiet(candidate.node) && ctx.rules_out(&[candidate]))
         .collect();
     if let Some(verdicts) = input.candidate_cache.map(|cache| &cache.verdicts) {
         let (open, at): (Vec<&Candidate>, Vec<usize>) = candidates
