@@ -474,4 +474,71 @@ mod tests {
         cache.clear();
         assert!(!Arc::ptr_eq(&kept, &get(&heavier, &catalog, &[])));
     }
+
+    /// What a new NodeClaim may launch as follows the NodePool's capacity
+    /// types: with fake-it-0's on-demand offerings unavailable, an
+    /// on-demand NodePool cannot launch it and one that allows spot can;
+    /// fake-it-3's cut-price spot offering counts only where spot is
+    /// allowed; every type is there at its cheapest allowed offering, with
+    /// the catalog's allocatable, cheapest first.
+    #[test]
+    fn launch_rooms_follow_the_nodepool_capacity_types() {
+        use crate::cloud::CapacityType;
+        use crate::kube::labels::LABEL_CAPACITY_TYPE;
+        use crate::kube::requirements::Requirement;
+
+        let mut catalog = crate::cloud::fake::instance_types(6);
+        for zone in ["test-zone-1", "test-zone-2", "test-zone-3"] {
+            assert!(catalog.mark_unavailable("fake-it-0", zone, CapacityType::OnDemand));
+        }
+        let cut_price = crate::cloud::Price::from_micros(1);
+        assert!(catalog.set_offering_price(
+            "fake-it-3",
+            "test-zone-1",
+            CapacityType::Spot,
+            cut_price
+        ));
+        let allowing = |types: &[CapacityType]| {
+            let mut pool = default_pool();
+            pool.requirement_set.add(Requirement::in_values(
+                LABEL_CAPACITY_TYPE,
+                types.iter().map(|ct| ct.label()),
+            ));
+            pool
+        };
+        for types in [
+            &[CapacityType::OnDemand][..],
+            &[CapacityType::OnDemand, CapacityType::Spot][..],
+        ] {
+            let pool = allowing(types);
+            let contexts = [NodePoolContext {
+                pool: &pool,
+                catalog: &catalog,
+            }];
+            let rooms = super::Prepared::new(&contexts, &[]).launch_rooms(&contexts);
+            assert!(rooms.windows(2).all(|pair| pair[0].price <= pair[1].price));
+            let expected: Vec<super::LaunchRoom> = catalog
+                .instance_types()
+                .iter()
+                .enumerate()
+                .filter_map(|(index, it)| {
+                    let price = types
+                        .iter()
+                        .filter_map(|&ct| catalog.cheapest_price(index, ct))
+                        .min()?;
+                    Some(super::LaunchRoom {
+                        price,
+                        allocatable: it.allocatable,
+                    })
+                })
+                .collect();
+            let spot_allowed = types.contains(&CapacityType::Spot);
+            assert_eq!(expected.len(), if spot_allowed { 6 } else { 5 });
+            assert_eq!(rooms.len(), expected.len());
+            for room in &expected {
+                assert!(rooms.contains(room), "{room:?} in {types:?}");
+            }
+            assert_eq!(rooms[0].price == cut_price, spot_allowed);
+        }
+    }
 }
