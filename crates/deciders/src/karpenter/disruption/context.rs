@@ -216,11 +216,12 @@ impl<'i, 'a> PassContext<'i, 'a> {
         if nodes.windows(2).any(|pair| pair[0] == pair[1]) {
             return false;
         }
+        // Without the setup, what a new NodeClaim may launch as is unknown.
+        let Some(prepared) = view.prepared(input) else {
+            return false;
+        };
         let bound = self.no_op_bound.get_or_init(|| {
-            let launch_rooms = view
-                .prepared(input)
-                .map(|prepared| prepared.launch_rooms(input.nodepools));
-            NoOpBound::new(&view.open_views(), launch_rooms.unwrap_or_default())
+            NoOpBound::new(&view.open_views(), prepared.launch_rooms(input.nodepools))
         });
         let price = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
         let requests = candidates
