@@ -34,7 +34,7 @@ use crate::kube::resources::Resources;
 use crate::locked_map::LockedMap;
 use crate::pdb::PdbLimits;
 use crate::pods::{is_disruptable, is_reschedulable};
-use crate::scheduler::{Cluster, NodeId, PodId};
+use crate::scheduler::{Cluster, NodeId, Pod, PodId};
 use crate::time::{SimDuration, SimTime};
 
 /// The cluster as the disruption simulations of one pass see it.
@@ -174,10 +174,8 @@ fn repeats_a_node(candidates: &[&Candidate]) -> bool {
 
 /// Upstream `IsCurrentlyReschedulable`: reschedulable, disruptable, and not
 /// held in place for good by a fully blocking PDB.
-fn currently_reschedulable(cluster: &Cluster, pdbs: &PdbLimits, pod: PodId, now: SimTime) -> bool {
-    cluster.pod(pod).is_some_and(|p| {
-        is_reschedulable(p) && is_disruptable(p, now) && !pdbs.is_fully_blocked(p, now)
-    })
+fn currently_reschedulable(pod: &Pod, pdbs: &PdbLimits, now: SimTime) -> bool {
+    is_reschedulable(pod) && is_disruptable(pod, now) && !pdbs.is_fully_blocked(pod, now)
 }
 
 impl SimulationView {
@@ -196,7 +194,11 @@ impl SimulationView {
         for &id in &deleting {
             let pods = input.cluster.node(id).map_or(&[][..], |n| &n.pods[..]);
             deleting_node_pods.extend(pods.iter().copied().filter(|&p| {
-                !pending.contains(&p) && currently_reschedulable(input.cluster, pdbs, p, input.now)
+                !pending.contains(&p)
+                    && input
+                        .cluster
+                        .pod(p)
+                        .is_some_and(|pod| currently_reschedulable(pod, pdbs, input.now))
             }));
         }
         let under_consolidate_after = input
@@ -446,14 +448,23 @@ impl SimulationView {
         pdbs: &'s PdbLimits,
         candidate: &'s Candidate,
     ) -> impl Iterator<Item = Resources> + 's {
-        let now = input.now;
-        candidate.reschedulable_pods.iter().filter_map(move |&id| {
-            let pod = input.cluster.pod(id)?;
-            let moves = is_reschedulable(pod)
-                && is_disruptable(pod, now)
-                && !pdbs.is_fully_blocked(pod, now)
-                && !self.pending.contains(&id);
-            moves.then_some(pod.spec.requests)
+        candidate
+            .reschedulable_pods
+            .iter()
+            .filter_map(move |&id| self.moving_pod(input, pdbs, id))
+            .map(|pod| pod.spec.requests)
+    }
+
+    /// A candidate's pod `id`, if a simulation moves it: currently
+    /// reschedulable and not pending.
+    fn moving_pod<'c>(
+        &self,
+        input: &PassInput<'c>,
+        pdbs: &PdbLimits,
+        id: PodId,
+    ) -> Option<&'c Pod> {
+        input.cluster.pod(id).filter(|pod| {
+            currently_reschedulable(pod, pdbs, input.now) && !self.pending.contains(&id)
         })
     }
 
@@ -542,10 +553,7 @@ impl SimulationView {
                 .reschedulable_pods
                 .iter()
                 .copied()
-                .filter(move |&pod| {
-                    currently_reschedulable(input.cluster, pdbs, pod, input.now)
-                        && !self.pending.contains(&pod)
-                })
+                .filter(move |&pod| self.moving_pod(input, pdbs, pod).is_some())
         })
     }
 
