@@ -260,12 +260,6 @@ impl Resources {
         self.amounts[slot]
     }
 
-    /// Every slot's amount, in slot order.
-    #[inline]
-    pub const fn amounts(&self) -> &[i64; SLOTS] {
-        &self.amounts
-    }
-
     /// Sets the amount of one kind.
     #[inline]
     pub fn set(&mut self, kind: ResourceKind, amount: i64) {

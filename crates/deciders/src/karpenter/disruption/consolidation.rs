@@ -18,9 +18,9 @@ use super::reasons::{MinValuesNotMet, SchedulingErrors, Unconsolidatable};
 pub use super::reasons::{NO_CHEAPER_NODE, SPOT_TO_SPOT_DISABLED};
 use super::simulate::{PodsToPlace, Simulation, SimulationView};
 use super::types::{Candidate, Command, Method, PassInput};
-use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price};
-use crate::karpenter::provisioning::{Closure, NewNodeClaim, Prepared, PriceToBeat};
-use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
+use crate::cloud::{CapacityType, Catalog, InstanceType, Price};
+use crate::karpenter::provisioning::{Closure, NewNodeClaim, OfferingKeys, Prepared, PriceToBeat};
+use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE};
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::nodepool::DisruptionReason;
 use crate::pdb::PdbLimits;
@@ -129,37 +129,6 @@ pub fn allows_capacity_type(requirements: &Requirements, ct: CapacityType) -> bo
     requirements
         .get(LABEL_CAPACITY_TYPE)
         .is_none_or(|r| r.has(ct.label()))
-}
-
-/// The offering keys of a requirement set, looked up once: what
-/// [`Offering::is_compatible`] asks of every offering.
-struct OfferingKeys<'r> {
-    zone: Option<&'r Requirement>,
-    zone_id: Option<&'r Requirement>,
-    capacity_type: Option<&'r Requirement>,
-}
-
-impl<'r> OfferingKeys<'r> {
-    fn new(requirements: &'r Requirements) -> Self {
-        OfferingKeys {
-            zone: requirements.get(LABEL_TOPOLOGY_ZONE),
-            zone_id: requirements.get(LABEL_TOPOLOGY_ZONE_ID),
-            capacity_type: requirements.get(LABEL_CAPACITY_TYPE),
-        }
-    }
-
-    fn as_array(&self) -> [Option<&'r Requirement>; 3] {
-        [self.zone, self.zone_id, self.capacity_type]
-    }
-
-    /// Same answer as `offering.is_compatible(requirements)`.
-    fn allows(&self, offering: &Offering) -> bool {
-        self.zone.is_none_or(|r| r.has(offering.zone))
-            && self.zone_id.is_none_or(|r| r.has(offering.zone_id))
-            && self
-                .capacity_type
-                .is_none_or(|r| r.has(offering.capacity_type.label()))
-    }
 }
 
 /// The price a launch of `it` under `requirements` could cost at worst:

@@ -45,7 +45,7 @@ mod tests;
 
 pub use existing::{Closure, ExistingNodes};
 pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
-pub use prepared::{LaunchRoom, Prepared};
+pub use prepared::{LaunchRoom, OfferingKeys, Prepared};
 pub use provisioner::{PREPARED_NODE_REMOVALS, Provisioner};
 pub use queue::{PresortedQueue, QueueRun};
 pub use scheduler::{MAX_INSTANCE_TYPES, queue_starts_with};

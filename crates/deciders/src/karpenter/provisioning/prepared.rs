@@ -17,7 +17,7 @@ use super::existing::{ExistingNodes, KeptViews};
 use super::node_requirements::NodeRequirements;
 use super::template::TemplateCore;
 use super::topology::{DomainSource, DomainSources, strict_or_empty};
-use crate::cloud::Price;
+use crate::cloud::{Offering, Price};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE, LABEL_TOPOLOGY_ZONE_ID};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
@@ -65,12 +65,45 @@ pub struct Prepared {
     existing_views: Mutex<KeptViews>,
 }
 
-/// A NodeClaim's zone, zone-id and capacity-type requirements.
-pub(super) type OfferingKeys = [Option<Requirement>; 3];
+/// The requirements a NodeClaim's launch price reads: zone, zone id and
+/// capacity type, looked up once. [`Offering::is_compatible`] also reads
+/// the capacity-reservation keys; launch prices do not (upstream
+/// `WorstLaunchPrice`).
+#[derive(Debug, Clone, Copy)]
+pub struct OfferingKeys<'r> {
+    zone: Option<&'r Requirement>,
+    zone_id: Option<&'r Requirement>,
+    capacity_type: Option<&'r Requirement>,
+}
 
-/// One NodePool's tables of something, with the offering requirements of
-/// each.
-type ByOfferingKeys<T> = Vec<(OfferingKeys, Arc<T>)>;
+impl<'r> OfferingKeys<'r> {
+    pub fn new(requirements: &'r Requirements) -> Self {
+        OfferingKeys {
+            zone: requirements.get(LABEL_TOPOLOGY_ZONE),
+            zone_id: requirements.get(LABEL_TOPOLOGY_ZONE_ID),
+            capacity_type: requirements.get(LABEL_CAPACITY_TYPE),
+        }
+    }
+
+    /// Zone, zone id and capacity type, as the price tables are keyed.
+    pub fn as_array(&self) -> [Option<&'r Requirement>; 3] {
+        [self.zone, self.zone_id, self.capacity_type]
+    }
+
+    /// Whether the offering's zone, zone id and capacity type are allowed
+    /// (availability is the caller's).
+    pub fn allows(&self, offering: &Offering) -> bool {
+        self.zone.is_none_or(|r| r.has(offering.zone))
+            && self.zone_id.is_none_or(|r| r.has(offering.zone_id))
+            && self
+                .capacity_type
+                .is_none_or(|r| r.has(offering.capacity_type.label()))
+    }
+}
+
+/// One NodePool's tables of something, with the offering requirements
+/// (zone, zone id, capacity type) of each.
+type ByOfferingKeys<T> = Vec<([Option<Requirement>; 3], Arc<T>)>;
 
 /// The table of NodePool `pool` under the offering requirements `keys`
 /// among `tables`, made by `build` (and kept) the first time.
@@ -247,7 +280,7 @@ impl Prepared {
     /// capacity type the NodePool allows, cheapest first. No launch of it
     /// under requirements that add to the NodePool's costs less at worst
     /// ([`crate::karpenter::disruption::consolidation::worst_launch_price`]
-    /// reads the same keys). Built on first use.
+    /// reads the same [`OfferingKeys`]). Built on first use.
     pub fn launch_rooms(&self, nodepools: &[NodePoolContext<'_>]) -> Arc<[LaunchRoom]> {
         self.launch_rooms
             .get_or_init(|| {
@@ -257,12 +290,7 @@ impl Prepared {
                     else {
                         continue;
                     };
-                    let keys = [
-                        LABEL_TOPOLOGY_ZONE,
-                        LABEL_TOPOLOGY_ZONE_ID,
-                        LABEL_CAPACITY_TYPE,
-                    ]
-                    .map(|key| core.requirements.get(key));
+                    let keys = OfferingKeys::new(&core.requirements);
                     let types = context.catalog.instance_types();
                     for &option in &core.options {
                         let Some(it) = types.get(option as usize) else {
@@ -271,13 +299,7 @@ impl Prepared {
                         let cheapest = it
                             .offerings
                             .iter()
-                            .filter(|o| {
-                                let [zone, zone_id, capacity_type] = keys;
-                                o.available
-                                    && zone.is_none_or(|r| r.has(o.zone))
-                                    && zone_id.is_none_or(|r| r.has(o.zone_id))
-                                    && capacity_type.is_none_or(|r| r.has(o.capacity_type.label()))
-                            })
+                            .filter(|o| o.available && keys.allows(o))
                             .map(|o| o.price)
                             .min();
                         if let Some(price) = cheapest {
@@ -288,11 +310,8 @@ impl Prepared {
                         }
                     }
                 }
-                rooms.sort_unstable_by(|a, b| {
-                    a.price
-                        .cmp(&b.price)
-                        .then_with(|| b.allocatable.amounts().cmp(a.allocatable.amounts()))
-                });
+                // Stable: equal prices keep the NodePool and option order.
+                rooms.sort_by_key(|room| room.price);
                 rooms.into()
             })
             .clone()

@@ -11,7 +11,7 @@ use super::claim::{Accepted, Attempt, Claim, Rejection};
 use super::existing::{Closure, ExistingNodes, ExistingSet};
 use super::fit::{min_values_shortfall, no_undefined, relax_min_values};
 use super::pod::PodWork;
-use super::prepared::{Prepared, PriceTable};
+use super::prepared::{OfferingKeys, Prepared, PriceTable};
 use super::queue::{MergedRuns, PresortedQueue, QueueKey, queued_pod};
 use super::reservations::ReservationManager;
 use super::template::{OfferingFilter, Template, without_bookkeeping};
@@ -21,10 +21,7 @@ use super::{
     SchedulingPolicies, SchedulingResult, SolveSetup, StopEarly,
 };
 use crate::cloud::{CapacityType, Catalog, Price};
-use crate::kube::labels::{
-    LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE,
-    LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
-};
+use crate::kube::labels::{LABEL_CAPACITY_RESERVATION_ID, LABEL_CAPACITY_TYPE, well_known_labels};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::Requirement;
 use crate::kube::resources::{ResourceKind, Resources};
@@ -964,12 +961,7 @@ impl<'a> Scheduler<'a> {
                     &template.type_requirements,
                 );
             }
-            let offering_keys = [
-                LABEL_TOPOLOGY_ZONE,
-                LABEL_TOPOLOGY_ZONE_ID,
-                LABEL_CAPACITY_TYPE,
-            ]
-            .map(|key| requirements.get(key));
+            let offering_keys = OfferingKeys::new(&requirements).as_array();
             let prices = self
                 .prepared
                 .price_table(template.pool_index, offering_keys, || {
