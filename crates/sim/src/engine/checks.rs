@@ -28,7 +28,7 @@ impl Engine<'_> {
                     (phase, node) => {
                         found.push(format!(
                             "{now}: pod {} is {phase:?} with node {node:?}",
-                            meta.name
+                            self.pod_name(id)
                         ));
                         continue;
                     }
@@ -43,17 +43,23 @@ impl Engine<'_> {
                 (Some(_), true) => {
                     found.push(format!(
                         "{now}: pod {} removed but still in the cluster",
-                        meta.name
+                        self.pod_name(id)
                     ));
                     continue;
                 }
                 (None, false) => {
-                    found.push(format!("{now}: pod {} vanished unaccounted", meta.name));
+                    found.push(format!(
+                        "{now}: pod {} vanished unaccounted",
+                        self.pod_name(id)
+                    ));
                     continue;
                 }
             };
             if meta.lost && state != "lost" && state != "running" {
-                found.push(format!("{now}: pod {} is lost and {state}", meta.name));
+                found.push(format!(
+                    "{now}: pod {} is lost and {state}",
+                    self.pod_name(id)
+                ));
             }
             if let Some(p) = pod
                 && let Some(node) = p.node
@@ -62,7 +68,8 @@ impl Engine<'_> {
                     Some(n) if n.pods.contains(&id) => {}
                     _ => found.push(format!(
                         "{now}: pod {} bound to node {} that does not list it",
-                        meta.name, node.0
+                        self.pod_name(id),
+                        node.0
                     )),
                 }
             }

@@ -117,13 +117,13 @@ impl Engine<'_> {
             .iter()
             .map(|&w| &self.owners.workloads[w]);
         for w in scalable.filter(|w| !w.deleted) {
-            let kind = match w.target.kind {
+            let kind = match w.kind {
                 super::TargetKind::Deployment => OwnerKind::Deployment,
                 super::TargetKind::ReplicaSet => OwnerKind::ReplicaSet,
                 super::TargetKind::StatefulSet => OwnerKind::StatefulSet,
                 _ => continue,
             };
-            scales.insert(&w.target.namespace, kind, &w.target.name, w.desired);
+            scales.insert(w.namespace(), kind, w.name(), w.desired);
         }
         scales
     }

@@ -74,7 +74,7 @@ impl Engine<'_> {
                     }
                     let meta = &self.pod_meta[id.0 as usize];
                     Some(InitialPod {
-                        name: meta.name.to_string(),
+                        name: self.pod_name(id).to_string(),
                         spec: pod.spec.clone(),
                         node: pod.node.and_then(|n| index.get(&n).copied()),
                         created_at: pod.created_at,
@@ -84,7 +84,7 @@ impl Engine<'_> {
                     })
                 })
                 .collect();
-            if state.target.kind == TargetKind::Pod && pods.is_empty() {
+            if state.kind == TargetKind::Pod && pods.is_empty() {
                 continue;
             }
             // Scale steps change the desired count, not the applied spec.

@@ -156,7 +156,7 @@ impl Engine<'_> {
         // Controllers catch up with their specs: missing replicas are
         // created, DaemonSet pods placed where one is missing.
         for w in 0..self.owners.workloads.len() {
-            if self.owners.workloads[w].target.kind == TargetKind::DaemonSet {
+            if self.owners.workloads[w].kind == TargetKind::DaemonSet {
                 for &node in &node_ids {
                     let has_pod = self.owners.workloads[w]
                         .pods
@@ -285,7 +285,7 @@ impl Engine<'_> {
         };
         let w = self.owners.workloads.len();
         self.owners.workloads.push(WorkloadState {
-            target: target.clone(),
+            kind,
             workload: workload.clone(),
             desired: workload.desired_pods().unwrap_or(0),
             pods: Vec::new(),
@@ -314,17 +314,17 @@ impl Engine<'_> {
     ) -> Result<super::PodId, EngineError> {
         self.room_for_pods(1)?;
         let state = &mut self.owners.workloads[w];
-        let namespace = state.target.namespace.clone();
+        let namespace = state.namespace().to_string();
         // Names the engine gives later never repeat one already taken.
         if let Some(number) = initial
             .name
-            .strip_prefix(&format!("{}-", state.target.name))
+            .strip_prefix(&format!("{}-", state.name()))
             .filter(|n| n.len() == 5)
             .and_then(|n| n.parse::<u64>().ok())
         {
             state.next_suffix = state.next_suffix.max(number + 1);
         }
-        let daemonset = state.target.kind == TargetKind::DaemonSet;
+        let daemonset = state.kind == TargetKind::DaemonSet;
         let pod = Pod {
             lifecycle: Default::default(),
             name: initial.name.clone(),
@@ -337,9 +337,10 @@ impl Engine<'_> {
             unschedulable: initial.unschedulable,
         };
         let id = self.cluster.add_pod(pod);
+        let kept_name = self.kept_pod_name(w, &initial.name);
         self.pod_meta.push(PodMeta {
             workload: w,
-            name: initial.name.as_str().into(),
+            name: kept_name,
             ordinal: initial.ordinal,
             daemonset,
             created_at: initial.created_at,

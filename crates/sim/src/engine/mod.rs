@@ -530,7 +530,9 @@ enum Event {
 struct PodMeta {
     /// Index of the owning workload in `owners.workloads`.
     workload: usize,
-    name: Box<str>,
+    /// Its name, unless that is its workload's (a bare pod's), which is
+    /// then not kept twice (see [`Engine::pod_name`]).
+    name: Option<Box<str>>,
     ordinal: Option<u32>,
     created_at: SimTime,
     first_bound: Option<SimTime>,
@@ -581,6 +583,28 @@ struct NodeMeta {
     conditions: Vec<NodeCondition>,
     /// How its launch hangs, if it does (a scenario's startup failure).
     hangs: Option<StartupFailureKind>,
+}
+
+impl WorkloadState {
+    fn namespace(&self) -> &str {
+        &self.workload.namespace
+    }
+
+    fn name(&self) -> &str {
+        &self.workload.name
+    }
+
+    /// Whether it is the object `target` names.
+    fn is(&self, target: &Target) -> bool {
+        self.kind == target.kind
+            && self.workload.namespace == target.namespace
+            && self.workload.name == target.name
+    }
+
+    /// Its object name in events (`deployment/default/web`).
+    fn object(&self) -> String {
+        owners::object_name(self.kind, self.namespace(), self.name())
+    }
 }
 
 impl Engine<'_> {
@@ -668,10 +692,12 @@ impl Batch {
     }
 }
 
-/// A pod-creating object and its controller's state.
+/// A pod-creating object and its controller's state. Its namespace and
+/// name are the workload's (not kept twice: a long run has one per bare
+/// pod it ever created).
 #[derive(Debug, Clone)]
 struct WorkloadState {
-    target: Target,
+    kind: TargetKind,
     workload: Workload,
     desired: u32,
     pods: Vec<PodId>,
@@ -1074,14 +1100,28 @@ impl<'a> Engine<'a> {
 
     /// `namespace/name` of a pod.
     fn pod_key(&self, pod: PodId) -> String {
+        format!("{}/{}", self.pod_namespace(pod), self.pod_name(pod))
+    }
+
+    /// A pod's name.
+    fn pod_name(&self, pod: PodId) -> &str {
         let meta = &self.pod_meta[pod.0 as usize];
-        format!("{}/{}", self.pod_namespace(pod), meta.name)
+        match &meta.name {
+            Some(name) => name,
+            None => self.owners.workloads[meta.workload].name(),
+        }
+    }
+
+    /// What [`PodMeta::name`] keeps of a name given to a pod of workload
+    /// `w`.
+    fn kept_pod_name(&self, w: usize, name: &str) -> Option<Box<str>> {
+        (self.owners.workloads[w].name() != name).then(|| name.into())
     }
 
     /// A pod's namespace (its workload's).
     fn pod_namespace(&self, pod: PodId) -> &str {
         let meta = &self.pod_meta[pod.0 as usize];
-        &self.owners.workloads[meta.workload].target.namespace
+        self.owners.workloads[meta.workload].namespace()
     }
 
     /// A pod will not be scheduled again (it finished or was deleted):
@@ -1100,7 +1140,7 @@ impl<'a> Engine<'a> {
     /// other fields, for listings and PodDisruptionBudget status) is kept.
     fn retire_bare_pod(&mut self, pod: PodId) {
         let w = self.pod_meta[pod.0 as usize].workload;
-        if self.owners.workloads[w].target.kind != TargetKind::Pod {
+        if self.owners.workloads[w].kind != TargetKind::Pod {
             return;
         }
         let in_cluster = self.cluster.pod(pod);
@@ -1212,7 +1252,7 @@ impl Engine<'_> {
             .copied()
             .filter(|&w| {
                 !self.owners.workloads[w].deleted
-                    && self.owners.workloads[w].target.kind == TargetKind::DaemonSet
+                    && self.owners.workloads[w].kind == TargetKind::DaemonSet
             })
     }
 

@@ -73,7 +73,7 @@ impl Engine<'_> {
     fn live_workload(&self, target: &Target) -> Option<usize> {
         self.owners
             .workload_index
-            .latest(target, |w| self.owners.workloads[w].target == *target)
+            .latest(target, |w| self.owners.workloads[w].is(target))
             .filter(|&w| !self.owners.workloads[w].deleted)
     }
 
@@ -131,7 +131,7 @@ impl Engine<'_> {
         }
         let w = self.owners.workloads.len();
         self.owners.workloads.push(WorkloadState {
-            target: target.clone(),
+            kind,
             workload: workload.clone(),
             desired,
             pods: Vec::new(),
@@ -194,7 +194,7 @@ impl Engine<'_> {
         self.log(
             EventType::Warning,
             "DeadlineExceeded",
-            object_of(&self.owners.workloads[w].target),
+            self.owners.workloads[w].object(),
             "Job was active longer than specified deadline".to_string(),
         );
         let active: Vec<PodId> = self.owners.workloads[w]
@@ -262,7 +262,7 @@ impl Engine<'_> {
                                 next_ordinal += 1;
                             }
                             let name =
-                                format!("{}-{next_ordinal}", self.owners.workloads[w].target.name);
+                                format!("{}-{next_ordinal}", self.owners.workloads[w].name());
                             ordinals.push(next_ordinal);
                             ordinals.sort_unstable();
                             self.create_pod(w, name, Some(next_ordinal))?;
@@ -297,7 +297,7 @@ impl Engine<'_> {
                 };
                 if done {
                     self.owners.workloads[w].complete = true;
-                    let object = object_of(&self.owners.workloads[w].target);
+                    let object = self.owners.workloads[w].object();
                     self.log(
                         EventType::Normal,
                         "Completed",
@@ -324,7 +324,7 @@ impl Engine<'_> {
 
     fn next_pod_name(&mut self, w: usize) -> String {
         let state = &mut self.owners.workloads[w];
-        let name = format!("{}-{:05}", state.target.name, state.next_suffix);
+        let name = format!("{}-{:05}", state.name(), state.next_suffix);
         state.next_suffix += 1;
         name
     }
@@ -359,7 +359,7 @@ impl Engine<'_> {
 
     pub(super) fn owner_ref(&self, w: usize) -> Option<OwnerRef> {
         let state = &self.owners.workloads[w];
-        let kind = match state.target.kind {
+        let kind = match state.kind {
             TargetKind::Deployment => OwnerKind::Deployment,
             TargetKind::ReplicaSet => OwnerKind::ReplicaSet,
             TargetKind::StatefulSet => OwnerKind::StatefulSet,
@@ -369,7 +369,7 @@ impl Engine<'_> {
         };
         Some(OwnerRef {
             kind,
-            name: state.target.name.clone(),
+            name: state.name().to_string(),
         })
     }
 
@@ -421,9 +421,10 @@ impl Engine<'_> {
         };
         let id = self.cluster.add_pod(pod);
         debug_assert_eq!(id.0 as usize, self.pod_meta.len());
+        let kept_name = self.kept_pod_name(w, &name);
         self.pod_meta.push(PodMeta {
             workload: w,
-            name: name.as_str().into(),
+            name: kept_name,
             ordinal,
             daemonset,
             created_at: self.now(),
@@ -433,7 +434,7 @@ impl Engine<'_> {
             bound_before_run: false,
         });
         let owners = &mut self.owners;
-        let namespace = owners.workloads[w].target.namespace.as_str();
+        let namespace = owners.workloads[w].namespace();
         owners
             .pod_names
             .insert(&(namespace, name.as_str()), id.0 as usize);
@@ -441,7 +442,7 @@ impl Engine<'_> {
         if !daemonset {
             self.spot_pod_created(id, w);
         }
-        let object = object_of(&self.owners.workloads[w].target);
+        let object = self.owners.workloads[w].object();
         self.log(
             EventType::Normal,
             "SuccessfulCreate",
@@ -485,8 +486,7 @@ impl Engine<'_> {
                 .pod_names
                 .latest(&key, |p| {
                     let id = PodId(p as u32);
-                    *self.pod_meta[p].name == *target.name
-                        && self.pod_namespace(id) == target.namespace
+                    self.pod_name(id) == target.name && self.pod_namespace(id) == target.namespace
                 })
                 .map(|p| PodId(p as u32))
                 .filter(|p| self.cluster.pod(*p).is_some());
@@ -496,7 +496,7 @@ impl Engine<'_> {
             };
             let w = self.pod_meta[pod.0 as usize].workload;
             self.remove_pod(pod, "deleted by workload step")?;
-            if self.owners.workloads[w].target.kind == TargetKind::Pod {
+            if self.owners.workloads[w].kind == TargetKind::Pod {
                 self.owners.workloads[w].deleted = true;
             } else {
                 self.reconcile(w)?;
@@ -610,7 +610,7 @@ impl Engine<'_> {
         }
         let node_name = node.name.clone();
         if !spec.requests.fits(&node.available()) {
-            let object = object_of(&self.owners.workloads[w].target);
+            let object = self.owners.workloads[w].object();
             self.log(
                 EventType::Warning,
                 "FailedPlacement",
@@ -619,7 +619,7 @@ impl Engine<'_> {
             );
             return Ok(());
         }
-        let name = format!("{}-{node_name}", self.owners.workloads[w].target.name);
+        let name = format!("{}-{node_name}", self.owners.workloads[w].name());
         let pod = self.new_pod(w, name, None, spec, true);
         self.bind_pod(pod, node_id)?;
         self.touch()
@@ -700,15 +700,16 @@ fn daemon_pod_matches(spec: &PodSpec, node: &Node) -> bool {
 
 /// `deployment/default/web`.
 pub(super) fn object_of(target: &Target) -> String {
-    if target.kind == TargetKind::Node {
-        return format!("node/{}", target.name);
+    object_name(target.kind, &target.namespace, &target.name)
+}
+
+/// The object name of a `kind` object in events: `node/NAME` or
+/// `KIND/NAMESPACE/NAME`.
+pub(super) fn object_name(kind: TargetKind, namespace: &str, name: &str) -> String {
+    if kind == TargetKind::Node {
+        return format!("node/{name}");
     }
-    format!(
-        "{}/{}/{}",
-        target.kind.resource(),
-        target.namespace,
-        target.name
-    )
+    format!("{}/{namespace}/{name}", kind.resource())
 }
 
 /// The ReplicaSet controller's order of scale-down victims

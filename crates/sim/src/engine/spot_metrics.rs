@@ -122,7 +122,7 @@ impl Engine<'_> {
 
         let mut latencies = Vec::new();
         for gap in &spot.gaps {
-            let owner = super::owners::object_of(&self.owners.workloads[gap.workload].target);
+            let owner = self.owners.workloads[gap.workload].object();
             let entry = summary.pod_millis_without_replica.entry(owner).or_default();
             match gap.running {
                 Some((at, _)) => latencies.push(at.saturating_duration_since(gap.notice)),
