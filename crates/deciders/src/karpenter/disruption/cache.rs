@@ -8,6 +8,7 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::no_op_bound::{Amounts, amounts};
 use super::searches::NoOpSearch;
 use super::verdicts::Verdicts;
 use crate::cluster::{Cluster, Node, NodeId, PodId};
@@ -71,6 +72,8 @@ pub struct NodeFacts {
     pub(super) protected: Vec<PodId>,
     /// The pods that need a new home if the node goes, in node order.
     pub(super) reschedulable: Arc<[PodId]>,
+    /// The CPU, memory and pod-slot requests of `reschedulable`, in order.
+    pub(super) reschedulable_requests: Arc<[Amounts]>,
     /// The node's name.
     pub(super) name: Arc<str>,
     /// `Σ max(0, EvictionCost)` over `reschedulable`, in order.
@@ -105,6 +108,11 @@ impl NodeFacts {
             .filter(|(_, p)| is_reschedulable(p))
             .map(|(id, _)| id)
             .collect();
+        let reschedulable_requests = reschedulable
+            .iter()
+            .filter_map(|id| cluster.pod(*id))
+            .map(|p| amounts(&p.spec.requests))
+            .collect();
         let reschedule_cost = reschedulable
             .iter()
             .filter_map(|id| cluster.pod(*id))
@@ -125,6 +133,7 @@ impl NodeFacts {
             active,
             protected,
             reschedulable,
+            reschedulable_requests,
             reschedule_cost,
             all_pods_cost,
             pod_count: node.pods.len(),

@@ -186,6 +186,10 @@ fn candidate_with<F: Borrow<NodeFacts>>(
         pod_count: facts.pod_count,
         missing_label: facts.missing_label,
         reschedulable_pods: facts.reschedulable.clone(),
+        unprotected_requests: facts
+            .protected
+            .is_empty()
+            .then(|| facts.reschedulable_requests.clone()),
         reschedule_disruption_cost: PER_NODE_BASE_DISRUPTION_COST + facts.reschedule_cost,
         disruption_cost: facts.all_pods_cost * lifetime_remaining(node, claim, inputs.now),
         consolidatable: is_consolidatable(node, claim, pool, inputs.now),

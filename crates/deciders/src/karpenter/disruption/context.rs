@@ -224,9 +224,11 @@ impl<'i, 'a> PassContext<'i, 'a> {
             NoOpBound::new(&view.open_views(), prepared.launch_rooms(input.nodepools))
         });
         let price = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
-        let requests = candidates
-            .iter()
-            .flat_map(|candidate| view.moving_requests(input, &self.pdbs, candidate));
+        let pods = candidates.iter().map(|c| c.reschedulable_pods.len()).sum();
+        let mut requests = Vec::with_capacity(pods);
+        for candidate in candidates {
+            view.moving_amounts(input, &self.pdbs, candidate, &mut requests);
+        }
         bound.rules_out(&nodes, price, requests)
     }
 

@@ -115,6 +115,7 @@ mod tests {
             pod_count: 0,
             missing_label: None,
             reschedulable_pods: std::sync::Arc::from([]),
+            unprotected_requests: None,
             reschedule_disruption_cost: cost,
             disruption_cost: 0.0,
             consolidatable: true,

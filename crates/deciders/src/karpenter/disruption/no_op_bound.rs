@@ -36,18 +36,11 @@ use std::sync::Arc;
 
 use crate::cloud::Price;
 use crate::karpenter::provisioning::{LaunchRoom, OpenViews};
-use crate::kube::resources::{ResourceKind, Resources};
 use crate::scheduler::NodeId;
 
-/// CPU, memory and pod-slot amounts.
-type Amounts = [i64; 3];
+pub(crate) use super::types::{Amounts, amounts};
 
 const NOTHING: Amounts = [0; 3];
-
-/// `resources`' CPU, memory and pod-slot amounts.
-fn amounts(resources: &Resources) -> Amounts {
-    [ResourceKind::Cpu, ResourceKind::Memory, ResourceKind::Pods].map(|kind| resources.get(kind))
-}
 
 /// [`Resources::fits`] on these amounts: no amount of `room` is negative
 /// and every positive amount of `wanted` is at most `room`'s.
@@ -134,13 +127,13 @@ impl NoOpBound {
     }
 
     /// Whether consolidating `candidates` (sorted node ids), priced
-    /// `price` together, moving pods that request `requests`, is sure to
-    /// be a no-op.
+    /// `price` together, moving pods that request `requests` (see
+    /// [`amounts`]), is sure to be a no-op.
     pub(crate) fn rules_out(
         &self,
         candidates: &[NodeId],
         price: Price,
-        requests: impl IntoIterator<Item = Resources>,
+        requests: impl IntoIterator<Item = Amounts>,
     ) -> bool {
         let cheaper = self
             .launch_rooms
@@ -151,10 +144,16 @@ impl NoOpBound {
             .map_or([-1; 3], |last| self.most_allocatable[last]);
         let mut total = NOTHING;
         let mut stranded = NOTHING;
-        for requests in requests {
-            let wanted = amounts(&requests);
+        // Replicas come in runs of one shape: the last answer is reused.
+        let mut last: Option<(Amounts, bool)> = None;
+        for wanted in requests {
             total = plus(&total, &wanted);
-            if !self.fits_elsewhere(&wanted, candidates) {
+            let fits_elsewhere = match last {
+                Some((shape, fits)) if shape == wanted => fits,
+                _ => self.fits_elsewhere(&wanted, candidates),
+            };
+            last = Some((wanted, fits_elsewhere));
+            if !fits_elsewhere {
                 stranded = plus(&stranded, &wanted);
                 if !fits(&stranded, &most) {
                     return true;

@@ -192,6 +192,7 @@ mod tests {
             pod_count: 0,
             missing_label: None,
             reschedulable_pods: std::sync::Arc::from([]),
+            unprotected_requests: None,
             reschedule_disruption_cost: cost,
             disruption_cost: cost - 1.0,
             consolidatable: true,

@@ -24,13 +24,12 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
-use super::types::Candidate;
 use super::types::PassInput;
+use super::types::{Amounts, Candidate, amounts};
 use crate::karpenter::provisioning::{
     Closure, ExistingNodes, OpenViews, Prepared, PresortedQueue, PriceToBeat, ProvisioningInput,
     QueueRun, SchedulingResult, SolveSetup, StopEarly, solve_with_closure,
 };
-use crate::kube::resources::Resources;
 use crate::locked_map::LockedMap;
 use crate::pdb::PdbLimits;
 use crate::pods::{is_disruptable, is_reschedulable};
@@ -440,24 +439,49 @@ impl SimulationView {
         self.candidate_pods(input, pdbs, &[candidate]).collect()
     }
 
-    /// The requests of the pods a simulation moves off `candidate` (those
-    /// of [`Self::moving_pods`]), each pod looked up once.
-    pub(crate) fn moving_requests<'s>(
-        &'s self,
-        input: &'s PassInput<'_>,
-        pdbs: &'s PdbLimits,
-        candidate: &'s Candidate,
-    ) -> impl Iterator<Item = Resources> + 's {
-        candidate
-            .reschedulable_pods
-            .iter()
-            .filter_map(move |&id| self.moving_pod(input, pdbs, id))
-            .map(|pod| pod.spec.requests)
+    /// Appends to `out` the CPU, memory and pod-slot requests of the pods
+    /// a simulation moves off `candidate` (those of
+    /// [`Self::moving_pods`]): the requests kept with the candidate when
+    /// every one of its pods that is not pending moves, else each pod
+    /// looked up once.
+    pub(crate) fn moving_amounts(
+        &self,
+        input: &PassInput<'_>,
+        pdbs: &PdbLimits,
+        candidate: &Candidate,
+        out: &mut Vec<Amounts>,
+    ) {
+        let pods = &candidate.reschedulable_pods;
+        match Self::kept_requests(pdbs, candidate) {
+            Some(requests) if self.pending.is_empty() => out.extend_from_slice(requests),
+            Some(requests) => out.extend(
+                pods.iter()
+                    .zip(requests)
+                    .filter(|(id, _)| !self.pending.contains(id))
+                    .map(|(_, requests)| *requests),
+            ),
+            None => out.extend(
+                pods.iter()
+                    .filter_map(|&id| self.moving_pod(input, pdbs, id))
+                    .map(|pod| amounts(&pod.spec.requests)),
+            ),
+        }
+    }
+
+    /// The requests kept with `candidate` for its reschedulable pods, when
+    /// those that are not pending all move: no PDB can hold one and no
+    /// do-not-disrupt annotation can protect one, so each is currently
+    /// reschedulable exactly when it is reschedulable.
+    fn kept_requests<'c>(pdbs: &PdbLimits, candidate: &'c Candidate) -> Option<&'c [Amounts]> {
+        if !pdbs.limits().is_empty() {
+            return None;
+        }
+        candidate.unprotected_requests.as_deref()
     }
 
     /// A candidate's pod `id`, if a simulation moves it: currently
     /// reschedulable and not pending.
-    fn moving_pod<'c>(
+    pub(super) fn moving_pod<'c>(
         &self,
         input: &PassInput<'c>,
         pdbs: &PdbLimits,
@@ -549,11 +573,15 @@ impl SimulationView {
         candidates: &'s [&Candidate],
     ) -> impl Iterator<Item = PodId> + 's {
         candidates.iter().flat_map(move |candidate| {
+            let all_move = Self::kept_requests(pdbs, candidate).is_some();
             candidate
                 .reschedulable_pods
                 .iter()
                 .copied()
-                .filter(move |&pod| self.moving_pod(input, pdbs, pod).is_some())
+                .filter(move |&pod| match all_move {
+                    true => !self.pending.contains(&pod),
+                    false => self.moving_pod(input, pdbs, pod).is_some(),
+                })
         })
     }
 

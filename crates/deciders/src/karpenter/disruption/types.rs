@@ -12,7 +12,7 @@ use super::reasons::Unconsolidatable;
 use crate::cloud::Price;
 use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared, SchedulingPolicies};
 use crate::kube::pod::PodSpec;
-use crate::kube::resources::ResourceKind;
+use crate::kube::resources::{ResourceKind, Resources};
 use crate::nodepool::DisruptionReason;
 use crate::pdb::ControllerScales;
 use crate::scheduler::{Cluster, NodeId, PodId};
@@ -29,6 +29,15 @@ pub enum DisruptionClass {
     /// Drift: a NodeClaim with `terminationGracePeriod` is disrupted anyway
     /// (the grace period bounds the drain).
     Eventual,
+}
+
+/// CPU, memory and pod-slot amounts of some requests (what the no-op
+/// bound reads).
+pub(crate) type Amounts = [i64; 3];
+
+/// `resources`' CPU, memory and pod-slot amounts.
+pub(crate) fn amounts(resources: &Resources) -> Amounts {
+    [ResourceKind::Cpu, ResourceKind::Memory, ResourceKind::Pods].map(|kind| resources.get(kind))
 }
 
 /// A node considered for disruption, with the values methods sort and
@@ -50,6 +59,11 @@ pub struct Candidate {
     pub missing_label: Option<&'static str>,
     /// The pods that need a new home if it goes.
     pub reschedulable_pods: Arc<[PodId]>,
+    /// When no pod on the node carries a do-not-disrupt annotation: the
+    /// CPU, memory and pod-slot requests of `reschedulable_pods`, in
+    /// order, which the no-op bound then reads without looking the pods
+    /// up (see `PassContext::rules_out`).
+    pub(crate) unprotected_requests: Option<Arc<[Amounts]>>,
     /// `1 + Σ max(0, EvictionCost)` over the reschedulable pods.
     pub reschedule_disruption_cost: f64,
     /// Pre-v1.14 `DisruptionCost`: `Σ EvictionCost(all pods) × LifetimeRemaining`.

@@ -2,14 +2,16 @@
 //! whose simulation is a no-op: on hand-made clusters where it must and
 //! must not, and on random small clusters (nodes of several sizes, some
 //! uninitialized, some spot, pods of varied CPU and memory, some pending,
-//! NodePools on-demand only or spot too).
+//! NodePools on-demand only or spot too). The pass's call and the
+//! simulation's pod list, which read what is kept with each node's
+//! facts, agree with the pods looked up one by one.
 
 use proptest::prelude::*;
 
 use super::*;
 use crate::karpenter::disruption::consolidation::{Decision, consolidate};
 use crate::karpenter::disruption::context::PassContext;
-use crate::karpenter::disruption::no_op_bound::NoOpBound;
+use crate::karpenter::disruption::no_op_bound::{NoOpBound, amounts};
 use crate::karpenter::disruption::types::DisruptionClass;
 
 /// Per Graceful candidate, whether the bound rules it out and what its
@@ -28,8 +30,28 @@ fn bound_and_decisions(env: &Env) -> Vec<(NodeId, bool, Decision)> {
         candidates
             .iter()
             .map(|candidate| {
-                let requests = view.moving_requests(input, &ctx.pdbs, candidate);
+                // Each moving pod looked up by the rule itself: the
+                // simulation's list must be those.
+                let moving: Vec<PodId> = candidate
+                    .reschedulable_pods
+                    .iter()
+                    .copied()
+                    .filter(|&id| view.moving_pod(input, &ctx.pdbs, id).is_some())
+                    .collect();
+                assert_eq!(view.moving_pods(input, &ctx.pdbs, candidate), moving);
+                let requests = moving
+                    .iter()
+                    .filter_map(|&id| input.cluster.pod(id))
+                    .map(|pod| amounts(&pod.spec.requests));
                 let ruled_out = bound.rules_out(&[candidate.node], candidate.price, requests);
+                // The pass's own call reads the requests kept with the
+                // node's facts when it can; they must be the pods' own.
+                assert_eq!(
+                    ctx.rules_out(&[candidate]),
+                    ruled_out,
+                    "the pass's bound on {:?}",
+                    candidate.node
+                );
                 let decision = consolidate(
                     input,
                     &ctx.pdbs,
@@ -193,6 +215,51 @@ proptest! {
                 !ruled_out || matches!(decision, Decision::NoOp(_)),
                 "{node:?} ruled out, but its simulation decides {decision:?}"
             );
+        }
+    }
+}
+
+/// A candidate keeps its pods' requests for the bound only while no pod
+/// on it carries a do-not-disrupt annotation; one whose protection has
+/// lapsed (a 1 min duration, 10 min after it started) makes the pass look
+/// its pods up instead, and a PDB makes every candidate do so. Either way
+/// the pass's bound answers as the pods looked up one by one (checked in
+/// `bound_and_decisions`): two full fake-it-1 nodes are ruled out, as in
+/// `a_full_node_no_cheaper_type_holds_is_ruled_out`.
+#[test]
+fn kept_requests_only_without_annotations_or_pdbs() {
+    let mut env = Env::fake();
+    env.require_on_demand();
+    let a = env.node("a", "fake-it-1", CapacityType::OnDemand);
+    let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
+    env.pod_with(a, 1800, |s| {
+        s.do_not_disrupt = Some(DoNotDisrupt::For(Duration::from_secs(60)))
+    });
+    env.pod(b, 1800);
+    env.now = SimTime::ZERO + SimDuration::from_mins(10);
+    let kept = |env: &Env| {
+        env.with_input(|input| {
+            let mut ctx = PassContext::new(input);
+            ctx.judge_every_node();
+            let (candidates, _) = ctx.judge(DisruptionClass::Graceful, |_| true);
+            candidates
+                .iter()
+                .map(|c| (c.node, c.unprotected_requests.is_some()))
+                .collect::<Vec<_>>()
+        })
+    };
+    assert_eq!(kept(&env), [(a, false), (b, true)]);
+    for with_pdb in [false, true] {
+        if with_pdb {
+            env.scales
+                .insert("default", OwnerKind::ReplicaSet, "web", 2);
+            env.cluster
+                .pdbs
+                .push(pdb("web-pdb", "web", None, Some(IntOrPercent::Int(2))));
+        }
+        let outcomes = bound_and_decisions(&env);
+        for node in [a, b] {
+            assert!(of(&outcomes, node).0, "{node:?}, PDB {with_pdb}");
         }
     }
 }
