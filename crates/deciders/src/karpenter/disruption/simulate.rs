@@ -51,12 +51,12 @@ pub struct SimulationView {
     /// none: built once, shared by every simulation of the pass.
     prepared: Option<Arc<Prepared>>,
     /// Every node's placement view, built by the first simulation.
-    existing: OnceLock<ExistingNodes>,
+    existing: OnceLock<Arc<ExistingNodes>>,
     /// The deleting nodes closed, for drift and validation simulations.
-    deleting_closure: OnceLock<Closure>,
+    deleting_closure: OnceLock<Arc<Closure>>,
     /// The deleting nodes and those inside their `consolidateAfter` window
     /// closed, for consolidation simulations.
-    consolidation_closure: OnceLock<Closure>,
+    consolidation_closure: OnceLock<Arc<Closure>>,
     /// Per single candidate, what [`Self::pods_to_place`] found (asked for
     /// by the kept-verdict check and again by the simulation).
     pods_of_one: LockedMap<NodeId, Arc<PodsToPlace>>,
@@ -262,7 +262,7 @@ impl SimulationView {
         slot.get_or_init(|| {
             let mut ids = self.deleting.clone();
             ids.extend_from_slice(also_closed);
-            existing.closure(input.cluster, &ids)
+            existing.shared_closure(input.cluster, &ids)
         })
     }
 

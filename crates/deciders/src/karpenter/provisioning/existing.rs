@@ -16,7 +16,7 @@
 //! first entry of its list.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use rayon::prelude::*;
 
@@ -171,6 +171,8 @@ pub(super) struct KeptViews {
     /// The node ids in the build's try order (a head start for the next
     /// build's sort).
     pub order: Vec<NodeId>,
+    /// The build itself, with the cluster revision it was made at.
+    pub last: Option<(u64, Arc<ExistingNodes>)>,
 }
 
 /// The placement views of every node of one cluster, in the order a solve
@@ -192,7 +194,15 @@ pub struct ExistingNodes {
     marked: Vec<bool>,
     /// Nothing closed but the nodes marked for deletion.
     unclosed: Closure,
+    /// The closures [`ExistingNodes::shared_closure`] made lately, most
+    /// recent first (shared by the clones).
+    closures: Arc<Mutex<Vec<Arc<Closure>>>>,
 }
+
+/// Closures an [`ExistingNodes`] keeps for the next solves that close
+/// the same nodes (a disruption pass makes two: the deleting nodes, and
+/// those with the nodes inside their `consolidateAfter` window).
+const CLOSURES_KEPT: usize = 4;
 
 /// Nodes that many solves over one [`ExistingNodes`] take as marked for
 /// deletion, prepared once ([`ExistingNodes::closure`]): which views stay
@@ -415,6 +425,7 @@ impl ExistingNodes {
         let keep = KeptViews {
             views,
             order: nodes.iter().map(|n| n.id).collect(),
+            last: None,
         };
         // Marks and pool usage in one walk (usage sums are order-free).
         let mut pool_usage: PoolSums<'_, PoolUsage> = PoolSums::new();
@@ -454,6 +465,7 @@ impl ExistingNodes {
                 pool_usage,
                 fits: FitLists::default(),
             },
+            closures: Arc::default(),
             nodes,
         };
         (existing, keep)
@@ -498,6 +510,23 @@ impl ExistingNodes {
             pool_usage,
             fits: FitLists::default(),
         }
+    }
+
+    /// [`Self::closure`], shared with the last callers that closed the same
+    /// nodes (the views are the same, so is the closure).
+    pub fn shared_closure(&self, cluster: &Cluster, ids: &[NodeId]) -> Arc<Closure> {
+        let mut ids = ids.to_vec();
+        ids.sort_unstable();
+        ids.dedup();
+        let lock = || self.closures.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = lock().iter().find(|c| c.ids == ids) {
+            return found.clone();
+        }
+        let made = Arc::new(self.closure(cluster, &ids));
+        let mut kept = lock();
+        kept.insert(0, made.clone());
+        kept.truncate(CLOSURES_KEPT);
+        made
     }
 
     /// The views open under `closure`, kept to compare a later pass's with

@@ -428,16 +428,29 @@ impl PreparedCache {
 impl ExistingNodes {
     /// The view of every node of `cluster`, marked for deletion or not. A
     /// node's view is remade only when the node (or a pod on it) changed
-    /// since the last build with this setup.
-    pub fn new(cluster: &Cluster, daemonsets: &[Arc<PodSpec>], prepared: &Prepared) -> Self {
-        let kept = prepared.take_existing_views();
-        let (existing, keep) = ExistingNodes::build(
+    /// since the last build with this setup, and the last build itself is
+    /// handed back when no node changed (the cluster's revision is the
+    /// same).
+    pub fn new(cluster: &Cluster, daemonsets: &[Arc<PodSpec>], prepared: &Prepared) -> Arc<Self> {
+        let mut kept = prepared.take_existing_views();
+        if let Some((revision, last)) = &kept.last
+            && *revision == cluster.revision()
+            && last.fits(cluster)
+        {
+            let last = last.clone();
+            prepared.keep_existing_views(kept);
+            return last;
+        }
+        kept.last = None;
+        let (existing, mut keep) = ExistingNodes::build(
             cluster,
             daemonsets,
             &prepared.node_requirements,
             &prepared.daemon_requirements,
             kept,
         );
+        let existing = Arc::new(existing);
+        keep.last = Some((cluster.revision(), existing.clone()));
         prepared.keep_existing_views(keep);
         existing
     }

@@ -208,7 +208,8 @@ fn tree_rooms_are_a_necessary_condition_of_fitting() {
 
 /// A second build with the same setup reuses the views of unchanged
 /// nodes and remakes those of nodes that changed, with the same
-/// content as a build from scratch.
+/// content as a build from scratch; a build after no change is the last
+/// one.
 #[test]
 fn unchanged_nodes_keep_their_views() {
     let mut rng = SimRng::seed_from_u64(11);
@@ -217,6 +218,9 @@ fn unchanged_nodes_keep_their_views() {
     let first = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
     world.add_running(pod(250, 256), nodes[3]);
     let second = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    assert!(!Arc::ptr_eq(&first, &second), "a node changed");
+    let again = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    assert!(Arc::ptr_eq(&second, &again), "no node changed");
     let fresh = ExistingNodes::new(&world.cluster, &world.daemonsets, &world.prepare());
     let view = |nodes: &ExistingNodes, id: NodeId| {
         nodes.nodes.iter().find(|n| n.id == id).cloned().unwrap()
@@ -234,4 +238,25 @@ fn unchanged_nodes_keep_their_views() {
         view(&second, nodes[3]).remaining.cpu_millis() + 250,
         view(&first, nodes[3]).remaining.cpu_millis()
     );
+}
+
+/// Closing the same nodes (in any order, repeated or not) shares one
+/// closure; closing others does not; the shared one is what a fresh
+/// closure of those nodes is.
+#[test]
+fn closures_of_the_same_nodes_are_shared() {
+    let mut rng = SimRng::seed_from_u64(5);
+    let (world, nodes) = random_world(&mut rng, 12);
+    let prepared = world.prepare();
+    let base = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    let shared = base.shared_closure(&world.cluster, &[nodes[3], nodes[1]]);
+    let again = base.shared_closure(&world.cluster, &[nodes[1], nodes[3], nodes[3]]);
+    assert!(Arc::ptr_eq(&shared, &again));
+    let other = base.shared_closure(&world.cluster, &[nodes[2]]);
+    assert!(!Arc::ptr_eq(&shared, &other));
+    let fresh = base.closure(&world.cluster, &[nodes[1], nodes[3]]);
+    assert_eq!(shared.ids, fresh.ids);
+    assert_eq!(shared.open, fresh.open);
+    assert_eq!(shared.leaves, fresh.leaves);
+    assert_eq!(shared.pool_usage.len(), fresh.pool_usage.len());
 }
