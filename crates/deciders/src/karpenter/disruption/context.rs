@@ -160,7 +160,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
         evaluated: Vec<(NodeId, Result<Candidate, Rejection>)>,
         notes: &mut Vec<Note>,
     ) -> Vec<Candidate> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(evaluated.len());
         for (id, verdict) in evaluated {
             match verdict {
                 Ok(c) => out.push(c),

@@ -671,7 +671,7 @@ impl<'a> Scheduler<'a> {
             if topology.rejects_all_claims(self.claims.len()) {
                 None
             } else {
-                self.claim_order.iter().find_map(|i| {
+                self.claim_order.find_map(|i| {
                     if topology.rejects_claim(i) {
                         return None;
                     }
@@ -1048,8 +1048,24 @@ struct ClaimOrder {
 }
 
 impl ClaimOrder {
-    fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.by_count.iter().flatten().copied()
+    /// The first `Some` of `f` over the claims in try order. Most buckets
+    /// are empty; plain loops skip them without a call per bucket.
+    #[inline]
+    fn find_map<T>(&self, mut f: impl FnMut(usize) -> Option<T>) -> Option<T> {
+        for bucket in &self.by_count {
+            if bucket.is_empty() {
+                continue;
+            }
+            let (front, back) = bucket.as_slices();
+            for part in [front, back] {
+                for &claim in part {
+                    if let Some(found) = f(claim) {
+                        return Some(found);
+                    }
+                }
+            }
+        }
+        None
     }
 
     fn bucket(&mut self, count: usize) -> &mut VecDeque<usize> {
@@ -1106,7 +1122,21 @@ mod tests {
             seed ^= seed << 17;
             sorted.sort_by_key(|&i| counts[i]);
             let expected: Vec<usize> = sorted.clone();
-            assert_eq!(order.iter().collect::<Vec<_>>(), expected);
+            let mut tried = Vec::new();
+            let none: Option<()> = order.find_map(|claim| {
+                tried.push(claim);
+                None
+            });
+            assert_eq!(none, None);
+            assert_eq!(tried, expected);
+            if let Some(&last) = expected.last() {
+                let mut calls = 0;
+                let found = order.find_map(|claim| {
+                    calls += 1;
+                    (claim == expected[0] || claim == last).then_some(claim)
+                });
+                assert_eq!((found, calls), (Some(expected[0]), 1), "stops at the first");
+            }
             if counts.is_empty() || seed.is_multiple_of(5) {
                 // A new claim, opened with one pod, goes to the end.
                 counts.push(1);

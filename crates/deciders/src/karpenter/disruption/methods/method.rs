@@ -98,7 +98,8 @@ pub(crate) fn should_disrupt<'c>(
     judged: impl IntoIterator<Item = &'c Candidate>,
     notes: &mut Vec<Note>,
 ) -> Vec<&'c Candidate> {
-    let mut kept = Vec::new();
+    let judged = judged.into_iter();
+    let mut kept = Vec::with_capacity(judged.size_hint().0);
     // Candidates of one NodePool share its name: the last lookup is
     // usually the next one's.
     let mut last: Option<(&str, Option<&NodePool>)> = None;
