@@ -52,7 +52,7 @@ pub(crate) struct SearchInputs {
     in_flight: Vec<NodeId>,
     pdbs: PdbLimits,
     view: ViewInputs,
-    candidates: Vec<(NodeId, PriceToBeat, Vec<PodId>)>,
+    candidates: Vec<(NodeId, PriceToBeat, Arc<[PodId]>)>,
 }
 
 impl SearchInputs {

@@ -182,12 +182,15 @@ impl SimulationView {
     /// `consolidateAfter` window, of `input`'s cluster: every simulation
     /// must be given the same `input`.
     pub(crate) fn new(input: &PassInput<'_>, pdbs: &PdbLimits) -> SimulationView {
-        let deleting: Vec<NodeId> = input
-            .cluster
-            .nodes()
-            .map(|(id, _)| id)
-            .filter(|&id| is_deleting(input, id))
-            .collect();
+        let mut deleting = Vec::new();
+        let mut under_consolidate_after = Vec::new();
+        for (id, _) in input.cluster.nodes() {
+            if is_deleting(input, id) {
+                deleting.push(id);
+            } else if is_under_consolidate_after(input, id) {
+                under_consolidate_after.push(id);
+            }
+        }
         let pending: BTreeSet<PodId> = input.pending.iter().copied().collect();
         let mut deleting_node_pods = Vec::new();
         for &id in &deleting {
@@ -200,12 +203,6 @@ impl SimulationView {
                         .is_some_and(|pod| currently_reschedulable(pod, pdbs, input.now))
             }));
         }
-        let under_consolidate_after = input
-            .cluster
-            .nodes()
-            .map(|(id, _)| id)
-            .filter(|&id| !is_deleting(input, id) && is_under_consolidate_after(input, id))
-            .collect();
         SimulationView {
             deleting,
             pending_in_order: pending.iter().copied().collect(),
@@ -429,14 +426,20 @@ impl SimulationView {
     }
 
     /// The pods a simulation moves off `candidate`: currently reschedulable
-    /// and not pending.
+    /// and not pending; the candidate's own list when that is all of it.
     pub(crate) fn moving_pods(
         &self,
         input: &PassInput<'_>,
         pdbs: &PdbLimits,
         candidate: &Candidate,
-    ) -> Vec<PodId> {
-        self.candidate_pods(input, pdbs, &[candidate]).collect()
+    ) -> Arc<[PodId]> {
+        let pods = &candidate.reschedulable_pods;
+        let all_move = Self::kept_requests(pdbs, candidate).is_some()
+            && (self.pending.is_empty() || !pods.iter().any(|id| self.pending.contains(id)));
+        match all_move {
+            true => pods.clone(),
+            false => self.candidate_pods(input, pdbs, &[candidate]).collect(),
+        }
     }
 
     /// Appends to `out` the CPU, memory and pod-slot requests of the pods
