@@ -38,7 +38,10 @@ fn bound_and_decisions(env: &Env) -> Vec<(NodeId, bool, Decision)> {
                     .copied()
                     .filter(|&id| view.moving_pod(input, &ctx.pdbs, id).is_some())
                     .collect();
-                assert_eq!(view.moving_pods(input, &ctx.pdbs, candidate)[..], moving[..]);
+                assert_eq!(
+                    view.moving_pods(input, &ctx.pdbs, candidate)[..],
+                    moving[..]
+                );
                 let requests = moving
                     .iter()
                     .filter_map(|&id| input.cluster.pod(id))
