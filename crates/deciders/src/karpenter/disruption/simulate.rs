@@ -14,12 +14,14 @@
 //! nodes are closed to every pod of a consolidation simulation — stricter
 //! only when pending pods would otherwise have used them.
 //!
-//! The placement view of every node is built once per pass (the first
-//! simulation builds it) and shared by all of the pass's solves: closing
-//! nodes changes only which views a solve uses, never the views. The nodes
-//! every simulation of a kind closes (deleting nodes, and for consolidation
-//! the nodes inside their window) are closed once per pass in a
-//! [`Closure`]; each simulation closes only its candidates on top.
+//! The placement view of every node is made at most once per pass (the
+//! first simulation asks for it; when no node changed since the last
+//! build, that build is taken whole) and shared by all of the pass's
+//! solves: closing nodes changes only which views a solve uses, never the
+//! views. The nodes every simulation of a kind closes (deleting nodes, and
+//! for consolidation the nodes inside their window) are closed once per
+//! pass in a [`Closure`] (or one kept with the views for those very
+//! nodes); each simulation closes only its candidates on top.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};

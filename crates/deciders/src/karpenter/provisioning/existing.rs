@@ -6,10 +6,13 @@
 //! which nodes they close; each solve copies a node's view only when it
 //! places a pod there ([`ExistingSet`]). A build reuses the views of nodes
 //! unchanged since the last build with the same setup (by the cluster's
-//! node revisions), and a tree of the views' room lets a pod skip every
-//! node it cannot fit. Nodes that every solve of a pass closes (deleting
-//! nodes, nodes inside their `consolidateAfter` window) are taken out of
-//! that tree once, in a [`Closure`], so a search never walks past them.
+//! node revisions), or is that last build when no node changed (by the
+//! cluster's revision), and a tree of the views' room lets a pod skip
+//! every node it cannot fit. Nodes that every solve of a pass closes
+//! (deleting nodes, nodes inside their `consolidateAfter` window) are
+//! taken out of that tree once, in a [`Closure`], so a search never walks
+//! past them; the views keep their last few closures for the next passes
+//! that close the same nodes.
 //! A closure also remembers, per requested room, which of its open views
 //! have that room as built ([`FitLists`]): the many small solves of a pass
 //! ask for the same few rooms, and a pod's first fit is then usually the
