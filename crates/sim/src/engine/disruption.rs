@@ -117,7 +117,7 @@ impl Engine<'_> {
             .iter()
             .map(|&w| &self.owners.workloads[w]);
         for w in scalable.filter(|w| !w.deleted) {
-            let kind = match w.kind {
+            let kind = match w.kind() {
                 super::TargetKind::Deployment => OwnerKind::Deployment,
                 super::TargetKind::ReplicaSet => OwnerKind::ReplicaSet,
                 super::TargetKind::StatefulSet => OwnerKind::StatefulSet,

@@ -84,7 +84,7 @@ impl Engine<'_> {
                     })
                 })
                 .collect();
-            if state.kind == TargetKind::Pod && pods.is_empty() {
+            if state.kind() == TargetKind::Pod && pods.is_empty() {
                 continue;
             }
             // Scale steps change the desired count, not the applied spec.

@@ -21,7 +21,7 @@ use super::{
 use crate::cloud::{CapacityType, Price};
 use crate::karpenter::disruption::drift::expiration_time;
 use crate::kube::pod::PodSpec;
-use crate::kube::workload::{PodDisruptionBudget, Workload, WorkloadKind};
+use crate::kube::workload::{PodDisruptionBudget, Workload};
 use crate::scheduler::{Node, NodeId, Pod, PodPhase};
 use crate::time::SimTime;
 
@@ -156,7 +156,7 @@ impl Engine<'_> {
         // Controllers catch up with their specs: missing replicas are
         // created, DaemonSet pods placed where one is missing.
         for w in 0..self.owners.workloads.len() {
-            if self.owners.workloads[w].kind == TargetKind::DaemonSet {
+            if self.owners.workloads[w].kind() == TargetKind::DaemonSet {
                 for &node in &node_ids {
                     let has_pod = self.owners.workloads[w]
                         .pods
@@ -277,7 +277,7 @@ impl Engine<'_> {
 
     /// Registers a workload of the starting cluster without creating pods.
     fn adopt_workload(&mut self, workload: &Workload, succeeded: u32) -> usize {
-        let kind = target_kind(&workload.kind);
+        let kind = super::target_kind(&workload.kind);
         let target = super::Target {
             kind,
             namespace: workload.namespace.clone(),
@@ -285,7 +285,6 @@ impl Engine<'_> {
         };
         let w = self.owners.workloads.len();
         self.owners.workloads.push(WorkloadState {
-            kind,
             workload: workload.clone(),
             desired: workload.desired_pods().unwrap_or(0),
             pods: Vec::new(),
@@ -324,7 +323,7 @@ impl Engine<'_> {
         {
             state.next_suffix = state.next_suffix.max(number + 1);
         }
-        let daemonset = state.kind == TargetKind::DaemonSet;
+        let daemonset = state.kind() == TargetKind::DaemonSet;
         let pod = Pod {
             lifecycle: Default::default(),
             name: initial.name.clone(),
@@ -369,16 +368,5 @@ impl Engine<'_> {
             }
         }
         Ok(id)
-    }
-}
-
-fn target_kind(kind: &WorkloadKind) -> TargetKind {
-    match kind {
-        WorkloadKind::Deployment { .. } => TargetKind::Deployment,
-        WorkloadKind::ReplicaSet { .. } => TargetKind::ReplicaSet,
-        WorkloadKind::StatefulSet { .. } => TargetKind::StatefulSet,
-        WorkloadKind::Job(_) => TargetKind::Job,
-        WorkloadKind::DaemonSet => TargetKind::DaemonSet,
-        WorkloadKind::Pod => TargetKind::Pod,
     }
 }

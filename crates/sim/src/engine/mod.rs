@@ -111,7 +111,7 @@ use crate::karpenter::provisioning::{
 use crate::kube::pod::PodSpec;
 use crate::kube::provisioning_request::ProvisioningRequest;
 use crate::kube::resources::{ResourceKind, Resources};
-use crate::kube::workload::{PodDisruptionBudget, Workload};
+use crate::kube::workload::{PodDisruptionBudget, Workload, WorkloadKind};
 use crate::nodepool::NodePool;
 use crate::scheduler::kube_scheduler::{Decision, KubeScheduler, SchedulerConfig};
 use crate::scheduler::{Cluster, NodeId, PodId};
@@ -585,7 +585,23 @@ struct NodeMeta {
     hangs: Option<StartupFailureKind>,
 }
 
+/// The kind of object a workload of `kind` is.
+fn target_kind(kind: &WorkloadKind) -> TargetKind {
+    match kind {
+        WorkloadKind::Deployment { .. } => TargetKind::Deployment,
+        WorkloadKind::ReplicaSet { .. } => TargetKind::ReplicaSet,
+        WorkloadKind::StatefulSet { .. } => TargetKind::StatefulSet,
+        WorkloadKind::Job(_) => TargetKind::Job,
+        WorkloadKind::DaemonSet => TargetKind::DaemonSet,
+        WorkloadKind::Pod => TargetKind::Pod,
+    }
+}
+
 impl WorkloadState {
+    fn kind(&self) -> TargetKind {
+        target_kind(&self.workload.kind)
+    }
+
     fn namespace(&self) -> &str {
         &self.workload.namespace
     }
@@ -596,14 +612,14 @@ impl WorkloadState {
 
     /// Whether it is the object `target` names.
     fn is(&self, target: &Target) -> bool {
-        self.kind == target.kind
+        self.kind() == target.kind
             && self.workload.namespace == target.namespace
             && self.workload.name == target.name
     }
 
     /// Its object name in events (`deployment/default/web`).
     fn object(&self) -> String {
-        owners::object_name(self.kind, self.namespace(), self.name())
+        owners::object_name(self.kind(), self.namespace(), self.name())
     }
 }
 
@@ -692,12 +708,11 @@ impl Batch {
     }
 }
 
-/// A pod-creating object and its controller's state. Its namespace and
-/// name are the workload's (not kept twice: a long run has one per bare
-/// pod it ever created).
+/// A pod-creating object and its controller's state. Its kind, namespace
+/// and name are the workload's (not kept twice: a long run has one per
+/// bare pod it ever created).
 #[derive(Debug, Clone)]
 struct WorkloadState {
-    kind: TargetKind,
     workload: Workload,
     desired: u32,
     pods: Vec<PodId>,
@@ -1140,7 +1155,7 @@ impl<'a> Engine<'a> {
     /// other fields, for listings and PodDisruptionBudget status) is kept.
     fn retire_bare_pod(&mut self, pod: PodId) {
         let w = self.pod_meta[pod.0 as usize].workload;
-        if self.owners.workloads[w].kind != TargetKind::Pod {
+        if self.owners.workloads[w].kind() != TargetKind::Pod {
             return;
         }
         let in_cluster = self.cluster.pod(pod);
@@ -1252,7 +1267,7 @@ impl Engine<'_> {
             .copied()
             .filter(|&w| {
                 !self.owners.workloads[w].deleted
-                    && self.owners.workloads[w].kind == TargetKind::DaemonSet
+                    && self.owners.workloads[w].kind() == TargetKind::DaemonSet
             })
     }
 

@@ -93,14 +93,7 @@ impl Engine<'_> {
     }
 
     fn apply_workload(&mut self, workload: &Workload) -> Result<(), EngineError> {
-        let kind = match workload.kind {
-            WorkloadKind::Deployment { .. } => TargetKind::Deployment,
-            WorkloadKind::ReplicaSet { .. } => TargetKind::ReplicaSet,
-            WorkloadKind::StatefulSet { .. } => TargetKind::StatefulSet,
-            WorkloadKind::Job(_) => TargetKind::Job,
-            WorkloadKind::DaemonSet => TargetKind::DaemonSet,
-            WorkloadKind::Pod => TargetKind::Pod,
-        };
+        let kind = super::target_kind(&workload.kind);
         let target = Target {
             kind,
             namespace: workload.namespace.clone(),
@@ -131,7 +124,6 @@ impl Engine<'_> {
         }
         let w = self.owners.workloads.len();
         self.owners.workloads.push(WorkloadState {
-            kind,
             workload: workload.clone(),
             desired,
             pods: Vec::new(),
@@ -359,7 +351,7 @@ impl Engine<'_> {
 
     pub(super) fn owner_ref(&self, w: usize) -> Option<OwnerRef> {
         let state = &self.owners.workloads[w];
-        let kind = match state.kind {
+        let kind = match state.kind() {
             TargetKind::Deployment => OwnerKind::Deployment,
             TargetKind::ReplicaSet => OwnerKind::ReplicaSet,
             TargetKind::StatefulSet => OwnerKind::StatefulSet,
@@ -496,7 +488,7 @@ impl Engine<'_> {
             };
             let w = self.pod_meta[pod.0 as usize].workload;
             self.remove_pod(pod, "deleted by workload step")?;
-            if self.owners.workloads[w].kind == TargetKind::Pod {
+            if self.owners.workloads[w].kind() == TargetKind::Pod {
                 self.owners.workloads[w].deleted = true;
             } else {
                 self.reconcile(w)?;

@@ -612,7 +612,7 @@ impl Engine<'_> {
         }
         let notice = interrupted.notice;
         let w = self.pod_meta[pod.0 as usize].workload;
-        if self.owners.workloads[w].kind == super::TargetKind::Pod {
+        if self.owners.workloads[w].kind() == super::TargetKind::Pod {
             return;
         }
         let index = self.spot.gaps.len();

@@ -433,7 +433,7 @@ impl Engine<'_> {
         self.evicting.remove(&pod);
         self.schedule(now + grace, Event::PodGone(pod))?;
         let w = self.pod_meta[pod.0 as usize].workload;
-        if self.owners.workloads[w].kind == super::TargetKind::Pod {
+        if self.owners.workloads[w].kind() == super::TargetKind::Pod {
             self.pod_meta[pod.0 as usize].lost = true;
             self.record.churn.bare_pods_lost += 1;
         } else if !daemon {
@@ -502,7 +502,7 @@ impl Engine<'_> {
                 continue;
             }
             let w = self.pod_meta[pod.0 as usize].workload;
-            let bare = self.owners.workloads[w].kind == super::TargetKind::Pod;
+            let bare = self.owners.workloads[w].kind() == super::TargetKind::Pod;
             if bare && !p.is_daemonset() {
                 self.pod_meta[pod.0 as usize].lost = true;
                 self.record.churn.bare_pods_lost += 1;
