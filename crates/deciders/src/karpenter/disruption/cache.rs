@@ -8,8 +8,8 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use super::no_op_bound::{Amounts, amounts};
 use super::searches::NoOpSearch;
+use super::types::{Amounts, amounts};
 use super::verdicts::Verdicts;
 use crate::cluster::{Cluster, Node, NodeId, PodId};
 use crate::karpenter::provisioning::Prepared;
@@ -108,16 +108,13 @@ impl NodeFacts {
             .filter(|(_, p)| is_reschedulable(p))
             .map(|(id, _)| id)
             .collect();
-        let reschedulable_requests = reschedulable
-            .iter()
-            .filter_map(|id| cluster.pod(*id))
-            .map(|p| amounts(&p.spec.requests))
-            .collect();
-        let reschedule_cost = reschedulable
-            .iter()
-            .filter_map(|id| cluster.pod(*id))
-            .map(|p| eviction_cost(p).max(0.0))
-            .sum::<f64>();
+        // One walk of the reschedulable pods for their requests and cost.
+        let mut reschedulable_requests: Vec<Amounts> = Vec::with_capacity(reschedulable.len());
+        let mut reschedule_cost = 0.0;
+        for pod in reschedulable.iter().filter_map(|id| cluster.pod(*id)) {
+            reschedulable_requests.push(amounts(&pod.spec.requests));
+            reschedule_cost += eviction_cost(pod).max(0.0);
+        }
         let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
         let nodepool = node
             .labels
@@ -133,7 +130,7 @@ impl NodeFacts {
             active,
             protected,
             reschedulable,
-            reschedulable_requests,
+            reschedulable_requests: reschedulable_requests.into(),
             reschedule_cost,
             all_pods_cost,
             pod_count: node.pods.len(),

@@ -34,11 +34,10 @@
 
 use std::sync::Arc;
 
+use super::types::{Amounts, amounts};
 use crate::cloud::Price;
 use crate::karpenter::provisioning::{LaunchRoom, OpenViews};
 use crate::scheduler::NodeId;
-
-pub(crate) use super::types::{Amounts, amounts};
 
 const NOTHING: Amounts = [0; 3];
 

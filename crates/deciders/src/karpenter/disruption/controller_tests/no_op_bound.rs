@@ -11,8 +11,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::karpenter::disruption::consolidation::{Decision, consolidate};
 use crate::karpenter::disruption::context::PassContext;
-use crate::karpenter::disruption::no_op_bound::{NoOpBound, amounts};
-use crate::karpenter::disruption::types::DisruptionClass;
+use crate::karpenter::disruption::no_op_bound::NoOpBound;
+use crate::karpenter::disruption::types::{DisruptionClass, amounts};
 
 /// Per Graceful candidate, whether the bound rules it out and what its
 /// simulation decides.
