@@ -219,6 +219,45 @@ fn restrict_to_zones_matches_marking_offerings_one_by_one() {
     }
 }
 
+/// The kept requirements, which availability changes update in their
+/// zone, zone id and capacity type only, equal every type's requirements
+/// made afresh: after restricting to zones (none left as well), after
+/// marking offerings unavailable one by one, for a Linux and a Windows
+/// AMI family.
+#[test]
+fn kept_requirements_equal_fresh_ones_after_availability_changes() {
+    let assert_fresh = |catalog: &Catalog, what: &str| {
+        for (kept, t) in catalog
+            .type_requirements()
+            .iter()
+            .zip(catalog.instance_types())
+        {
+            assert_eq!(*kept, t.requirements(), "{what}: {}", t.name());
+        }
+    };
+    for ami_family in [AmiFamily::Al2023, AmiFamily::Windows2022] {
+        let settings = NodeClassSettings {
+            ami_family,
+            ..NodeClassSettings::default()
+        };
+        let full = Catalog::load("us-east-1", &settings).unwrap();
+        let mut restricted = full.clone();
+        restricted.restrict_to_zones(&["us-east-1b".to_string()]);
+        assert_ne!(restricted.type_requirements(), full.type_requirements());
+        assert_fresh(&restricted, "one zone");
+        restricted.restrict_to_zones(&[]);
+        assert_fresh(&restricted, "no zone");
+        let mut marked = full.clone();
+        for t in full.instance_types().iter().step_by(7) {
+            for o in t.offerings.iter().step_by(2) {
+                assert!(marked.mark_unavailable(t.name(), o.zone, o.capacity_type));
+            }
+        }
+        assert_ne!(marked.type_requirements(), full.type_requirements());
+        assert_fresh(&marked, "marked");
+    }
+}
+
 /// The kept cheapest prices follow availability and spot price changes:
 /// m5.large spot is cheapest in us-east-1d (0.032329, see above), then in
 /// 1a once 1d is unavailable, then at a new 1a price; on-demand stays 0.096

@@ -11,6 +11,7 @@
 //! All file reading of a run happens here, before anything is simulated.
 
 use karpsim_catalog::BundledCatalog;
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
@@ -202,10 +203,13 @@ pub struct Prepared {
 }
 
 /// The scenario's prices: its pinned snapshot file (checked to be for the
-/// scenario's region) or the bundled snapshot.
+/// scenario's region) or the bundled snapshot; and the catalogs built from
+/// them so far, one per region and EC2NodeClass settings (every variant and
+/// check of a scenario asks for the same few).
 struct Pricing {
     pinned: Option<PriceSnapshot>,
     identity: SnapshotIdentity,
+    built: RefCell<Vec<(String, NodeClassSettings, Catalog)>>,
 }
 
 impl Pricing {
@@ -220,6 +224,7 @@ impl Pricing {
             return Ok(Pricing {
                 pinned: None,
                 identity,
+                built: RefCell::default(),
             });
         };
         let prices = crate::price_snapshot::read_price_snapshot(&pin.path).map_err(|err| {
@@ -239,11 +244,18 @@ impl Pricing {
         Ok(Pricing {
             pinned: Some(prices),
             identity,
+            built: RefCell::default(),
         })
     }
 
     fn catalog(&self, region: &str, settings: &NodeClassSettings) -> Result<Catalog, CatalogError> {
-        Catalog::load_pinned(region, settings, self.pinned.as_ref())
+        let mut built = self.built.borrow_mut();
+        if let Some((_, _, catalog)) = built.iter().find(|(r, s, _)| r == region && s == settings) {
+            return Ok(catalog.clone());
+        }
+        let catalog = Catalog::load_pinned(region, settings, self.pinned.as_ref())?;
+        built.push((region.to_string(), *settings, catalog.clone()));
+        Ok(catalog)
     }
 }
 
@@ -1231,6 +1243,37 @@ mod tests {
                 "{folder}/a.yaml:4:9: variant one: NodePool general allows no instance type in us-east-1a, us-east-1b (c5.8xlarge does not exist in us-east-1 (did you mean c5.2xlarge, c5.4xlarge, c5.9xlarge?))"
             )
         );
+    }
+
+    /// Catalogs are built once per region and EC2NodeClass settings: a
+    /// second ask gets the first build, other settings get their own, and
+    /// each equals a fresh load.
+    #[test]
+    fn pricing_builds_each_catalog_once() {
+        let pricing = Pricing {
+            pinned: None,
+            identity: snapshot::bundled_identity("us-east-1").unwrap(),
+            built: RefCell::default(),
+        };
+        let windows = NodeClassSettings {
+            ami_family: crate::cloud::nodeclass::AmiFamily::Windows2022,
+            ..NodeClassSettings::default()
+        };
+        let linux = pricing
+            .catalog("us-east-1", &NodeClassSettings::default())
+            .unwrap();
+        let other = pricing.catalog("us-east-1", &windows).unwrap();
+        let again = pricing
+            .catalog("us-east-1", &NodeClassSettings::default())
+            .unwrap();
+        assert_eq!(pricing.built.borrow().len(), 2);
+        assert_eq!(linux, again);
+        assert_ne!(linux, other);
+        assert_eq!(
+            other,
+            Catalog::load_pinned("us-east-1", &windows, None).unwrap()
+        );
+        assert!(pricing.catalog("us-mars-1", &windows).is_err());
     }
 
     /// The shipped spot example prepares: three variants sharing the same

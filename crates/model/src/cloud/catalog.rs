@@ -295,7 +295,9 @@ impl Catalog {
         else {
             return false;
         };
-        Arc::make_mut(&mut self.type_requirements)[index] = self.types[index].requirements();
+        let requirements = Arc::make_mut(&mut self.type_requirements);
+        requirements[index] =
+            self.types[index].requirements_after_availability_change(&requirements[index]);
         true
     }
 
@@ -313,7 +315,8 @@ impl Catalog {
                 }
             }
             if changed {
-                requirements[index] = instance_type.requirements();
+                requirements[index] =
+                    instance_type.requirements_after_availability_change(&requirements[index]);
                 self.summaries[index] = summarize(&self.zones, instance_type);
             }
         }
@@ -422,7 +425,9 @@ impl Catalog {
                 reservation.capacity = capacity;
                 offering.available = available;
                 changed = true;
-                Arc::make_mut(&mut self.type_requirements)[index] = instance_type.requirements();
+                let requirements = Arc::make_mut(&mut self.type_requirements);
+                requirements[index] =
+                    instance_type.requirements_after_availability_change(&requirements[index]);
                 self.summaries[index] = summarize(&self.zones, instance_type);
             }
         }

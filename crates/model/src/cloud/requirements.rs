@@ -48,19 +48,9 @@ impl InstanceType {
                 reqs.add(Requirement::does_not_exist(key));
             }
         }
-        let available: Vec<&Offering> = self.offerings.iter().filter(|o| o.available).collect();
-        reqs.add(Requirement::in_values(
-            LABEL_TOPOLOGY_ZONE,
-            available.iter().map(|o| o.zone),
-        ));
-        reqs.add(Requirement::in_values(
-            LABEL_TOPOLOGY_ZONE_ID,
-            available.iter().map(|o| o.zone_id),
-        ));
-        reqs.add(Requirement::in_values(
-            LABEL_CAPACITY_TYPE,
-            available.iter().map(|o| o.capacity_type.label()),
-        ));
+        for requirement in self.availability_requirements() {
+            reqs.add(requirement);
+        }
         // The reservations of the type's reserved offerings, used up or
         // not (aws types.go `computeRequirements` lists every reservation
         // of the NodeClass for the type); none: the keys do not exist.
@@ -92,6 +82,34 @@ impl InstanceType {
             ));
         }
         reqs
+    }
+
+    /// [`Self::requirements`] after a change of which offerings are
+    /// available, from `kept`, the requirements before it: only the zone,
+    /// zone id and capacity type read availability, so only those are
+    /// made again.
+    pub fn requirements_after_availability_change(&self, kept: &Requirements) -> Requirements {
+        let mut reqs = kept.clone();
+        for requirement in self.availability_requirements() {
+            reqs.remove(requirement.key());
+            reqs.add(requirement);
+        }
+        reqs
+    }
+
+    /// The zone, zone id and capacity type of the available offerings: the
+    /// requirements that availability decides (no label or defined key
+    /// names them).
+    fn availability_requirements(&self) -> [Requirement; 3] {
+        let available: Vec<&Offering> = self.offerings.iter().filter(|o| o.available).collect();
+        [
+            Requirement::in_values(LABEL_TOPOLOGY_ZONE, available.iter().map(|o| o.zone)),
+            Requirement::in_values(LABEL_TOPOLOGY_ZONE_ID, available.iter().map(|o| o.zone_id)),
+            Requirement::in_values(
+                LABEL_CAPACITY_TYPE,
+                available.iter().map(|o| o.capacity_type.label()),
+            ),
+        ]
     }
 }
 
