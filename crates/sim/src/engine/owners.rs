@@ -322,31 +322,32 @@ impl Engine<'_> {
     }
 
     /// Which pods a scale-down removes: StatefulSets the highest ordinals;
-    /// ReplicaSets pending pods first, then the newest.
+    /// ReplicaSets pending pods first, then the newest. Each pod is ranked
+    /// once and only the `count` first are put in order (ranks are unique:
+    /// the pod id breaks ties, so this is the whole order's first `count`).
     fn scale_down_victims(&self, active: &[PodId], count: usize, stateful: bool) -> Vec<PodId> {
-        let mut ranked: Vec<PodId> = active.to_vec();
         if stateful {
+            let mut ranked: Vec<PodId> = active.to_vec();
             ranked.sort_by_key(|p| std::cmp::Reverse(self.pod_meta[p.0 as usize].ordinal));
-        } else {
-            let now = self.now();
-            // Co-location rank: active pods of the same owner per node.
-            let mut on_node: BTreeMap<NodeId, usize> = BTreeMap::new();
-            for node in active.iter().filter_map(|&p| self.cluster.pod(p)?.node) {
-                *on_node.entry(node).or_default() += 1;
-            }
-            ranked.sort_by_key(|&p| {
+            ranked.truncate(count);
+            return ranked;
+        }
+        let now = self.now();
+        // Co-location rank: active pods of the same owner per node.
+        let mut on_node: BTreeMap<NodeId, usize> = BTreeMap::new();
+        for node in active.iter().filter_map(|&p| self.cluster.pod(p)?.node) {
+            *on_node.entry(node).or_default() += 1;
+        }
+        let ranked: Vec<_> = active
+            .iter()
+            .map(|&p| {
                 let pod = self.cluster.pod(p);
                 let node = pod.and_then(|p| p.node);
-                deletion_rank(
-                    pod,
-                    node.map_or(0, |n| on_node.get(&n).copied().unwrap_or(0)),
-                    now,
-                    p,
-                )
-            });
-        }
-        ranked.truncate(count);
-        ranked
+                let colocated = node.map_or(0, |n| on_node.get(&n).copied().unwrap_or(0));
+                (deletion_rank(pod, colocated, now, p), p)
+            })
+            .collect();
+        first_ranked(ranked, count)
     }
 
     pub(super) fn owner_ref(&self, w: usize) -> Option<OwnerRef> {
@@ -704,6 +705,16 @@ pub(super) fn object_name(kind: TargetKind, namespace: &str, name: &str) -> Stri
     format!("{}/{namespace}/{name}", kind.resource())
 }
 
+/// The pods of the `count` lowest ranks, lowest first (ranks unique).
+fn first_ranked<K: Ord>(mut ranked: Vec<(K, PodId)>, count: usize) -> Vec<PodId> {
+    if count < ranked.len() {
+        ranked.select_nth_unstable(count);
+        ranked.truncate(count);
+    }
+    ranked.sort_unstable();
+    ranked.into_iter().map(|(_, p)| p).collect()
+}
+
 /// The ReplicaSet controller's order of scale-down victims
 /// (kube-controller-manager `pkg/controller/controller_utils.go`,
 /// `ActivePodsWithRanks.Less`, with `getPodsToDelete` ranking pods by
@@ -762,6 +773,27 @@ mod tests {
         std::sync::Arc::make_mut(&mut p.spec).deletion_cost = cost;
         p.lifecycle.started_at = Some(SimTime::from_secs(started_s));
         p
+    }
+
+    proptest::proptest! {
+        /// The victims of a scale-down by `count` are the first `count`
+        /// of the whole order, in that order, whatever the count (ranks
+        /// with many ties, broken by the pod id as `deletion_rank` does).
+        #[test]
+        fn first_ranked_is_the_whole_orders_prefix(
+            ranks in proptest::collection::vec(0u8..4, 0..40),
+            count in 0usize..45,
+        ) {
+            let ranked: Vec<((u8, std::cmp::Reverse<PodId>), PodId)> = ranks
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| ((r, std::cmp::Reverse(PodId(i as u32))), PodId(i as u32)))
+                .collect();
+            let mut whole = ranked.clone();
+            whole.sort();
+            let expected: Vec<PodId> = whole.into_iter().take(count).map(|(_, p)| p).collect();
+            proptest::prop_assert_eq!(first_ranked(ranked, count), expected);
+        }
     }
 
     /// kube-controller-manager pkg/controller/controller_utils_test.go
