@@ -211,11 +211,6 @@ impl<'i, 'a> PassContext<'i, 'a> {
     /// simulation (see [`NoOpBound`]).
     pub fn rules_out(&self, candidates: &[&Candidate]) -> bool {
         let (input, view) = (self.input, self.consolidation_view());
-        let mut nodes: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
-        nodes.sort_unstable();
-        if nodes.windows(2).any(|pair| pair[0] == pair[1]) {
-            return false;
-        }
         // Without the setup, what a new NodeClaim may launch as is unknown.
         let Some(prepared) = view.prepared(input) else {
             return false;
@@ -223,13 +218,22 @@ impl<'i, 'a> PassContext<'i, 'a> {
         let bound = self.no_op_bound.get_or_init(|| {
             NoOpBound::new(&view.open_views(), prepared.launch_rooms(input.nodepools))
         });
+        if let [candidate] = candidates {
+            let requests = view.moving_amounts(input, &self.pdbs, candidate);
+            return bound.rules_out(&[candidate.node], candidate.price, &requests);
+        }
+        let mut nodes: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
+        nodes.sort_unstable();
+        if nodes.windows(2).any(|pair| pair[0] == pair[1]) {
+            return false;
+        }
         let price = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
         let pods = candidates.iter().map(|c| c.reschedulable_pods.len()).sum();
         let mut requests = Vec::with_capacity(pods);
         for candidate in candidates {
-            view.moving_amounts(input, &self.pdbs, candidate, &mut requests);
+            requests.extend_from_slice(&view.moving_amounts(input, &self.pdbs, candidate));
         }
-        bound.rules_out(&nodes, price, requests)
+        bound.rules_out(&nodes, price, &requests)
     }
 
     /// Simulates removing `candidates` on the pass's simulation view.

@@ -132,7 +132,7 @@ impl NoOpBound {
         &self,
         candidates: &[NodeId],
         price: Price,
-        requests: impl IntoIterator<Item = Amounts>,
+        requests: &[Amounts],
     ) -> bool {
         let cheaper = self
             .launch_rooms
@@ -145,7 +145,7 @@ impl NoOpBound {
         let mut stranded = NOTHING;
         // Replicas come in runs of one shape: the last answer is reused.
         let mut last: Option<(Amounts, bool)> = None;
-        for wanted in requests {
+        for &wanted in requests {
             total = plus(&total, &wanted);
             let fits_elsewhere = match last {
                 Some((shape, fits)) if shape == wanted => fits,

@@ -23,6 +23,7 @@
 //! pass in a [`Closure`] (or one kept with the views for those very
 //! nodes); each simulation closes only its candidates on top.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
@@ -444,31 +445,31 @@ impl SimulationView {
         }
     }
 
-    /// Appends to `out` the CPU, memory and pod-slot requests of the pods
-    /// a simulation moves off `candidate` (those of
-    /// [`Self::moving_pods`]): the requests kept with the candidate when
-    /// every one of its pods that is not pending moves, else each pod
-    /// looked up once.
-    pub(crate) fn moving_amounts(
+    /// The CPU, memory and pod-slot requests of the pods a simulation moves
+    /// off `candidate` (those of [`Self::moving_pods`]), in order: the
+    /// requests kept with the candidate when every one of its pods moves,
+    /// else each pod looked up once.
+    pub(crate) fn moving_amounts<'c>(
         &self,
         input: &PassInput<'_>,
         pdbs: &PdbLimits,
-        candidate: &Candidate,
-        out: &mut Vec<Amounts>,
-    ) {
+        candidate: &'c Candidate,
+    ) -> Cow<'c, [Amounts]> {
         let pods = &candidate.reschedulable_pods;
         match Self::kept_requests(pdbs, candidate) {
-            Some(requests) if self.pending.is_empty() => out.extend_from_slice(requests),
-            Some(requests) => out.extend(
+            Some(requests) if self.pending.is_empty() => Cow::Borrowed(requests),
+            Some(requests) => Cow::Owned(
                 pods.iter()
                     .zip(requests)
                     .filter(|(id, _)| !self.pending.contains(id))
-                    .map(|(_, requests)| *requests),
+                    .map(|(_, requests)| *requests)
+                    .collect(),
             ),
-            None => out.extend(
+            None => Cow::Owned(
                 pods.iter()
                     .filter_map(|&id| self.moving_pod(input, pdbs, id))
-                    .map(|pod| amounts(&pod.spec.requests)),
+                    .map(|pod| amounts(&pod.spec.requests))
+                    .collect(),
             ),
         }
     }

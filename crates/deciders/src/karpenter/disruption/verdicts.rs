@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use super::cache::SetupBound;
 use super::consolidation::{SimulationTrace, price_to_beat};
 use super::context::PassContext;
-use super::simulate::{PodsToPlace, topology_free};
+use super::simulate::PodsToPlace;
 use super::types::Candidate;
 use super::types::PassInput;
 use crate::karpenter::provisioning::{
@@ -185,9 +185,16 @@ impl Verdicts {
             return;
         }
         let views = kept.current_views(ctx);
-        let placed: BTreeMap<PodId, NodeId> = trace.placed_on_existing.into_iter().collect();
-        let destinations_of =
-            |pods: &[PodId]| pods.iter().map(|p| placed.get(p).copied()).collect();
+        // A solve places a pod once: sorted by pod, each is found by search.
+        let mut placed = trace.placed_on_existing;
+        placed.sort_unstable();
+        let destination = |pod: &PodId| {
+            placed
+                .binary_search_by_key(pod, |&(p, _)| p)
+                .ok()
+                .map(|at| placed[at].1)
+        };
+        let destinations_of = |pods: &[PodId]| pods.iter().map(destination).collect();
         let stopped_on = trace.stopped_on.map(|taken| Stop {
             bound: taken.iter().map(|&p| is_bound(cluster, p)).collect(),
             destinations: destinations_of(&taken),
@@ -244,10 +251,24 @@ impl Verdict {
         }
         let view = ctx.consolidation_view();
         let replayed = if view.pods_to_place_are(input, &ctx.pdbs, candidate, &self.pods.pods) {
-            self.replayed(input, None)
-        } else if self.stopped_on.is_some() {
+            self.replayed(input, true)
+        } else if let Some(stop) = &self.stopped_on {
+            // Other pods: the new solve must take the same pods first, in
+            // the same order, and every pod must be free of topology terms,
+            // so that no pod taken later constrains the ones before.
             let found = view.pods_to_place(input, &ctx.pdbs, &[candidate]);
-            self.replayed(input, Some(&found.pods))
+            let same_start = view.all_topology_free(input.cluster, &found)
+                && queue_starts_with(
+                    input.cluster,
+                    &found.pods,
+                    input.options.scheduling,
+                    &stop.taken,
+                );
+            if same_start {
+                self.replayed(input, false)
+            } else {
+                None
+            }
         } else {
             None
         };
@@ -281,22 +302,19 @@ impl Verdict {
 
     /// The pods whose steps a solve must replay for the verdict to hold,
     /// with the existing node each went to; `None` when the solve would
-    /// not start the same way. `other_pods`: the solve's pods, when they
-    /// are not the kept ones. With the same pods, every pod the solve took
-    /// (all of them, unless a stop ended it). With other pods, only when a
-    /// stop ended the solve: the new solve takes the same pods first, in
-    /// the same order, each bound or not as then, so it reaches the same
-    /// stop whatever it would take after; every pod must be free of
-    /// topology terms, so that no pod taken later constrains the ones
-    /// before.
+    /// not start the same way. `same_pods`: the solve's pods are the kept
+    /// ones; otherwise the caller has found that the new solve takes the
+    /// same pods first, in the same order (see [`Verdict::holds`]), which
+    /// counts only when a stop ended the solve: it then reaches the same
+    /// stop whatever it would take after, provided each pod it took is
+    /// bound or not as then. With the same pods, every pod the solve took
+    /// (all of them, unless a stop ended it).
     fn replayed(
         &self,
         input: &PassInput<'_>,
-        other_pods: Option<&[PodId]>,
+        same_pods: bool,
     ) -> Option<Vec<(PodId, Option<NodeId>)>> {
         let cluster = input.cluster;
-        let same_pods = other_pods.is_none();
-        let pods = other_pods.unwrap_or(&self.pods.pods);
         match &self.stopped_on {
             None if same_pods => Some(
                 self.pods
@@ -308,12 +326,6 @@ impl Verdict {
             ),
             None => None,
             Some(stop) => {
-                if !same_pods
-                    && (!pods.iter().all(|&p| topology_free(cluster, p))
-                        || !queue_starts_with(cluster, pods, input.options.scheduling, &stop.taken))
-                {
-                    return None;
-                }
                 if !stop
                     .taken
                     .iter()

@@ -45,8 +45,9 @@ fn bound_and_decisions(env: &Env) -> Vec<(NodeId, bool, Decision)> {
                 let requests = moving
                     .iter()
                     .filter_map(|&id| input.cluster.pod(id))
-                    .map(|pod| amounts(&pod.spec.requests));
-                let ruled_out = bound.rules_out(&[candidate.node], candidate.price, requests);
+                    .map(|pod| amounts(&pod.spec.requests))
+                    .collect::<Vec<_>>();
+                let ruled_out = bound.rules_out(&[candidate.node], candidate.price, &requests);
                 // The pass's own call reads the requests kept with the
                 // node's facts when it can; they must be the pods' own.
                 assert_eq!(
