@@ -65,6 +65,9 @@ struct Kept {
     pass: u64,
     /// The open views of the current pass, made on first use.
     current: Option<Arc<PassViews>>,
+    /// How the current pass's views changed since those of earlier passes
+    /// (by pass), made on first use.
+    changes: HashMap<u64, ViewChanges>,
     /// The verdicts, with the solve setup they were made with.
     verdicts: SetupBound<BTreeMap<NodeId, Verdict>>,
     /// Verdicts reused so far.
@@ -117,52 +120,49 @@ impl Verdicts {
         let mut kept = self.lock();
         kept.pass += 1;
         kept.current = None;
+        kept.changes.clear();
         kept.verdicts.begin_pass(setup);
     }
 
-    /// Per candidate, whether its kept verdict holds (the candidate is
-    /// then a no-op without a simulation). Verdicts that do not hold are
-    /// dropped.
-    pub(crate) fn reusable(
-        &self,
-        ctx: &PassContext<'_, '_>,
-        candidates: &[&Candidate],
-    ) -> Vec<bool> {
+    /// Whether `candidate`'s kept verdict holds (the candidate is then a
+    /// no-op without a simulation); only a quiet candidate's can. A
+    /// verdict that does not hold is dropped.
+    pub(crate) fn reusable(&self, ctx: &PassContext<'_, '_>, candidate: &Candidate) -> bool {
         let mut kept = self.lock();
         if kept.verdicts.is_empty() || !kept.verdicts.has_setup() {
-            return vec![false; candidates.len()];
+            return false;
+        }
+        let node = candidate.node;
+        if !kept.verdicts.contains_key(&node) {
+            return false;
         }
         let current = kept.current_views(ctx);
-        let limits = ctx
-            .input
-            .nodepools
-            .iter()
-            .any(|c| !c.pool.limits.is_empty());
-        let mut changes: HashMap<*const PassViews, ViewChanges> = HashMap::new();
-        let mut out = Vec::with_capacity(candidates.len());
-        for candidate in candidates {
-            let node = candidate.node;
-            let holds = match kept.verdicts.get(&node) {
-                Some(verdict) if ctx.input.is_quiet(node) => {
-                    let changes = changes
-                        .entry(Arc::as_ptr(&verdict.views))
-                        .or_insert_with(|| current.views.changes_since(&verdict.views.views));
-                    verdict.holds(ctx, candidate, &current.views, changes, limits)
-                }
-                _ => false,
-            };
-            if holds {
-                kept.reused += 1;
-                let verdict = kept.verdicts.get_mut(&node).expect("just read");
-                if verdict.views.pass + REBASE_AFTER_PASSES < current.pass {
-                    verdict.views = current.clone();
-                }
-            } else {
-                kept.verdicts.remove(&node);
+        let kept = &mut *kept;
+        let holds = match kept.verdicts.get(&node) {
+            Some(verdict) if ctx.input.is_quiet(node) => {
+                let limits = ctx
+                    .input
+                    .nodepools
+                    .iter()
+                    .any(|c| !c.pool.limits.is_empty());
+                let changes = kept
+                    .changes
+                    .entry(verdict.views.pass)
+                    .or_insert_with(|| current.views.changes_since(&verdict.views.views));
+                verdict.holds(ctx, candidate, &current.views, changes, limits)
             }
-            out.push(holds);
+            _ => false,
+        };
+        if holds {
+            kept.reused += 1;
+            let verdict = kept.verdicts.get_mut(&node).expect("just read");
+            if verdict.views.pass + REBASE_AFTER_PASSES < current.pass {
+                verdict.views = current.clone();
+            }
+        } else {
+            kept.verdicts.remove(&node);
         }
-        out
+        holds
     }
 
     /// Keeps the no-op verdict `candidate`'s simulation `trace` found in

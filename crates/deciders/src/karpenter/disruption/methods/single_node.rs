@@ -164,13 +164,12 @@ fn outcomes(
 ) -> Vec<SingleNodeOutcome> {
     let (input, view) = (ctx.input, ctx.consolidation_view());
     let verdicts = input.candidate_cache.map(|cache| &cache.verdicts);
-    let settled = settled_quietly(ctx, candidates);
     let evaluate = |i: usize, closure: &Closure| {
-        if settled[i] {
-            return SingleNodeOutcome::Silent;
-        }
         let candidate = candidates[i];
         let quiet = input.is_quiet(candidate.node);
+        if settled_quietly(ctx, candidate, quiet) {
+            return SingleNodeOutcome::Silent;
+        }
         let (decision, trace) =
             consolidate_traced(input, &ctx.pdbs, view, &[candidate], closure, quiet);
         if let (Some(verdicts), Decision::NoOp(_)) = (verdicts, &decision) {
@@ -217,31 +216,18 @@ fn outcomes(
     up_to_first_command(slots.into_iter().map_while(OnceLock::into_inner))
 }
 
-/// Per candidate, whether it is known to be a no-op whose message would be
-/// dropped, without a simulation: ruled out by the pass's no-op bound
-/// ([`PassContext::rules_out`]), or with a
-/// kept verdict that holds (asked only of the others).
-fn settled_quietly(ctx: &PassContext<'_, '_>, candidates: &[&Candidate]) -> Vec<bool> {
-    let input = ctx.input;
-    let mut settled: Vec<bool> = candidates
-        .iter()
-        .map(|candidate| input.is_quiet(candidate.node) && ctx.rules_out(&[candidate]))
-        .collect();
-    if let Some(verdicts) = input.candidate_cache.map(|cache| &cache.verdicts) {
-        let (open, at): (Vec<&Candidate>, Vec<usize>) = candidates
-            .iter()
-            .enumerate()
-            .filter(|&(i, _)| !settled[i])
-            .map(|(i, &candidate)| (candidate, i))
-            .unzip();
-        if open.is_empty() {
-            return settled;
-        }
-        for (reused, i) in verdicts.reusable(ctx, &open).into_iter().zip(at) {
-            settled[i] = reused;
-        }
+/// Whether `candidate` (`quiet`: its message would be dropped) is known to
+/// be a no-op without a simulation: ruled out by the pass's no-op bound
+/// ([`PassContext::rules_out`]), or with a kept verdict that holds (asked
+/// of the others, which drops the verdicts that do not). Asked only of the
+/// candidates the method reaches, in the order it reaches them.
+fn settled_quietly(ctx: &PassContext<'_, '_>, candidate: &Candidate, quiet: bool) -> bool {
+    if quiet && ctx.rules_out(&[candidate]) {
+        return true;
     }
-    settled
+    ctx.input
+        .candidate_cache
+        .is_some_and(|cache| cache.verdicts.reusable(ctx, candidate))
 }
 
 /// The outcomes in order, up to and including the first command (the
