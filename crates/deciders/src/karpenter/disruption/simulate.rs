@@ -47,6 +47,9 @@ pub struct SimulationView {
     pending: BTreeSet<PodId>,
     /// `pending` in order (what every simulation places first).
     pending_in_order: Vec<PodId>,
+    /// The nodes a pending pod is bound to, sorted (only their pods can be
+    /// pending ones).
+    nodes_with_pending: Vec<NodeId>,
     deleting_node_pods: Vec<PodId>,
     deleting_node_pod_set: BTreeSet<PodId>,
     under_consolidate_after: Vec<NodeId>,
@@ -206,8 +209,15 @@ impl SimulationView {
                         .is_some_and(|pod| currently_reschedulable(pod, pdbs, input.now))
             }));
         }
+        let mut nodes_with_pending: Vec<NodeId> = pending
+            .iter()
+            .filter_map(|&p| input.cluster.pod(p)?.node)
+            .collect();
+        nodes_with_pending.sort_unstable();
+        nodes_with_pending.dedup();
         SimulationView {
             deleting,
+            nodes_with_pending,
             pending_in_order: pending.iter().copied().collect(),
             pending,
             deleting_node_pod_set: deleting_node_pods.iter().copied().collect(),
@@ -436,11 +446,10 @@ impl SimulationView {
         pdbs: &PdbLimits,
         candidate: &Candidate,
     ) -> Arc<[PodId]> {
-        let pods = &candidate.reschedulable_pods;
-        let all_move = Self::kept_requests(pdbs, candidate).is_some()
-            && (self.pending.is_empty() || !pods.iter().any(|id| self.pending.contains(id)));
+        let all_move =
+            Self::kept_requests(pdbs, candidate).is_some() && !self.hosts_pending(candidate);
         match all_move {
-            true => pods.clone(),
+            true => candidate.reschedulable_pods.clone(),
             false => self.candidate_pods(input, pdbs, &[candidate]).collect(),
         }
     }
@@ -457,7 +466,7 @@ impl SimulationView {
     ) -> Cow<'c, [Amounts]> {
         let pods = &candidate.reschedulable_pods;
         match Self::kept_requests(pdbs, candidate) {
-            Some(requests) if self.pending.is_empty() => Cow::Borrowed(requests),
+            Some(requests) if !self.hosts_pending(candidate) => Cow::Borrowed(requests),
             Some(requests) => Cow::Owned(
                 pods.iter()
                     .zip(requests)
@@ -472,6 +481,14 @@ impl SimulationView {
                     .collect(),
             ),
         }
+    }
+
+    /// Whether a pending pod is bound to `candidate`'s node (else none of
+    /// its pods is pending).
+    fn hosts_pending(&self, candidate: &Candidate) -> bool {
+        self.nodes_with_pending
+            .binary_search(&candidate.node)
+            .is_ok()
     }
 
     /// The requests kept with `candidate` for its reschedulable pods, when

@@ -267,3 +267,34 @@ fn kept_requests_only_without_annotations_or_pdbs() {
         }
     }
 }
+
+/// A pod a caller lists as pending though it is bound (a pod bound but
+/// not yet started is still Pending to Kubernetes) does not move with its
+/// node: the pass then looks that node's pods up one by one, and its
+/// moving pods and bound answer as those looked up (checked in
+/// `bound_and_decisions`); the other node keeps reading its kept requests.
+#[test]
+fn a_bound_pod_listed_as_pending_stays_out_of_its_nodes_moving_pods() {
+    let mut env = Env::fake();
+    env.require_on_demand();
+    let a = env.node("a", "fake-it-1", CapacityType::OnDemand);
+    let b = env.node("b", "fake-it-1", CapacityType::OnDemand);
+    let listed = env.pod(a, 900);
+    let moving = env.pod(a, 900);
+    let other = env.pod(b, 1800);
+    env.pending.push(listed);
+    let outcomes = bound_and_decisions(&env);
+    assert_eq!(outcomes.len(), 2);
+    env.with_input(|input| {
+        let mut ctx = PassContext::new(input);
+        ctx.judge_every_node();
+        let (candidates, _) = ctx.judge(DisruptionClass::Graceful, |_| true);
+        let view = ctx.consolidation_view();
+        let moving_of = |node| {
+            let candidate = candidates.iter().find(|c| c.node == node).unwrap();
+            view.moving_pods(input, &ctx.pdbs, candidate).to_vec()
+        };
+        assert_eq!(moving_of(a), [moving]);
+        assert_eq!(moving_of(b), [other]);
+    });
+}
