@@ -1,13 +1,15 @@
 //! What a caller keeps from one disruption pass to the next so that the
 //! next one is cheaper, and nothing else: each node's candidate facts by
 //! node revision, consolidation's last savings-ratio order,
-//! single-node consolidation's no-op verdicts (see `verdicts`) and
+//! single-node consolidation's no-op verdicts (see `verdicts`), the no-op
+//! bound's rulings on single candidates (see `no_op_bound`) and
 //! multi-node consolidation's last no-op search (see `searches`). A pass
 //! reads the same decisions with or without it.
 
 use std::ops::{Deref, DerefMut};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use super::no_op_bound::KeptRulings;
 use super::searches::NoOpSearch;
 use super::types::{Amounts, amounts};
 use super::verdicts::Verdicts;
@@ -149,9 +151,16 @@ pub struct CandidateCache {
     pub(super) verdicts: Verdicts,
     /// Multi-node consolidation's last no-op search.
     pub(super) multi_node: NoOpSearch,
+    /// The no-op bound's rulings on single candidates.
+    pub(super) rulings: Mutex<KeptRulings>,
 }
 
 impl CandidateCache {
+    /// The no-op bound's kept rulings.
+    pub(super) fn rulings(&self) -> MutexGuard<'_, KeptRulings> {
+        self.rulings.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Consolidation's savings-ratio order of the last pass that sorted.
     pub(super) fn consolidation_order(&self) -> MutexGuard<'_, LastOrder> {
         self.consolidation_order

@@ -39,8 +39,9 @@ pub(crate) struct PassContext<'i, 'a> {
     totals: OnceLock<BTreeMap<String, PoolTotals>>,
     /// The simulation view, made on first use.
     view: OnceLock<SimulationView>,
-    /// The no-op bound over the consolidation view, made on first use.
-    no_op_bound: OnceLock<NoOpBound>,
+    /// The no-op bound over the consolidation view, made on first use,
+    /// with its epoch when the caller keeps rulings.
+    no_op_bound: OnceLock<(NoOpBound, Option<u64>)>,
 }
 
 impl<'i, 'a> PassContext<'i, 'a> {
@@ -215,12 +216,31 @@ impl<'i, 'a> PassContext<'i, 'a> {
         let Some(prepared) = view.prepared(input) else {
             return false;
         };
-        let bound = self.no_op_bound.get_or_init(|| {
-            NoOpBound::new(&view.open_views(), prepared.launch_rooms(input.nodepools))
+        let cache = input.candidate_cache;
+        let (bound, epoch) = self.no_op_bound.get_or_init(|| {
+            let bound = NoOpBound::new(&view.open_views(), prepared.launch_rooms(input.nodepools));
+            let epoch = cache.map(|cache| cache.rulings().epoch_of(&bound));
+            (bound, epoch)
         });
         if let [candidate] = candidates {
+            let (node, price) = (candidate.node, candidate.price);
             let requests = view.moving_amounts(input, &self.pdbs, candidate);
-            return bound.rules_out(&[candidate.node], candidate.price, &requests);
+            // Rulings are kept for candidates whose moving requests are
+            // the ones kept with their node's facts.
+            let kept = match (&requests, &candidate.unprotected_requests) {
+                (Cow::Borrowed(_), Some(facts)) => cache.zip(*epoch).map(|(c, e)| (c, e, facts)),
+                _ => None,
+            };
+            if let Some((cache, epoch, facts)) = kept
+                && cache.rulings().still_ruled_out(epoch, node, price, facts)
+            {
+                return true;
+            }
+            let ruled_out = bound.rules_out(&[node], price, &requests);
+            if let Some((cache, epoch, facts)) = kept {
+                cache.rulings().keep(epoch, node, price, facts, ruled_out);
+            }
+            return ruled_out;
         }
         let mut nodes: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
         nodes.sort_unstable();

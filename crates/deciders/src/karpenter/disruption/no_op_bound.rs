@@ -32,6 +32,7 @@
 //! here whenever it fits the whole room, so leaving the other resources
 //! out only rules out less.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::types::{Amounts, amounts};
@@ -93,6 +94,11 @@ impl NoOpBound {
             .filter(|&(_, initialized, _)| initialized)
             .map(|(id, _, room)| (id, amounts(&room.as_room())))
             .collect();
+        NoOpBound::from_rooms(rooms, launch_rooms)
+    }
+
+    /// The bound over initialized open rooms `rooms` (sorted by node id).
+    fn from_rooms(rooms: Vec<(NodeId, Amounts)>, launch_rooms: Arc<[LaunchRoom]>) -> NoOpBound {
         let room_sum = rooms
             .iter()
             .filter(|(_, room)| room.iter().all(|&a| a >= 0))
@@ -198,5 +204,231 @@ impl NoOpBound {
                 .rooms
                 .iter()
                 .any(|(id, room)| !is_candidate(id) && fits(wanted, room))
+    }
+}
+
+/// Single candidates the bound ruled out, kept from pass to pass with what
+/// the ruling read of them (price and moving requests) and the epoch of
+/// the bound it was made with. A bound starts a new epoch when a room grew
+/// since the last bound built (a room larger in any amount, or a node's
+/// room that was not there), or when what a new NodeClaim may launch as
+/// changed: within an epoch every room only shrank or went, and a
+/// candidate that was ruled out still is, since fewer and smaller rooms
+/// only leave more of its pods stranded and less room elsewhere.
+#[derive(Debug, Default)]
+pub(crate) struct KeptRulings {
+    /// The rooms and launch rooms of the last bound built.
+    last: Option<LastBound>,
+    epoch: u64,
+    ruled_out: HashMap<NodeId, Ruling>,
+}
+
+#[derive(Debug)]
+struct LastBound {
+    rooms: Vec<(NodeId, Amounts)>,
+    launch_rooms: Arc<[LaunchRoom]>,
+}
+
+#[derive(Debug)]
+struct Ruling {
+    epoch: u64,
+    price: Price,
+    /// The requests kept with the candidate's node facts (held, so that
+    /// the same address is the same requests).
+    requests: Arc<[Amounts]>,
+}
+
+impl KeptRulings {
+    /// The epoch of `bound`, just built for a pass.
+    pub(crate) fn epoch_of(&mut self, bound: &NoOpBound) -> u64 {
+        let grew = match &self.last {
+            None => true,
+            Some(last) => {
+                last.launch_rooms[..] != bound.launch_rooms[..] || grew(&last.rooms, &bound.rooms)
+            }
+        };
+        if grew {
+            self.epoch += 1;
+            self.ruled_out.clear();
+        }
+        self.last = Some(LastBound {
+            rooms: bound.rooms.clone(),
+            launch_rooms: bound.launch_rooms.clone(),
+        });
+        self.epoch
+    }
+
+    /// Whether `node`, priced `price` and moving pods that request
+    /// `requests` (kept with its facts), was ruled out in `epoch` with
+    /// these.
+    pub(crate) fn still_ruled_out(
+        &self,
+        epoch: u64,
+        node: NodeId,
+        price: Price,
+        requests: &Arc<[Amounts]>,
+    ) -> bool {
+        self.ruled_out.get(&node).is_some_and(|ruling| {
+            ruling.epoch == epoch
+                && ruling.price == price
+                && Arc::ptr_eq(&ruling.requests, requests)
+        })
+    }
+
+    /// Keeps what the bound of `epoch` made of `node` (rulings out only).
+    pub(crate) fn keep(
+        &mut self,
+        epoch: u64,
+        node: NodeId,
+        price: Price,
+        requests: &Arc<[Amounts]>,
+        ruled_out: bool,
+    ) {
+        if ruled_out && epoch == self.epoch {
+            self.ruled_out.insert(
+                node,
+                Ruling {
+                    epoch,
+                    price,
+                    requests: requests.clone(),
+                },
+            );
+        } else {
+            self.ruled_out.remove(&node);
+        }
+    }
+}
+
+/// Whether a room of `now` (both sorted by node id) is larger in any
+/// amount than the same node's room `then`, or has no room then.
+fn grew(then: &[(NodeId, Amounts)], now: &[(NodeId, Amounts)]) -> bool {
+    let mut then = then.iter().peekable();
+    for (id, room) in now {
+        while then.next_if(|(earlier, _)| earlier < id).is_some() {}
+        match then.next_if(|(earlier, _)| earlier == id) {
+            Some((_, before)) if room.iter().zip(before).all(|(a, b)| a <= b) => {}
+            _ => return true,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kube::resources::{ResourceKind, Resources};
+    use proptest::prelude::*;
+
+    const GIB: i64 = 1 << 30;
+
+    fn launch_rooms(types: &[(i64, i64, i64)]) -> Arc<[LaunchRoom]> {
+        types
+            .iter()
+            .map(|&(micros, cpu, mem_gib)| {
+                let mut allocatable = Resources::cpu_mem(cpu, mem_gib * GIB);
+                allocatable.set(ResourceKind::Pods, 110);
+                LaunchRoom {
+                    price: Price::from_micros(micros),
+                    allocatable,
+                }
+            })
+            .collect()
+    }
+
+    fn bound(rooms: &[(u32, Amounts)], launch: &Arc<[LaunchRoom]>) -> NoOpBound {
+        let rooms = rooms.iter().map(|&(id, room)| (NodeId(id), room)).collect();
+        NoOpBound::from_rooms(rooms, launch.clone())
+    }
+
+    /// A bound's epoch moves on when a room grew, a node's room appeared
+    /// or the launch rooms changed, and not when rooms shrank or went; a
+    /// ruling holds within its epoch for the same price and requests only.
+    #[test]
+    fn rulings_hold_while_rooms_only_shrink() {
+        let launch = launch_rooms(&[(50_000, 1000, 2), (400_000, 8000, 32)]);
+        let candidate = NodeId(9);
+        let price = Price::from_micros(100_000);
+        // Two 1.5-CPU pods: neither fits elsewhere, and what is stranded
+        // fits no type cheaper than the candidate.
+        let requests: Arc<[Amounts]> = Arc::new([[1500, GIB, 1], [1500, GIB, 1]]);
+        let first = bound(&[(1, [1000, 4 * GIB, 10]), (2, [500, GIB, 5])], &launch);
+        assert!(first.rules_out(&[candidate], price, &requests));
+        let mut kept = KeptRulings::default();
+        let epoch = kept.epoch_of(&first);
+        kept.keep(epoch, candidate, price, &requests, true);
+        assert!(kept.still_ruled_out(epoch, candidate, price, &requests));
+        assert!(!kept.still_ruled_out(epoch, candidate, Price::from_micros(99_000), &requests));
+        let same_again: Arc<[Amounts]> = requests.iter().copied().collect();
+        assert!(
+            !kept.still_ruled_out(epoch, candidate, price, &same_again),
+            "other facts"
+        );
+
+        let shrunk = bound(&[(1, [900, 4 * GIB, 9])], &launch);
+        assert_eq!(kept.epoch_of(&shrunk), epoch, "one room shrank, one went");
+        assert!(kept.still_ruled_out(epoch, candidate, price, &requests));
+
+        let grown = bound(&[(1, [2000, 4 * GIB, 9])], &launch);
+        let next = kept.epoch_of(&grown);
+        assert_ne!(next, epoch, "a room grew");
+        assert!(!kept.still_ruled_out(next, candidate, price, &requests));
+        assert!(
+            !grown.rules_out(&[candidate], price, &requests),
+            "now it fits"
+        );
+
+        let opened = bound(&[(1, [2000, 4 * GIB, 9]), (3, [0, 0, 0])], &launch);
+        assert_ne!(kept.epoch_of(&opened), next, "a room appeared");
+        let same_rooms = bound(&[(1, [2000, 4 * GIB, 9]), (3, [0, 0, 0])], &launch);
+        let settled = kept.epoch_of(&same_rooms);
+        assert_eq!(kept.epoch_of(&same_rooms), settled, "nothing changed");
+        let other_launch = launch_rooms(&[(50_000, 2000, 2)]);
+        assert_ne!(
+            kept.epoch_of(&bound(&[(1, [2000, 4 * GIB, 9])], &other_launch)),
+            settled,
+            "the launch rooms changed"
+        );
+    }
+
+    proptest! {
+        /// Whatever the bound ruled out stays ruled out by every later
+        /// bound whose rooms only shrank or went: what a kept ruling rests
+        /// on.
+        #[test]
+        fn a_ruling_holds_for_every_bound_with_smaller_rooms(
+            rooms in prop::collection::vec((0i64..4000, 0i64..8, 0i64..20), 1..8),
+            shrink in prop::collection::vec((0i64..2000, 0i64..4, 0i64..10, any::<bool>()), 8),
+            pods in prop::collection::vec((0i64..3000, 0i64..6, 1i64..2), 1..6),
+            price in 1i64..600_000,
+            own in 0usize..8,
+        ) {
+            let launch = launch_rooms(&[
+                (40_000, 1000, 2), (90_000, 2000, 4), (180_000, 4000, 8), (500_000, 16000, 64),
+            ]);
+            let then: Vec<(u32, Amounts)> = rooms
+                .iter()
+                .enumerate()
+                .map(|(i, &(cpu, gib, slots))| (i as u32, [cpu, gib * GIB, slots]))
+                .collect();
+            let now: Vec<(u32, Amounts)> = then
+                .iter()
+                .zip(&shrink)
+                .filter(|(_, s)| !s.3)
+                .map(|(&(id, room), &(cpu, gib, slots, _))| {
+                    (id, [room[0] - cpu, room[1] - gib * GIB, room[2] - slots])
+                })
+                .collect();
+            let candidate = NodeId(own as u32);
+            let price = Price::from_micros(price);
+            let requests: Vec<Amounts> =
+                pods.iter().map(|&(cpu, gib, slots)| [cpu, gib * GIB, slots]).collect();
+            let (before, after) = (bound(&then, &launch), bound(&now, &launch));
+            let mut kept = KeptRulings::default();
+            let epoch = kept.epoch_of(&before);
+            prop_assert_eq!(kept.epoch_of(&after), epoch);
+            if before.rules_out(&[candidate], price, &requests) {
+                prop_assert!(after.rules_out(&[candidate], price, &requests));
+            }
+        }
     }
 }
