@@ -227,10 +227,10 @@ impl<'i, 'a> PassContext<'i, 'a> {
             let requests = view.moving_amounts(input, &self.pdbs, candidate);
             // Rulings are kept for candidates whose moving requests are
             // the ones kept with their node's facts.
-            let kept = match (&requests, &candidate.unprotected_requests) {
-                (Cow::Borrowed(_), Some(facts)) => cache.zip(*epoch).map(|(c, e)| (c, e, facts)),
-                _ => None,
-            };
+            let kept = cache
+                .zip(*epoch)
+                .zip(view.all_moving_requests(&self.pdbs, candidate))
+                .map(|((cache, epoch), facts)| (cache, epoch, facts));
             if let Some((cache, epoch, facts)) = kept
                 && cache.rulings().still_ruled_out(epoch, node, price, facts)
             {

@@ -241,13 +241,13 @@ struct Ruling {
 impl KeptRulings {
     /// The epoch of `bound`, just built for a pass.
     pub(crate) fn epoch_of(&mut self, bound: &NoOpBound) -> u64 {
-        let grew = match &self.last {
+        let new_epoch = match &self.last {
             None => true,
             Some(last) => {
                 last.launch_rooms[..] != bound.launch_rooms[..] || grew(&last.rooms, &bound.rooms)
             }
         };
-        if grew {
+        if new_epoch {
             self.epoch += 1;
             self.ruled_out.clear();
         }

@@ -446,11 +446,9 @@ impl SimulationView {
         pdbs: &PdbLimits,
         candidate: &Candidate,
     ) -> Arc<[PodId]> {
-        let all_move =
-            Self::kept_requests(pdbs, candidate).is_some() && !self.hosts_pending(candidate);
-        match all_move {
-            true => candidate.reschedulable_pods.clone(),
-            false => self.candidate_pods(input, pdbs, &[candidate]).collect(),
+        match self.all_moving_requests(pdbs, candidate) {
+            Some(_) => candidate.reschedulable_pods.clone(),
+            None => self.candidate_pods(input, pdbs, &[candidate]).collect(),
         }
     }
 
@@ -464,9 +462,11 @@ impl SimulationView {
         pdbs: &PdbLimits,
         candidate: &'c Candidate,
     ) -> Cow<'c, [Amounts]> {
+        if let Some(requests) = self.all_moving_requests(pdbs, candidate) {
+            return Cow::Borrowed(requests);
+        }
         let pods = &candidate.reschedulable_pods;
         match Self::kept_requests(pdbs, candidate) {
-            Some(requests) if !self.hosts_pending(candidate) => Cow::Borrowed(requests),
             Some(requests) => Cow::Owned(
                 pods.iter()
                     .zip(requests)
@@ -483,12 +483,24 @@ impl SimulationView {
         }
     }
 
-    /// Whether a pending pod is bound to `candidate`'s node (else none of
-    /// its pods is pending).
-    fn hosts_pending(&self, candidate: &Candidate) -> bool {
-        self.nodes_with_pending
-            .binary_search(&candidate.node)
-            .is_ok()
+    /// The requests kept with `candidate`'s facts when every one of its
+    /// reschedulable pods moves: they are kept ([`Self::kept_requests`])
+    /// and no pending pod is bound to its node, so none of its pods is
+    /// pending.
+    pub(crate) fn all_moving_requests<'c>(
+        &self,
+        pdbs: &PdbLimits,
+        candidate: &'c Candidate,
+    ) -> Option<&'c Arc<[Amounts]>> {
+        let hosts_pending = || {
+            self.nodes_with_pending
+                .binary_search(&candidate.node)
+                .is_ok()
+        };
+        if Self::kept_requests(pdbs, candidate).is_none() || hosts_pending() {
+            return None;
+        }
+        candidate.unprotected_requests.as_ref()
     }
 
     /// The requests kept with `candidate` for its reschedulable pods, when

@@ -202,6 +202,14 @@ pub struct ExistingNodes {
     closures: Arc<Mutex<Vec<Arc<Closure>>>>,
 }
 
+/// `ids` sorted, each once.
+fn sorted_ids(ids: &[NodeId]) -> Vec<NodeId> {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 /// Closures an [`ExistingNodes`] keeps for the next solves that close
 /// the same nodes (a disruption pass makes two: the deleting nodes, and
 /// those with the nodes inside their `consolidateAfter` window).
@@ -478,9 +486,11 @@ impl ExistingNodes {
     /// ([`super::solve_with_closure`]); `cluster` must be the one these
     /// views were built from.
     pub fn closure(&self, cluster: &Cluster, ids: &[NodeId]) -> Closure {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable();
-        ids.dedup();
+        self.closure_of(cluster, sorted_ids(ids))
+    }
+
+    /// [`Self::closure`] of `ids`, sorted without repeats.
+    fn closure_of(&self, cluster: &Cluster, ids: Vec<NodeId>) -> Closure {
         let open: Vec<bool> = self
             .nodes
             .iter()
@@ -518,14 +528,12 @@ impl ExistingNodes {
     /// [`Self::closure`], shared with the last callers that closed the same
     /// nodes (the views are the same, so is the closure).
     pub fn shared_closure(&self, cluster: &Cluster, ids: &[NodeId]) -> Arc<Closure> {
-        let mut ids = ids.to_vec();
-        ids.sort_unstable();
-        ids.dedup();
+        let ids = sorted_ids(ids);
         let lock = || self.closures.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(found) = lock().iter().find(|c| c.ids == ids) {
             return found.clone();
         }
-        let made = Arc::new(self.closure(cluster, &ids));
+        let made = Arc::new(self.closure_of(cluster, ids));
         let mut kept = lock();
         kept.insert(0, made.clone());
         kept.truncate(CLOSURES_KEPT);
