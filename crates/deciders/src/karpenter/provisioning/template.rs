@@ -24,7 +24,7 @@ use crate::kube::labels::{
 };
 use crate::kube::pod::{HostPort, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
-use crate::kube::resources::{ResourceKind, Resources};
+use crate::kube::resources::{ResourceKind, Resources, SLOTS};
 use crate::kube::taints::tolerates_all;
 use crate::nodepool::NodePool;
 
@@ -325,31 +325,34 @@ impl Template<'_> {
         // fits `requests` plus its group's overhead where its `room`
         // (allocatable less that overhead) holds `requests`, for every
         // amount the overhead does not make positive on its own.
-        let wants: Vec<(usize, i64)> = requests
-            .iter()
-            .filter(|&(_, amount)| amount > 0)
-            .map(|(kind, amount)| (kind.slot(), amount))
-            .collect();
-        let overhead_only_of = |g: &DaemonGroup| -> Vec<(ResourceKind, i64)> {
+        fn overhead_only_of<'g>(
+            g: &'g DaemonGroup,
+            requests: &'g Resources,
+        ) -> impl Iterator<Item = (ResourceKind, i64)> + 'g {
             g.overhead
                 .iter()
                 .filter(|&(kind, amount)| amount > 0 && requests.get(kind) <= 0)
                 .map(|(kind, amount)| (kind, amount + requests.get(kind)))
                 .filter(|&(_, amount)| amount > 0)
-                .collect()
-        };
+        }
         // Usually no group has any: then no per-group list is made.
-        let overhead_only: Vec<Vec<(ResourceKind, i64)>> =
-            if self.groups.iter().any(|g| !overhead_only_of(g).is_empty()) {
-                self.groups.iter().map(overhead_only_of).collect()
-            } else {
-                Vec::new()
-            };
+        let overhead_only: Vec<Vec<(ResourceKind, i64)>> = if self
+            .groups
+            .iter()
+            .any(|g| overhead_only_of(g, requests).next().is_some())
+        {
+            self.groups
+                .iter()
+                .map(|g| overhead_only_of(g, requests).collect())
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut remaining = Vec::with_capacity(options.len());
         // The common case: only CPU, memory and pods asked for, nothing
         // else to check per type but its offerings.
         let plain_wants = (blocked.0.is_none() && overhead_only.is_empty() && matchers.is_empty())
-            .then(|| cpu_memory_pods_wants(&wants))
+            .then(|| cpu_memory_pods_wants(requests))
             .flatten();
         if let Some([cpu, memory, pods]) = plain_wants {
             for &index in options {
@@ -366,6 +369,11 @@ impl Template<'_> {
             }
             return self.unless_min_values_missed(remaining, merged);
         }
+        let wants: Vec<(usize, i64)> = requests
+            .iter()
+            .filter(|&(_, amount)| amount > 0)
+            .map(|(kind, amount)| (kind.slot(), amount))
+            .collect();
         for &index in options {
             let group = self.group_of[index as usize] as usize;
             if blocked.holds(group) {
@@ -444,14 +452,17 @@ impl Template<'_> {
     }
 }
 
-/// Positive `wants` (slot, amount) as a CPU, memory and pods minimum
+/// The positive amounts of `requests` as a CPU, memory and pods minimum
 /// (`i64::MIN` where nothing is asked); `None` when another amount is.
-fn cpu_memory_pods_wants(wants: &[(usize, i64)]) -> Option<[i64; 3]> {
+fn cpu_memory_pods_wants(requests: &Resources) -> Option<[i64; 3]> {
+    const KINDS: [ResourceKind; 3] = [ResourceKind::Cpu, ResourceKind::Memory, ResourceKind::Pods];
     let mut minimum = [i64::MIN; 3];
-    for &(slot, amount) in wants {
-        let at = [ResourceKind::Cpu, ResourceKind::Memory, ResourceKind::Pods]
-            .iter()
-            .position(|kind| kind.slot() == slot)?;
+    for slot in 0..SLOTS {
+        let amount = requests.amount_at(slot);
+        if amount <= 0 {
+            continue;
+        }
+        let at = KINDS.iter().position(|kind| kind.slot() == slot)?;
         minimum[at] = amount;
     }
     Some(minimum)
