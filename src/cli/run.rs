@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use karpsim_catalog::snapshot::SnapshotIdentity;
 use karpsim_input::scenario::{BundledRegions, Scenario, prepare};
 use karpsim_report::chart::data::Eviction;
+use karpsim_report::html::EventDigest;
 use karpsim_report::schema::{EVENTS_FILE, Summary};
 use karpsim_report::{atomic, chart, html, run as run_report};
 use karpsim_sim::engine::{self, RunOutput};
@@ -153,6 +154,8 @@ pub struct StagedReport {
     dirs: Vec<PathBuf>,
     /// Per variant, the evictions among its events, in file order.
     evictions: Vec<Vec<Eviction>>,
+    /// Per variant, what `report.html` takes of its events.
+    digests: Vec<EventDigest>,
     /// Variants not run this time whose folders the previous report had
     /// (kept with `--variant`).
     kept: Vec<String>,
@@ -220,9 +223,11 @@ pub fn simulate(
     let results = simulate_variants(&prepared.runs, &mut sinks, options, &progress)?;
     progress.finish();
     let mut evictions = Vec::new();
+    let mut digests = Vec::new();
     for (mut sink, dir) in sinks.into_iter().zip(&dirs) {
         let path = dir.join(EVENTS_FILE);
         evictions.push(sink.take_evictions());
+        digests.push(sink.take_digest());
         sink.finish()
             .and_then(|mut file| file.flush())
             .map_err(|e| run_report::with_path(&path, e))
@@ -263,6 +268,7 @@ pub fn simulate(
             tree,
             dirs,
             evictions,
+            digests,
             kept,
         },
     })
@@ -284,16 +290,20 @@ pub fn write_report(
         tree,
         dirs,
         evictions,
+        digests,
         kept,
     } = staged;
     // Each variant's chart data, from its output, feeds the comparison
     // chart too.
     let mut series = Vec::new();
-    for ((output, dir), evictions) in outputs.iter().zip(&dirs).zip(evictions) {
-        series.push(
-            write_variant_dir(&scenario.name, pricing, output, evictions, dir)
-                .with_context(cannot_write)?,
-        );
+    let mut written = Vec::new();
+    for (((output, dir), evictions), digest) in
+        outputs.iter().zip(&dirs).zip(evictions).zip(digests)
+    {
+        let (name, drawn) = write_variant_dir(&scenario.name, pricing, output, evictions, dir)
+            .with_context(cannot_write)?;
+        written.push((name.clone(), digest));
+        series.push((name, drawn));
     }
     for name in kept {
         let read = chart::VariantSeries::read_dir(&tree.root().join(&name))
@@ -303,7 +313,7 @@ pub fn write_report(
     }
     // Scenario order, whichever variants ran this time.
     series.sort_by_key(|(name, _)| scenario.variants.iter().position(|v| &v.name == name));
-    write_report_root(tree.root(), series).with_context(cannot_write)?;
+    write_report_root(tree.root(), series, written).with_context(cannot_write)?;
     tree.commit().with_context(cannot_write)?;
     Ok(())
 }
@@ -329,11 +339,17 @@ pub fn write_variant_dir(
 }
 
 /// Writes the comparison chart and `report.html` of the report folder
-/// `root` over its variants' chart data, in the order given.
-pub fn write_report_root(root: &Path, series: Vec<(String, chart::VariantSeries)>) -> Result<()> {
+/// `root` over its variants' chart data, in the order given; `digests`:
+/// what the page takes of the events of the variants just run (the others'
+/// `events.csv` is read).
+pub fn write_report_root(
+    root: &Path,
+    series: Vec<(String, chart::VariantSeries)>,
+    digests: Vec<(String, EventDigest)>,
+) -> Result<()> {
     let (order, series): (Vec<String>, Vec<_>) = series.into_iter().unzip();
     chart::write_comparison_charts(&series, root)?;
-    html::write_report_html_ordered(root, &order)?;
+    html::write_report_html_digested(root, &order, digests)?;
     Ok(())
 }
 

@@ -411,13 +411,15 @@ impl SweepContext<'_> {
             Err(panic) => return failed(panic_text(panic)),
         };
         let evictions = sink.take_evictions();
+        let digest = sink.take_digest();
         sink.finish()
             .and_then(|mut file| file.flush())
             .map_err(|e| run_report::with_path(&path, e))
             .with_context(cannot_write)?;
         let series = write_variant_dir(scenario, self.pricing, &output, evictions, &variant_dir)
             .with_context(cannot_write)?;
-        write_report_root(&run_dir, vec![series]).with_context(cannot_write)?;
+        let digests = vec![(series.0.clone(), digest)];
+        write_report_root(&run_dir, vec![series], digests).with_context(cannot_write)?;
         Ok(Ok((
             Summary::of_run(scenario, self.pricing, &output.summary),
             true,

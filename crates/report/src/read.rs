@@ -122,6 +122,26 @@ pub fn read_variant_filtered(
     dir: &Path,
     keep: impl FnMut(EventRow) -> Option<EventRow>,
 ) -> Result<VariantReport, ReadError> {
+    read_variant_with(name, dir, |path| read_events_filtered(path, keep))
+}
+
+/// Reads one variant folder like [`read_variant`] but for `events.csv`,
+/// whose rows the caller already has (as it wrote them): `events`.
+pub fn read_variant_with_events(
+    name: &str,
+    dir: &Path,
+    events: Vec<EventRow>,
+) -> Result<VariantReport, ReadError> {
+    read_variant_with(name, dir, |_| Ok(events))
+}
+
+/// Reads one variant folder, its events from `events` given the path of
+/// its `events.csv`.
+fn read_variant_with(
+    name: &str,
+    dir: &Path,
+    events: impl FnOnce(&Path) -> Result<Vec<EventRow>, ReadError>,
+) -> Result<VariantReport, ReadError> {
     let summary = Summary::read(&dir.join(SUMMARY_FILE))?;
     let autoscaler = if dir.join(NODES_FILE).is_file() || dir.join(SCALEDOWN_FILE).is_file() {
         Autoscaler::ClusterAutoscaler
@@ -146,7 +166,7 @@ pub fn read_variant_filtered(
         dir: dir.to_path_buf(),
         autoscaler,
         summary,
-        events: read_events_filtered(&dir.join(EVENTS_FILE), keep)?,
+        events: events(&dir.join(EVENTS_FILE))?,
         nodeclaims,
         kept_nodes,
     })

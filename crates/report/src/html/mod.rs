@@ -5,7 +5,10 @@
 //! largest decisions and why pods stayed pending and nodes stayed up.
 //!
 //! Everything is read from the folder (see [`crate::read`]) and
-//! written in a fixed order, so the same folder gives the same bytes.
+//! written in a fixed order, so the same folder gives the same bytes. The
+//! one exception is `events.csv`, which the page only tallies: a run that
+//! has just written it hands over the tally it kept while writing
+//! ([`EventDigest`]), the same one a read of the file makes.
 
 mod sections;
 pub mod sweep;
@@ -18,8 +21,10 @@ use std::path::{Path, PathBuf};
 
 use super::compare::comparison_rows;
 use super::read::{
-    Autoscaler, ReadError, VariantReport, read_variant_filtered, sim_time, variant_dirs,
+    Autoscaler, ReadError, VariantReport, read_variant_filtered, read_variant_with_events,
+    sim_time, variant_dirs,
 };
+use super::schema::EventRow;
 
 /// The file name of the page inside the report folder.
 pub const REPORT_HTML: &str = "report.html";
@@ -51,17 +56,65 @@ pub fn render_report(report_dir: &Path) -> Result<String, HtmlError> {
 /// The page for `report_dir`, the variants named in `order` first (in that
 /// order; the first is the comparison's base), the others after by name.
 pub fn render_report_ordered(report_dir: &Path, order: &[String]) -> Result<String, HtmlError> {
-    // Only the rows the page shows one by one are kept; the pending
-    // reasons are counted as they are read.
+    render_report_digested(report_dir, order, Vec::new())
+}
+
+/// What the page takes of one variant's `events.csv`, row by row: the
+/// pending reasons counted, and the rows it shows one by one. Kept while
+/// the file is written or made by reading it; either way the same.
+#[derive(Debug, Default)]
+pub struct EventDigest {
+    pending: sections::PendingEvents,
+    shown: Vec<EventRow>,
+}
+
+impl EventDigest {
+    /// Takes in the next row of the file.
+    pub fn add(&mut self, row: EventRow<&str>) {
+        if !self.pending.count(&row) && sections::shown_row_by_row(row.reason) {
+            self.shown.push(EventRow {
+                time_ms: row.time_ms,
+                kind: row.kind.to_string(),
+                reason: row.reason.to_string(),
+                object: row.object.to_string(),
+                message: row.message.to_string(),
+            });
+        }
+    }
+}
+
+/// [`render_report_ordered`], with the digests of the variants (by name)
+/// whose `events.csv` need not be read again.
+pub fn render_report_digested(
+    report_dir: &Path,
+    order: &[String],
+    mut digests: Vec<(String, EventDigest)>,
+) -> Result<String, HtmlError> {
     let mut variants = Vec::new();
     for (name, dir) in variant_dirs(report_dir)? {
-        let mut pending = sections::PendingEvents::default();
-        let variant = read_variant_filtered(&name, &dir, |event| {
-            pending
-                .count(event)
-                .filter(|e| sections::shown_row_by_row(&e.reason))
-        })?;
-        variants.push((variant, pending));
+        let variant = match digests.iter().position(|(n, _)| *n == name) {
+            Some(at) => {
+                let (_, digest) = digests.swap_remove(at);
+                let variant = read_variant_with_events(&name, &dir, digest.shown)?;
+                (variant, digest.pending)
+            }
+            None => {
+                let mut digest = EventDigest::default();
+                let mut variant = read_variant_filtered(&name, &dir, |event| {
+                    digest.add(EventRow {
+                        time_ms: event.time_ms,
+                        kind: &event.kind,
+                        reason: &event.reason,
+                        object: &event.object,
+                        message: &event.message,
+                    });
+                    None
+                })?;
+                variant.events = digest.shown;
+                (variant, digest.pending)
+            }
+        };
+        variants.push(variant);
     }
     variants.sort_by_key(|(v, _)| {
         (
@@ -98,7 +151,17 @@ pub fn write_report_html_ordered(
     report_dir: &Path,
     order: &[String],
 ) -> Result<PathBuf, HtmlError> {
-    let html = render_report_ordered(report_dir, order)?;
+    write_report_html_digested(report_dir, order, Vec::new())
+}
+
+/// [`write_report_html_ordered`] with [`render_report_digested`]'s
+/// digests.
+pub fn write_report_html_digested(
+    report_dir: &Path,
+    order: &[String],
+    digests: Vec<(String, EventDigest)>,
+) -> Result<PathBuf, HtmlError> {
+    let html = render_report_digested(report_dir, order, digests)?;
     super::atomic::write_file(report_dir, REPORT_HTML, |out| {
         out.write_all(html.as_bytes())
     })

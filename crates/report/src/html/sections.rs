@@ -33,7 +33,8 @@ pub(super) fn shown_row_by_row(reason: &str) -> bool {
 /// need not be kept.
 #[derive(Debug, Default)]
 pub(super) struct PendingEvents {
-    by_message: BTreeMap<(String, String), Seen>,
+    /// By reason, then message.
+    by_message: BTreeMap<String, BTreeMap<String, Seen>>,
     /// A number per pod object, so each message lists its pods compactly.
     pod_numbers: HashMap<String, u32>,
 }
@@ -59,26 +60,44 @@ impl Seen {
 }
 
 impl PendingEvents {
-    /// Counts `event` if its reason says why a pod is pending; gives it
-    /// back otherwise.
-    pub(super) fn count(&mut self, event: EventRow) -> Option<EventRow> {
-        if !PENDING_REASONS.contains(&event.reason.as_str()) {
-            return Some(event);
+    /// Counts `event` if its reason says why a pod is pending (and says
+    /// so); strings are copied only the first time they are seen.
+    pub(super) fn count(&mut self, event: &EventRow<&str>) -> bool {
+        if !PENDING_REASONS.contains(&event.reason) {
+            return false;
         }
         let next = self.pod_numbers.len() as u32;
-        let pod = *self.pod_numbers.entry(event.object.clone()).or_insert(next);
-        let seen = self
-            .by_message
-            .entry((event.reason, event.message))
-            .or_insert(Seen {
-                events: 0,
-                pods: Vec::new(),
-                first_ms: event.time_ms,
-                example: event.object,
-            });
+        let pod = match self.pod_numbers.get(event.object) {
+            Some(&pod) => pod,
+            None => {
+                self.pod_numbers.insert(event.object.to_string(), next);
+                next
+            }
+        };
+        if !self.by_message.contains_key(event.reason) {
+            self.by_message
+                .insert(event.reason.to_string(), BTreeMap::new());
+        }
+        let Some(messages) = self.by_message.get_mut(event.reason) else {
+            return true;
+        };
+        if !messages.contains_key(event.message) {
+            messages.insert(
+                event.message.to_string(),
+                Seen {
+                    events: 0,
+                    pods: Vec::new(),
+                    first_ms: event.time_ms,
+                    example: event.object.to_string(),
+                },
+            );
+        }
+        let Some(seen) = messages.get_mut(event.message) else {
+            return true;
+        };
         seen.events += 1;
         seen.pods.push(pod);
-        None
+        true
     }
 }
 
@@ -324,11 +343,19 @@ fn why_pending(out: &mut String, variant: &VariantReport, pending: &PendingEvent
     table(out, &[text("Reason"), num("Pods"), text("Example")], &rows);
 
     heading(out, "Why pending: scheduling events");
-    let mut seen: Vec<_> = pending.by_message.iter().collect();
-    seen.sort_by(|a, b| b.1.events.cmp(&a.1.events).then(a.0.cmp(b.0)));
+    let mut seen: Vec<_> = pending
+        .by_message
+        .iter()
+        .flat_map(|(reason, messages)| {
+            messages
+                .iter()
+                .map(move |(message, seen)| ((reason, message), seen))
+        })
+        .collect();
+    seen.sort_by(|a, b| b.1.events.cmp(&a.1.events).then(a.0.cmp(&b.0)));
     let rows: Vec<Vec<Cell>> = seen
         .iter()
-        .map(|((reason, message), s)| {
+        .map(|&((reason, message), s)| {
             vec![
                 text(reason),
                 long(clip(message, MESSAGE_CHARS)),

@@ -250,3 +250,82 @@ fn a_folder_without_variants_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     assert!(matches!(render_report(dir.path()), Err(HtmlError::Read(_))));
 }
+
+#[test]
+fn a_digest_kept_while_writing_gives_the_page_a_read_gives() {
+    use crate::run::EventsCsv;
+    use crate::sim::engine::{EventRecord, EventSink, EventType};
+    use crate::sim::time::{SimDuration, SimTime};
+    let dir = tempfile::tempdir().unwrap();
+    sample_report(dir.path());
+    let event = |s: u64, kind, reason: &str, object: &str, message: &str| EventRecord {
+        time: SimTime::ZERO + SimDuration::from_secs(s),
+        kind,
+        reason: reason.to_string(),
+        object: object.to_string(),
+        message: message.to_string(),
+    };
+    let full = "0/2 nodes are available: 2 Insufficient cpu.";
+    let mut sink = EventsCsv::new(Vec::new()).unwrap();
+    for record in [
+        event(
+            5,
+            EventType::Warning,
+            "FailedScheduling",
+            "pod/default/a",
+            full,
+        ),
+        event(6, EventType::Normal, "Scheduled", "pod/default/c", "bound"),
+        event(
+            7,
+            EventType::Warning,
+            "FailedScheduling",
+            "pod/default/b",
+            full,
+        ),
+        event(
+            8,
+            EventType::Warning,
+            "FailedScheduling",
+            "pod/default/a",
+            full,
+        ),
+        event(
+            9,
+            EventType::Warning,
+            "NotTriggerScaleUp",
+            "pod/default/a",
+            "no group, \"quoted\"",
+        ),
+        event(
+            60,
+            EventType::Normal,
+            "DisruptionTerminating",
+            "node/np-00001",
+            "Disrupting Node: delete 1 empty node (m5.large): saves $0.1/h",
+        ),
+        event(
+            90,
+            EventType::Warning,
+            "SpotInterrupted",
+            "nodeclaim/np-00003",
+            "warning <b>",
+        ),
+    ] {
+        sink.record(record);
+    }
+    let digest = sink.take_digest();
+    fs::write(
+        dir.path().join("karp").join("events.csv"),
+        sink.finish().unwrap(),
+    )
+    .unwrap();
+    let read = render_report(dir.path()).unwrap();
+    let digested =
+        render_report_digested(dir.path(), &[], vec![("karp".to_string(), digest)]).unwrap();
+    assert_eq!(read, digested);
+    // The tally and the rows shown one by one are on the page.
+    assert!(read.contains("Insufficient cpu."), "{read}");
+    assert!(read.contains("np-00001"), "{read}");
+    assert!(read.contains("warning &lt;b&gt;"), "{read}");
+}

@@ -1,11 +1,13 @@
 //! `events.csv`, written row by row: either from a finished run's events or
 //! as an [`EventSink`] while the run is still going, so the rows never have
 //! to be held in memory. Both ways give the same bytes. The evictions among
-//! them are kept for the charts.
+//! them are kept for the charts, and what `report.html` takes of them
+//! ([`EventDigest`]) for the page.
 
 use std::io::{self, Write};
 
 use crate::chart::data::Eviction;
+use crate::html::EventDigest;
 use crate::schema::{EventRow, RowWriter};
 use crate::sim::engine::{EventRecord, EventSink};
 
@@ -15,6 +17,7 @@ use crate::sim::engine::{EventRecord, EventSink};
 pub struct EventsCsv<W: Write> {
     file: RowWriter<W>,
     evictions: Vec<Eviction>,
+    digest: EventDigest,
     error: Option<io::Error>,
 }
 
@@ -24,6 +27,7 @@ impl<W: Write> EventsCsv<W> {
         Ok(EventsCsv {
             file: RowWriter::new::<EventRow>(out)?,
             evictions: Vec::new(),
+            digest: EventDigest::default(),
             error: None,
         })
     }
@@ -32,13 +36,21 @@ impl<W: Write> EventsCsv<W> {
     pub fn write(&mut self, event: &EventRecord) -> io::Result<()> {
         let row = EventRow::from(event);
         self.evictions.extend(Eviction::of(&row));
-        self.file.write(&row)
+        self.file.write(&row)?;
+        self.digest.add(row);
+        Ok(())
     }
 
     /// The evictions written so far, in file order; taken, so a second
     /// call returns those written since.
     pub fn take_evictions(&mut self) -> Vec<Eviction> {
         std::mem::take(&mut self.evictions)
+    }
+
+    /// What `report.html` takes of the rows written so far; taken, as
+    /// [`EventsCsv::take_evictions`].
+    pub fn take_digest(&mut self) -> EventDigest {
+        std::mem::take(&mut self.digest)
     }
 
     /// Flushes the rows and returns the writer, or the first error met.
