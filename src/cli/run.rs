@@ -154,8 +154,9 @@ pub struct StagedReport {
     dirs: Vec<PathBuf>,
     /// Per variant, the evictions among its events, in file order.
     evictions: Vec<Vec<Eviction>>,
-    /// Per variant, what `report.html` takes of its events.
-    digests: Vec<EventDigest>,
+    /// Per variant, what `report.html` takes of its events (none when it
+    /// grew too large to keep: the page reads `events.csv` back).
+    digests: Vec<Option<EventDigest>>,
     /// Variants not run this time whose folders the previous report had
     /// (kept with `--variant`).
     kept: Vec<String>,
@@ -302,7 +303,9 @@ pub fn write_report(
     {
         let (name, drawn) = write_variant_dir(&scenario.name, pricing, output, evictions, dir)
             .with_context(cannot_write)?;
-        written.push((name.clone(), digest));
+        if let Some(digest) = digest {
+            written.push((name.clone(), digest));
+        }
         series.push((name, drawn));
     }
     for name in kept {

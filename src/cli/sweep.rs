@@ -418,7 +418,7 @@ impl SweepContext<'_> {
             .with_context(cannot_write)?;
         let series = write_variant_dir(scenario, self.pricing, &output, evictions, &variant_dir)
             .with_context(cannot_write)?;
-        let digests = vec![(series.0.clone(), digest)];
+        let digests = digest.map(|d| (series.0.clone(), d)).into_iter().collect();
         write_report_root(&run_dir, vec![series], digests).with_context(cannot_write)?;
         Ok(Ok((
             Summary::of_run(scenario, self.pricing, &output.summary),

@@ -66,12 +66,18 @@ pub fn render_report_ordered(report_dir: &Path, order: &[String]) -> Result<Stri
 pub struct EventDigest {
     pending: sections::PendingEvents,
     shown: Vec<EventRow>,
+    shown_bytes: usize,
 }
 
 impl EventDigest {
     /// Takes in the next row of the file.
     pub fn add(&mut self, row: EventRow<&str>) {
         if !self.pending.count(&row) && sections::shown_row_by_row(row.reason) {
+            self.shown_bytes += sections::ENTRY_BYTES
+                + [row.kind, row.reason, row.object, row.message]
+                    .iter()
+                    .map(|s| s.len())
+                    .sum::<usize>();
             self.shown.push(EventRow {
                 time_ms: row.time_ms,
                 kind: row.kind.to_string(),
@@ -80,6 +86,12 @@ impl EventDigest {
                 message: row.message.to_string(),
             });
         }
+    }
+
+    /// About how many bytes it holds: it grows with the pods that were
+    /// pending, the distinct messages and the rows shown one by one.
+    pub fn held_bytes(&self) -> usize {
+        self.pending.held_bytes() + self.shown_bytes
     }
 }
 

@@ -37,6 +37,8 @@ pub(super) struct PendingEvents {
     by_message: BTreeMap<String, BTreeMap<String, Seen>>,
     /// A number per pod object, so each message lists its pods compactly.
     pod_numbers: HashMap<String, u32>,
+    /// About how many bytes it holds.
+    held: usize,
 }
 
 /// One (reason, message) of [`PendingEvents`].
@@ -71,17 +73,20 @@ impl PendingEvents {
             Some(&pod) => pod,
             None => {
                 self.pod_numbers.insert(event.object.to_string(), next);
+                self.held += event.object.len() + ENTRY_BYTES;
                 next
             }
         };
         if !self.by_message.contains_key(event.reason) {
             self.by_message
                 .insert(event.reason.to_string(), BTreeMap::new());
+            self.held += event.reason.len() + ENTRY_BYTES;
         }
         let Some(messages) = self.by_message.get_mut(event.reason) else {
             return true;
         };
         if !messages.contains_key(event.message) {
+            self.held += event.message.len() + event.object.len() + ENTRY_BYTES;
             messages.insert(
                 event.message.to_string(),
                 Seen {
@@ -97,9 +102,18 @@ impl PendingEvents {
         };
         seen.events += 1;
         seen.pods.push(pod);
+        self.held += std::mem::size_of::<u32>();
         true
     }
+
+    /// About how many bytes it holds.
+    pub(super) fn held_bytes(&self) -> usize {
+        self.held
+    }
 }
+
+/// What a map entry or a kept row costs besides its strings, about.
+pub(super) const ENTRY_BYTES: usize = 64;
 
 fn heading(out: &mut String, title: &str) {
     out.push_str(&format!("<h3>{}</h3>\n", super::escape(title)));

@@ -2,7 +2,9 @@
 //! as an [`EventSink`] while the run is still going, so the rows never have
 //! to be held in memory. Both ways give the same bytes. The evictions among
 //! them are kept for the charts, and what `report.html` takes of them
-//! ([`EventDigest`]) for the page.
+//! ([`EventDigest`]) for the page, up to [`DIGEST_MAX_BYTES`]: a run whose
+//! tally would hold more leaves the page to read `events.csv` back after
+//! the run, so a long run's peak memory does not grow with its event log.
 
 use std::io::{self, Write};
 
@@ -17,9 +19,13 @@ use crate::sim::engine::{EventRecord, EventSink};
 pub struct EventsCsv<W: Write> {
     file: RowWriter<W>,
     evictions: Vec<Eviction>,
-    digest: EventDigest,
+    /// `None` once it would hold more than [`DIGEST_MAX_BYTES`].
+    digest: Option<EventDigest>,
     error: Option<io::Error>,
 }
+
+/// The most a run's [`EventDigest`] may hold.
+pub const DIGEST_MAX_BYTES: usize = 8 << 20;
 
 impl<W: Write> EventsCsv<W> {
     /// Starts the file: writes the header row.
@@ -27,7 +33,7 @@ impl<W: Write> EventsCsv<W> {
         Ok(EventsCsv {
             file: RowWriter::new::<EventRow>(out)?,
             evictions: Vec::new(),
-            digest: EventDigest::default(),
+            digest: Some(EventDigest::default()),
             error: None,
         })
     }
@@ -37,7 +43,12 @@ impl<W: Write> EventsCsv<W> {
         let row = EventRow::from(event);
         self.evictions.extend(Eviction::of(&row));
         self.file.write(&row)?;
-        self.digest.add(row);
+        if let Some(digest) = &mut self.digest {
+            digest.add(row);
+            if digest.held_bytes() > DIGEST_MAX_BYTES {
+                self.digest = None;
+            }
+        }
         Ok(())
     }
 
@@ -47,10 +58,11 @@ impl<W: Write> EventsCsv<W> {
         std::mem::take(&mut self.evictions)
     }
 
-    /// What `report.html` takes of the rows written so far; taken, as
-    /// [`EventsCsv::take_evictions`].
-    pub fn take_digest(&mut self) -> EventDigest {
-        std::mem::take(&mut self.digest)
+    /// What `report.html` takes of the rows written so far, unless it
+    /// grew past [`DIGEST_MAX_BYTES`]; taken, so a second call returns
+    /// `None`.
+    pub fn take_digest(&mut self) -> Option<EventDigest> {
+        self.digest.take()
     }
 
     /// Flushes the rows and returns the writer, or the first error met.
@@ -100,6 +112,28 @@ mod tests {
              1.500,Warning,FailedScheduling,pod/default/web-1,0/3 nodes are available: 3 Insufficient cpu.\n\
              2.000,Warning,FailedScheduling,pod/default/web-1,\"a, b\"\n"
         );
+    }
+
+    #[test]
+    fn the_digest_goes_once_it_would_hold_too_much() {
+        let long = "x".repeat(1000);
+        let pending = |i: u64| EventRecord {
+            object: format!("pod/default/p-{i}"),
+            ..event(i, &format!("{long} {i}"))
+        };
+        let mut small = EventsCsv::new(io::sink()).unwrap();
+        let mut large = EventsCsv::new(io::sink()).unwrap();
+        for i in 0..100 {
+            small.record(pending(i));
+        }
+        for i in 0..(DIGEST_MAX_BYTES / 1000) as u64 {
+            large.record(pending(i));
+        }
+        let kept = small.take_digest().expect("100 rows stay under the limit");
+        assert!(kept.held_bytes() > 100 * 1000, "{}", kept.held_bytes());
+        assert!(large.take_digest().is_none());
+        // The file itself is whole either way.
+        large.finish().unwrap();
     }
 
     /// A writer that fails once `limit` bytes were written.
