@@ -56,9 +56,7 @@ enum Command {
 /// The simulation allocates and frees many small values per decision (the
 /// placement views of every node in each consolidation what-if); mimalloc
 /// does this with far less time than the system allocator. The allocator
-/// changes no output. It is built without transparent huge pages
-/// (`no_thp`): with them the kernel backs mimalloc's arenas with 2 MiB
-/// pages, zeroing and keeping a whole one where a few KiB were wanted.
+/// changes no output.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
