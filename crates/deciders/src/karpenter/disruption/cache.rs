@@ -173,7 +173,7 @@ impl CandidateCache {
     /// holds exactly these.
     pub(super) fn facts_of_every_node(&self, cluster: &Cluster) -> Vec<Arc<NodeFacts>> {
         let mut kept = self.kept.lock().unwrap_or_else(PoisonError::into_inner);
-        let old = std::mem::take(&mut *kept);
+        let old = std::mem::replace(&mut *kept, Vec::with_capacity(cluster.node_count()));
         let mut old = old.into_iter().peekable();
         let mut all = Vec::with_capacity(cluster.node_count());
         for (id, node) in cluster.nodes() {
