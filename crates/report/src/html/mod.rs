@@ -7,8 +7,9 @@
 //! Everything is read from the folder (see [`crate::read`]) and
 //! written in a fixed order, so the same folder gives the same bytes. The
 //! one exception is `events.csv`, which the page only tallies: a run that
-//! has just written it hands over the tally it kept while writing
-//! ([`EventDigest`]), the same one a read of the file makes.
+//! has just written it hands over the tally it kept while writing, unless
+//! that grew too large ([`EventDigest`]); it is the one a read of the file
+//! makes.
 
 mod sections;
 pub mod sweep;
