@@ -936,7 +936,6 @@ fn pools_from(
             files: files.to_string(),
         });
     }
-    let mut catalogs: BTreeMap<String, Catalog> = BTreeMap::new();
     let mut nodepools = Vec::new();
     for (pool, source) in loaded.nodepools.iter().zip(&loaded.nodepool_sources) {
         let class_name = &pool.node_class_ref.name;
@@ -947,14 +946,8 @@ fn pools_from(
                 pool.name
             ));
         }
-        if !catalogs.contains_key(class_name) {
-            let settings = class.map(|c| c.settings).unwrap_or_default();
-            catalogs.insert(
-                class_name.clone(),
-                pricing.catalog(&scenario.region, &settings)?,
-            );
-        }
-        let catalog = catalogs[class_name].clone();
+        let settings = class.map(|c| c.settings).unwrap_or_default();
+        let catalog = pricing.catalog(&scenario.region, &settings)?;
         // Values nothing in the region has (typos, mostly): said where
         // they are written, once per pool however many variants share it.
         let mut unknown = Vec::new();

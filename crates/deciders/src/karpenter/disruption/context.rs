@@ -224,7 +224,6 @@ impl<'i, 'a> PassContext<'i, 'a> {
         });
         if let [candidate] = candidates {
             let (node, price) = (candidate.node, candidate.price);
-            let requests = view.moving_amounts(input, &self.pdbs, candidate);
             // Rulings are kept for candidates whose moving requests are
             // the ones kept with their node's facts.
             let kept = cache
@@ -236,6 +235,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             {
                 return true;
             }
+            let requests = view.moving_amounts(input, &self.pdbs, candidate);
             let ruled_out = bound.rules_out(&[node], price, &requests);
             if let Some((cache, epoch, facts)) = kept {
                 cache.rulings().keep(epoch, node, price, facts, ruled_out);
