@@ -45,7 +45,7 @@ use super::score::{
 use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
-pub use memo::FailureMemo;
+pub use memo::{FailureMemo, ScoreSums};
 
 /// Scheduler settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,6 +83,7 @@ struct Candidate {
 pub struct KubeScheduler {
     config: SchedulerConfig,
     memo: FailureMemo,
+    score_sums: ScoreSums,
 }
 
 impl KubeScheduler {
@@ -91,6 +92,7 @@ impl KubeScheduler {
         KubeScheduler {
             config,
             memo: FailureMemo::default(),
+            score_sums: ScoreSums::default(),
         }
     }
 
@@ -101,7 +103,13 @@ impl KubeScheduler {
 
     /// Decides where each of `pending` goes, as [`schedule`] does.
     pub fn schedule(&mut self, cluster: &Cluster, pending: &[PodId]) -> Vec<Decision> {
-        schedule_remembering(cluster, pending, &self.config, &mut self.memo)
+        schedule_remembering(
+            cluster,
+            pending,
+            &self.config,
+            &mut self.memo,
+            &mut self.score_sums,
+        )
     }
 }
 
@@ -113,7 +121,13 @@ impl KubeScheduler {
 /// finished get no decision; duplicates are decided once. Decisions come
 /// back in queue order.
 pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) -> Vec<Decision> {
-    schedule_remembering(cluster, pending, config, &mut FailureMemo::default())
+    schedule_remembering(
+        cluster,
+        pending,
+        config,
+        &mut FailureMemo::default(),
+        &mut ScoreSums::default(),
+    )
 }
 
 /// [`schedule`] with `memo` kept across calls on the same evolving
@@ -124,6 +138,7 @@ fn schedule_remembering(
     pending: &[PodId],
     config: &SchedulerConfig,
     memo: &mut FailureMemo,
+    score_sums: &mut ScoreSums,
 ) -> Vec<Decision> {
     let mut queue: Vec<_> = pending
         .iter()
@@ -139,10 +154,10 @@ fn schedule_remembering(
     let nodes: Vec<_> = cluster.nodes().filter(|(_, n)| n.registered).collect();
     let mut placement = Placement::new(cluster);
     // Scoring weighs pods without requests at defaults: keep those sums
-    // apart, summed for a node the first time it is feasible; by position
-    // in `nodes` (in id order), as a long run gives out far more node ids
-    // than it has nodes.
-    let mut score_requested: Vec<Option<[i64; 2]>> = vec![None; nodes.len()];
+    // apart, summed for a node the first time it is feasible unless kept
+    // from an earlier call; by position in `nodes` (in id order), as a long
+    // run gives out far more node ids than it has nodes.
+    let mut score_requested = score_sums.seed(cluster, &nodes);
 
     let mut decisions = Vec::with_capacity(queue.len());
     let mut outcome = ScanOutcome::default();
@@ -207,6 +222,14 @@ fn schedule_remembering(
         decisions.push(Decision::Bind(pod_id, best));
     }
     memo.end_call();
+    score_sums.keep(cluster, &nodes, &score_requested, |node| {
+        placement
+            .pods_bound_here(node)
+            .fold([0, 0], |[cpu, mem], spec| {
+                let [c, m] = score_requests(&spec.requests);
+                [cpu + c, mem + m]
+            })
+    });
     decisions
 }
 

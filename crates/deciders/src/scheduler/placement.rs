@@ -164,6 +164,15 @@ impl<'c> Placement<'c> {
             .map(|p| p.spec.as_ref())
     }
 
+    /// Specs of the pods this pass bound to `node`, in order.
+    pub fn pods_bound_here(&self, node: NodeId) -> impl Iterator<Item = &PodSpec> + '_ {
+        self.added_on(node)
+            .map_or(&[][..], |(_, _, pods)| pods.as_slice())
+            .iter()
+            .filter_map(|&id| self.cluster.pod(id))
+            .map(|p| p.spec.as_ref())
+    }
+
     /// Host ports in use on `node`.
     pub fn host_ports_on<'s>(
         &'s self,

@@ -6,11 +6,15 @@
 //! affinity come after NodeResourcesFit). So while the node's revision
 //! stands, a pod of the same template fails there for the same reason, and
 //! a template's next failed scan filters only the nodes that changed.
+//!
+//! Also kept: each node's scoring sums (the requests of the pods bound to
+//! it, with scoring's defaults for pods that request nothing), which stand
+//! while the node's revision does.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cluster::NodeId;
+use crate::cluster::{Cluster, Node, NodeId};
 use crate::kube::pod::PodSpec;
 use crate::scheduler::filter::Unfit;
 
@@ -99,5 +103,56 @@ impl Remembered {
             }
         }
         None
+    }
+}
+
+/// Per node, the scoring sums of the pods bound to it (cpu, memory) at a
+/// revision, in node id order.
+#[derive(Debug, Default)]
+pub struct ScoreSums {
+    sums: Vec<(NodeId, u64, [i64; 2])>,
+}
+
+impl ScoreSums {
+    /// A slot per node of `nodes` (in id order): the kept sums of the nodes
+    /// unchanged since, none for the others.
+    pub(super) fn seed(
+        &self,
+        cluster: &Cluster,
+        nodes: &[(NodeId, &Node)],
+    ) -> Vec<Option<[i64; 2]>> {
+        let mut kept = self.sums.iter().peekable();
+        nodes
+            .iter()
+            .map(|&(id, _)| {
+                while kept.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
+                kept.next_if(|(kept_id, _, _)| *kept_id == id)
+                    .filter(|(_, revision, _)| *revision == cluster.node_revision(id))
+                    .map(|&(_, _, sums)| sums)
+            })
+            .collect()
+    }
+
+    /// Keeps the sums of `slots` (by position in `nodes`, in id order) as
+    /// the cluster has them, `bound_this_call` giving what this call's
+    /// binds added to a node's slot.
+    pub(super) fn keep(
+        &mut self,
+        cluster: &Cluster,
+        nodes: &[(NodeId, &Node)],
+        slots: &[Option<[i64; 2]>],
+        bound_this_call: impl Fn(NodeId) -> [i64; 2],
+    ) {
+        self.sums.clear();
+        for (&(id, _), slot) in nodes.iter().zip(slots) {
+            if let Some([cpu, mem]) = *slot {
+                let [bound_cpu, bound_mem] = bound_this_call(id);
+                self.sums.push((
+                    id,
+                    cluster.node_revision(id),
+                    [cpu - bound_cpu, mem - bound_mem],
+                ));
+            }
+        }
     }
 }

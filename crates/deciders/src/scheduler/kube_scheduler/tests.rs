@@ -427,7 +427,13 @@ fn remembered_failures_follow_every_change() {
     let pod = cluster.add_pod(wide.build());
     let mut memo = FailureMemo::default();
     let mut same_as_fresh = |cluster: &Cluster, pending: &[PodId]| {
-        let remembered = schedule_remembering(cluster, pending, &LEAST, &mut memo);
+        let remembered = schedule_remembering(
+            cluster,
+            pending,
+            &LEAST,
+            &mut memo,
+            &mut ScoreSums::default(),
+        );
         assert_eq!(remembered, schedule(cluster, pending, &LEAST));
         (placed(cluster, &remembered), memo.len())
     };
@@ -478,4 +484,57 @@ fn remembered_failures_follow_every_change() {
     let (bound, kept) = same_as_fresh(&cluster, &[pod]);
     assert_eq!(bound, ["small-2"]);
     assert_eq!(kept, 0);
+}
+
+/// Scoring sums kept across calls change no decision (NodeResourcesFit's
+/// LeastAllocated scoring, upstream `least_allocated_test.go`, reads the
+/// pods bound to each node): a call whose binds the caller does not apply
+/// leaves the kept sums as the cluster has them, so the next call decides
+/// the same; binds applied, a pod finished and a pod removed each show in
+/// the next call. Pods that request nothing weigh at scoring's defaults.
+#[test]
+fn kept_scoring_sums_follow_every_change() {
+    let mut cluster = Cluster::new();
+    let [a, b] =
+        ["a", "b"].map(|name| cluster.add_node(node(name).cpu_mem(4000, 16 * GIB).build()));
+    let bound_early = cluster.add_pod(PodBuilder::new("early").requests(1500, GIB).build());
+    cluster.bind(bound_early, a);
+    let mut scheduler = KubeScheduler::new(LEAST);
+    let same_as_fresh = |scheduler: &mut KubeScheduler, cluster: &Cluster, pending: &[PodId]| {
+        let kept = scheduler.schedule(cluster, pending);
+        assert_eq!(kept, schedule(cluster, pending, &LEAST));
+        placed(cluster, &kept)
+    };
+    let pending: Vec<PodId> = (0..2)
+        .map(|i| {
+            cluster.add_pod(
+                PodBuilder::new(&format!("web-{i}"))
+                    .requests(1000, GIB)
+                    .build(),
+            )
+        })
+        .collect();
+    let first = same_as_fresh(&mut scheduler, &cluster, &pending);
+    assert_eq!(first, ["b", "b"]);
+    // Not applied: b still has nothing on it.
+    assert_eq!(same_as_fresh(&mut scheduler, &cluster, &pending), first);
+
+    cluster.bind(pending[0], b);
+    cluster.bind(pending[1], b);
+    let next = cluster.add_pod(PodBuilder::new("next").requests(1000, GIB).build());
+    assert_eq!(same_as_fresh(&mut scheduler, &cluster, &[next]), ["a"]);
+
+    cluster.finish_pod(bound_early, PodPhase::Succeeded);
+    let light = cluster.add_pod(PodBuilder::new("light").requests(100, GIB).build());
+    assert_eq!(same_as_fresh(&mut scheduler, &cluster, &[light]), ["a"]);
+
+    let no_requests: Vec<PodId> = (0..3)
+        .map(|i| cluster.add_pod(PodBuilder::new(&format!("bare-{i}")).build()))
+        .collect();
+    for &pod in &no_requests {
+        cluster.bind(pod, a);
+    }
+    cluster.remove_pod(pending[0]);
+    cluster.remove_pod(pending[1]);
+    assert_eq!(same_as_fresh(&mut scheduler, &cluster, &[light]), ["b"]);
 }
