@@ -6,9 +6,11 @@
 //! which nodes they close; each solve copies a node's view only when it
 //! places a pod there ([`ExistingSet`]). A build reuses the views of nodes
 //! unchanged since the last build with the same setup (by the cluster's
-//! node revisions), or is that last build when no node changed (by the
-//! cluster's revision), and a tree of the views' room lets a pod skip
-//! every node it cannot fit. Nodes that every solve of a pass closes
+//! node revisions), moved out of that build when nothing else holds it,
+//! and keeps its order unless a node came or a remade view sorts
+//! elsewhere; or it is that last build when no node changed (by the
+//! cluster's revision). A tree of the views' room lets a pod skip every
+//! node it cannot fit. Nodes that every solve of a pass closes
 //! (deleting nodes, nodes inside their `consolidateAfter` window) are
 //! taken out of that tree once, in a [`Closure`], so a search never walks
 //! past them; the views keep their last few closures for the next passes
@@ -163,17 +165,12 @@ impl ExistingNode {
     }
 }
 
-/// A node's placement view and the node revision it was made at.
-pub(super) type KeptView = (NodeId, u64, Arc<ExistingNode>);
-
 /// What a build of node views keeps for the next one.
 #[derive(Default)]
 pub(super) struct KeptViews {
-    /// Every node's view, sorted by node id.
-    pub views: Vec<KeptView>,
-    /// The node ids in the build's try order (a head start for the next
-    /// build's sort).
-    pub order: Vec<NodeId>,
+    /// Per node of the last build, in id order: its revision then and the
+    /// position of its view in that build's try order.
+    index: Vec<(NodeId, u64, u32)>,
     /// The build itself, with the cluster revision it was made at.
     pub last: Option<(u64, Arc<ExistingNodes>)>,
 }
@@ -188,6 +185,8 @@ pub(super) struct KeptViews {
 #[derive(Clone)]
 pub struct ExistingNodes {
     nodes: Vec<Arc<ExistingNode>>,
+    /// Per view, its room as built (the search tree's leaf when open).
+    rooms: Vec<TreeRoom>,
     /// Running pods with required anti-affinity (see
     /// [`super::topology::anti_affinity_pods`]).
     anti_affinity_pods: Vec<PodId>,
@@ -342,11 +341,11 @@ impl TreeRoom {
 }
 
 /// The segment tree of `rooms` (see [`Closure::room_tree`]).
-fn room_tree(rooms: impl ExactSizeIterator<Item = Resources>) -> (Vec<TreeRoom>, usize) {
+fn room_tree(rooms: impl ExactSizeIterator<Item = TreeRoom>) -> (Vec<TreeRoom>, usize) {
     let leaves = rooms.len().next_power_of_two();
     let mut tree = vec![TreeRoom::NOTHING_FITS; 2 * leaves];
     for (i, room) in rooms.enumerate() {
-        tree[leaves + i] = TreeRoom::of(&room);
+        tree[leaves + i] = room;
     }
     for i in (1..leaves).rev() {
         tree[i] = tree[2 * i].max(&tree[2 * i + 1]);
@@ -374,96 +373,145 @@ impl ExistingNodes {
         daemon_requirements: &[Requirements],
         kept: KeptViews,
     ) -> (Self, KeptViews) {
-        // A node's view is remade only when the node (or a pod on it)
-        // changed since the last build with this setup.
-        let mut kept_iter = kept.views.into_iter().peekable();
-        let mut matched: Vec<(NodeId, &Node, u64, Option<Arc<ExistingNode>>)> =
-            Vec::with_capacity(cluster.node_count());
-        for (id, node) in cluster.nodes() {
-            while kept_iter.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
-            let revision = cluster.node_revision(id);
-            let view = match kept_iter.next_if(|(kept_id, _, _)| *kept_id == id) {
-                Some((_, kept_revision, view)) if kept_revision == revision => Some(view),
-                _ => None,
+        let KeptViews { index, last } = kept;
+        // The last build's views and rooms, by slot (its try order): moved
+        // out when nothing else holds that build any more.
+        let (mut views, mut rooms): (Vec<Option<Arc<ExistingNode>>>, Vec<TreeRoom>) =
+            match last.map(|(_, last)| Arc::try_unwrap(last)) {
+                Some(Ok(last)) => (last.nodes.into_iter().map(Some).collect(), last.rooms),
+                Some(Err(shared)) => (
+                    shared.nodes.iter().cloned().map(Some).collect(),
+                    shared.rooms.clone(),
+                ),
+                None => (Vec::new(), Vec::new()),
             };
-            matched.push((id, node, revision, view));
-        }
-        // The missing views are made on their own: side by side on the
-        // current rayon pool's threads when there are many (most builds
-        // remake a few).
-        let make_missing = |(id, node, _, view): &mut (NodeId, &Node, u64, Option<_>)| {
-            if view.is_none() {
-                *view = Some(Arc::new(ExistingNode::new(
-                    cluster,
-                    *id,
-                    node,
-                    daemonsets,
-                    node_requirements,
-                    daemon_requirements,
-                )));
-            }
-        };
-        let missing = matched.iter().filter(|m| m.3.is_none()).count();
-        if missing >= VIEWS_MADE_SIDE_BY_SIDE {
-            matched.par_iter_mut().for_each(make_missing);
+        let index = if index.len() == views.len() {
+            index
         } else {
-            matched.iter_mut().for_each(make_missing);
-        }
-        let views: Vec<KeptView> = matched
-            .into_iter()
-            .filter_map(|(id, _, revision, view)| view.map(|view| (id, revision, view)))
-            .collect();
-        // Try order: initialized first, then by name; the id breaks ties as
-        // the stable sort of nodes in id order did, so the order is total
-        // and any sort gives the same. Starting from the last build's order
-        // (nodes still here, then new ones), the adaptive stable sort finds
-        // it nearly sorted: about one comparison per node.
-        let mut taken = vec![false; views.len()];
-        let mut nodes: Vec<Arc<ExistingNode>> = Vec::with_capacity(views.len());
-        for id in kept.order {
-            if let Ok(i) = views.binary_search_by_key(&id, |(id, _, _)| *id)
-                && !std::mem::replace(&mut taken[i], true)
-            {
-                nodes.push(views[i].2.clone());
-            }
-        }
-        for ((_, _, view), taken) in views.iter().zip(&taken) {
-            if !taken {
-                nodes.push(view.clone());
-            }
-        }
-        nodes.sort_by(|a, b| (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id)));
-        let keep = KeptViews {
-            views,
-            order: nodes.iter().map(|n| n.id).collect(),
-            last: None,
+            views.clear();
+            rooms.clear();
+            Vec::new()
         };
+
+        // A node's view is remade only when the node (or a pod on it)
+        // changed since the last build; a new node's goes in a new slot.
+        let mut current: Vec<(NodeId, &Node, u64, usize)> =
+            Vec::with_capacity(cluster.node_count());
+        let mut remade: Vec<(usize, NodeId, &Node, Option<Arc<ExistingNode>>)> = Vec::new();
+        let mut kept_iter = index.iter().peekable();
+        for (id, node) in cluster.nodes() {
+            while let Some(&(_, _, slot)) = kept_iter.next_if(|(kept_id, _, _)| *kept_id < id) {
+                views[slot as usize] = None;
+            }
+            let revision = cluster.node_revision(id);
+            let slot = match kept_iter.next_if(|(kept_id, _, _)| *kept_id == id) {
+                Some(&(_, kept_revision, slot)) => {
+                    if kept_revision != revision {
+                        remade.push((slot as usize, id, node, None));
+                    }
+                    slot as usize
+                }
+                None => {
+                    views.push(None);
+                    rooms.push(TreeRoom::NOTHING_FITS);
+                    remade.push((views.len() - 1, id, node, None));
+                    views.len() - 1
+                }
+            };
+            current.push((id, node, revision, slot));
+        }
+        for &(_, _, slot) in kept_iter {
+            views[slot as usize] = None;
+        }
+        // Side by side on the current rayon pool's threads when there are
+        // many (most builds remake a few).
+        let make = |(_, id, node, view): &mut (usize, NodeId, &Node, Option<_>)| {
+            *view = Some(Arc::new(ExistingNode::new(
+                cluster,
+                *id,
+                node,
+                daemonsets,
+                node_requirements,
+                daemon_requirements,
+            )));
+        };
+        if remade.len() >= VIEWS_MADE_SIDE_BY_SIDE {
+            remade.par_iter_mut().for_each(make);
+        } else {
+            remade.iter_mut().for_each(make);
+        }
+        // Try order: initialized first, then by name; the id breaks ties,
+        // so the order is total and any sort gives the same. The slots are
+        // in the last build's order, which only a new node or a remade view
+        // with another sort key can break (a removal cannot).
+        let mut resort = false;
+        for (slot, _, _, view) in remade {
+            let Some(view) = view else { continue };
+            resort |= views[slot]
+                .as_ref()
+                .is_none_or(|old| old.initialized != view.initialized || old.name != view.name);
+            rooms[slot] = TreeRoom::of(&view.remaining);
+            views[slot] = Some(view);
+        }
+        let mut position_of_slot: Vec<u32> = vec![u32::MAX; views.len()];
+        let mut nodes: Vec<Arc<ExistingNode>> = Vec::with_capacity(current.len());
+        let mut node_rooms: Vec<TreeRoom> = Vec::with_capacity(current.len());
+        for ((view, room), position) in views.into_iter().zip(rooms).zip(&mut position_of_slot) {
+            if let Some(view) = view {
+                *position = nodes.len() as u32;
+                nodes.push(view);
+                node_rooms.push(room);
+            }
+        }
+        if resort {
+            // The adaptive stable sort finds the slots nearly sorted: about
+            // one comparison per node.
+            let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
+            let key = |i: &u32| {
+                let n = &nodes[*i as usize];
+                (!n.initialized, &n.name, n.id)
+            };
+            order.sort_by(|a, b| key(a).cmp(&key(b)));
+            let mut new_position = vec![0u32; order.len()];
+            for (to, &from) in order.iter().enumerate() {
+                new_position[from as usize] = to as u32;
+            }
+            for position in position_of_slot.iter_mut().filter(|p| **p != u32::MAX) {
+                *position = new_position[*position as usize];
+            }
+            let mut sorted: Vec<Option<Arc<ExistingNode>>> = nodes.into_iter().map(Some).collect();
+            nodes = order
+                .iter()
+                .filter_map(|&i| sorted[i as usize].take())
+                .collect();
+            node_rooms = order.iter().map(|&i| node_rooms[i as usize]).collect();
+        }
+
         // Marks and pool usage in one walk (usage sums are order-free).
         let mut pool_usage: PoolSums<'_, PoolUsage> = PoolSums::new();
-        let marked: Vec<bool> = nodes
-            .iter()
-            .map(|n| {
-                let node = cluster.node(n.id).filter(|node| !node.marked_for_deletion);
-                if let Some(node) = node
-                    && let Some(pool) = node.nodepool()
-                {
-                    pool_usage.add(pool, |sum| {
-                        sum.capacity += node.capacity;
-                        sum.nodes += 1;
-                    });
-                }
-                node.is_none()
-            })
-            .collect();
+        let mut marked = vec![false; nodes.len()];
+        let mut index = Vec::with_capacity(current.len());
+        for &(id, node, revision, slot) in &current {
+            let position = position_of_slot[slot];
+            index.push((id, revision, position));
+            marked[position as usize] = node.marked_for_deletion;
+            if !node.marked_for_deletion
+                && let Some(pool) = node.nodepool()
+            {
+                pool_usage.add(pool, |sum| {
+                    sum.capacity += node.capacity;
+                    sum.nodes += 1;
+                });
+            }
+        }
         let pool_usage = pool_usage.into_map();
         let open: Vec<bool> = marked.iter().map(|m| !m).collect();
-        let (room_tree, leaves) = room_tree(nodes.iter().zip(&open).map(|(n, &open)| {
-            if open {
-                n.remaining
-            } else {
-                Resources::NOTHING_FITS
-            }
-        }));
+        let (room_tree, leaves) = room_tree(
+            node_rooms
+                .iter()
+                .zip(&open)
+                .map(|(&room, &open)| if open { room } else { TreeRoom::NOTHING_FITS }),
+        );
         let existing = ExistingNodes {
             cluster_nodes: nodes.len(),
             anti_affinity_pods: anti_affinity_pods(cluster),
@@ -478,7 +526,9 @@ impl ExistingNodes {
             },
             closures: Arc::default(),
             nodes,
+            rooms: node_rooms,
         };
+        let keep = KeptViews { index, last: None };
         (existing, keep)
     }
 
@@ -497,13 +547,12 @@ impl ExistingNodes {
             .zip(&self.unclosed.open)
             .map(|(n, &open)| open && ids.binary_search(&n.id).is_err())
             .collect();
-        let (room_tree, leaves) = room_tree(self.nodes.iter().zip(&open).map(|(n, &open)| {
-            if open {
-                n.remaining
-            } else {
-                Resources::NOTHING_FITS
-            }
-        }));
+        let (room_tree, leaves) = room_tree(
+            self.rooms
+                .iter()
+                .zip(&open)
+                .map(|(&room, &open)| if open { room } else { TreeRoom::NOTHING_FITS }),
+        );
         // Closed nodes that count (not already marked) give their share back.
         let mut pool_usage = self.unclosed.pool_usage.clone();
         for node in ids.iter().filter_map(|&id| cluster.node(id)) {

@@ -432,7 +432,7 @@ impl ExistingNodes {
     /// handed back when no node changed (the cluster's revision is the
     /// same).
     pub fn new(cluster: &Cluster, daemonsets: &[Arc<PodSpec>], prepared: &Prepared) -> Arc<Self> {
-        let mut kept = prepared.take_existing_views();
+        let kept = prepared.take_existing_views();
         if let Some((revision, last)) = &kept.last
             && *revision == cluster.revision()
             && last.fits(cluster)
@@ -441,7 +441,6 @@ impl ExistingNodes {
             prepared.keep_existing_views(kept);
             return last;
         }
-        kept.last = None;
         let (existing, mut keep) = ExistingNodes::build(
             cluster,
             daemonsets,

@@ -260,3 +260,112 @@ fn closures_of_the_same_nodes_are_shared() {
     assert_eq!(shared.leaves, fresh.leaves);
     assert_eq!(shared.pool_usage.len(), fresh.pool_usage.len());
 }
+
+/// Builds that keep views through random changes (pods bound and
+/// finished, nodes added, removed, marked for deletion and initialized),
+/// whether or not the last build is still held elsewhere, make what a build
+/// from scratch makes: the same views in the same order, rooms, marks,
+/// search tree, pool usage and anti-affinity pods.
+#[test]
+fn kept_builds_match_fresh_ones_through_random_changes() {
+    let mut rng = SimRng::seed_from_u64(23);
+    let (mut world, mut nodes) = random_world(&mut rng, 16);
+    let prepared = world.prepare();
+    let mut held = None;
+    let (mut views_kept, mut resorted) = (0, 0);
+    let mut last_order: Vec<NodeId> = Vec::new();
+    for step in 0..300 {
+        let pick = nodes[rng.random_range(0..nodes.len())];
+        match rng.random_range(0..6) {
+            0 => {
+                world.add_running(pod(rng.random_range(1..=4) * 250, 512), pick);
+            }
+            1 => {
+                let on_it = world.cluster.node(pick).map(|n| n.pods.clone());
+                if let Some(&victim) = on_it.and_then(|pods| pods.first().copied()).as_ref() {
+                    world
+                        .cluster
+                        .finish_pod(victim, crate::scheduler::PodPhase::Succeeded);
+                }
+            }
+            2 => {
+                let cpu = rng.random_range(1..=8) * 1000;
+                let room = Resources::cpu_mem(cpu, 4 * GIB).with(ResourceKind::Pods, 20);
+                let name = format!("node-{:03}", rng.random_range(0..1000));
+                let registered = rng.random_bool(0.7);
+                nodes.push(world.add_node(&name, &[(LABEL_NODEPOOL, "default")], room, registered));
+            }
+            3 if nodes.len() > 2 => {
+                world.cluster.remove_node(pick);
+                nodes.retain(|&id| id != pick);
+            }
+            4 => {
+                let node = world.cluster.node_mut(pick).unwrap();
+                node.marked_for_deletion = !node.marked_for_deletion;
+            }
+            _ => {
+                let node = world.cluster.node_mut(pick).unwrap();
+                node.initialized = !node.initialized;
+            }
+        }
+        let kept = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+        let fresh = ExistingNodes::new(&world.cluster, &world.daemonsets, &world.prepare());
+        let order = |e: &ExistingNodes| e.nodes.iter().map(|n| n.id).collect::<Vec<_>>();
+        let mut try_order: Vec<(bool, &str, NodeId)> = world
+            .cluster
+            .nodes()
+            .map(|(id, n)| (!n.initialized, n.name.as_str(), id))
+            .collect();
+        try_order.sort();
+        let try_order: Vec<NodeId> = try_order.into_iter().map(|(_, _, id)| id).collect();
+        assert_eq!(order(&fresh), try_order, "step {step}");
+        assert_eq!(order(&kept), try_order, "step {step}");
+        for (a, b) in kept.nodes.iter().zip(&fresh.nodes) {
+            assert_eq!(
+                (
+                    a.initialized,
+                    &a.name,
+                    a.remaining,
+                    &*a.requirements,
+                    &*a.taints
+                ),
+                (
+                    b.initialized,
+                    &b.name,
+                    b.remaining,
+                    &*b.requirements,
+                    &*b.taints
+                ),
+                "step {step}"
+            );
+        }
+        assert_eq!(kept.rooms, fresh.rooms, "step {step}");
+        assert_eq!(kept.marked, fresh.marked, "step {step}");
+        assert_eq!(kept.unclosed.open, fresh.unclosed.open, "step {step}");
+        assert_eq!(
+            kept.unclosed.room_tree, fresh.unclosed.room_tree,
+            "step {step}"
+        );
+        assert_eq!(
+            kept.unclosed.pool_usage, fresh.unclosed.pool_usage,
+            "step {step}"
+        );
+        assert_eq!(kept.anti_affinity_pods, fresh.anti_affinity_pods);
+        if let Some(previous) = &held {
+            let previous: &Arc<ExistingNodes> = previous;
+            views_kept += kept
+                .nodes
+                .iter()
+                .filter(|n| previous.nodes.iter().any(|p| Arc::ptr_eq(p, n)))
+                .count();
+        }
+        let now = order(&kept);
+        let mut unsorted_then = last_order.clone();
+        unsorted_then.retain(|id| now.contains(id));
+        resorted += usize::from(now.len() != unsorted_then.len() || now != unsorted_then);
+        last_order = now;
+        held = rng.random_bool(0.5).then_some(kept);
+    }
+    assert!(views_kept > 1000, "views are kept ({views_kept})");
+    assert!(resorted > 30, "the order changed often ({resorted})");
+}
