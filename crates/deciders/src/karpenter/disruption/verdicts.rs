@@ -255,15 +255,15 @@ impl Verdict {
         } else if let Some(stop) = &self.stopped_on {
             // Other pods: the new solve must take the same pods first, in
             // the same order, and every pod must be free of topology terms,
-            // so that no pod taken later constrains the ones before.
+            // so that no pod taken later constrains the ones before (the
+            // queue is asked first: it is what changes between passes).
             let found = view.pods_to_place(input, &ctx.pdbs, &[candidate]);
-            let same_start = view.all_topology_free(input.cluster, &found)
-                && queue_starts_with(
-                    input.cluster,
-                    &found.pods,
-                    input.options.scheduling,
-                    &stop.taken,
-                );
+            let same_start = queue_starts_with(
+                input.cluster,
+                &found.pods,
+                input.options.scheduling,
+                &stop.taken,
+            ) && view.all_topology_free(input.cluster, &found);
             if same_start {
                 self.replayed(input, false)
             } else {
