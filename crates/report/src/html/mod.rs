@@ -79,13 +79,7 @@ impl EventDigest {
                     .iter()
                     .map(|s| s.len())
                     .sum::<usize>();
-            self.shown.push(EventRow {
-                time_ms: row.time_ms,
-                kind: row.kind.to_string(),
-                reason: row.reason.to_string(),
-                object: row.object.to_string(),
-                message: row.message.to_string(),
-            });
+            self.shown.push(row.to_owned());
         }
     }
 
@@ -114,13 +108,7 @@ pub fn render_report_digested(
             None => {
                 let mut digest = EventDigest::default();
                 let mut variant = read_variant_filtered(&name, &dir, |event| {
-                    digest.add(EventRow {
-                        time_ms: event.time_ms,
-                        kind: &event.kind,
-                        reason: &event.reason,
-                        object: &event.object,
-                        message: &event.message,
-                    });
+                    digest.add(event.borrowed());
                     None
                 })?;
                 variant.events = digest.shown;

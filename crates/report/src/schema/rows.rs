@@ -104,6 +104,19 @@ impl<'a> From<&'a EventRecord> for EventRow<&'a str> {
     }
 }
 
+impl EventRow {
+    /// The row borrowing its strings.
+    pub fn borrowed(&self) -> EventRow<&str> {
+        EventRow {
+            time_ms: self.time_ms,
+            kind: &self.kind,
+            reason: &self.reason,
+            object: &self.object,
+            message: &self.message,
+        }
+    }
+}
+
 impl EventRow<&str> {
     /// The row with its own strings.
     pub fn to_owned(&self) -> EventRow {
