@@ -223,12 +223,7 @@ fn schedule_remembering(
     }
     memo.end_call();
     score_sums.keep(cluster, &nodes, &score_requested, |node| {
-        placement
-            .pods_bound_here(node)
-            .fold([0, 0], |[cpu, mem], spec| {
-                let [c, m] = score_requests(&spec.requests);
-                [cpu + c, mem + m]
-            })
+        summed_score_requests(placement.pods_bound_here(node))
     });
     decisions
 }
@@ -398,14 +393,8 @@ impl<'c> NodeScan<'_, 'c, '_> {
     ) -> Result<Candidate, Unfit<'c>> {
         self.filter.check(self.placement, id, node)?;
         let spec = self.filter.spec();
-        let [cpu, mem] = *score.get_or_insert_with(|| {
-            self.placement
-                .pods_on(id, node)
-                .fold([0, 0], |[cpu, mem], spec| {
-                    let [c, m] = score_requests(&spec.requests);
-                    [cpu + c, mem + m]
-                })
-        });
+        let [cpu, mem] =
+            *score.get_or_insert_with(|| summed_score_requests(self.placement.pods_on(id, node)));
         let requested = [cpu + self.pod_weight[0], mem + self.pod_weight[1]];
         let allocatable = [
             node.allocatable.cpu_millis(),
@@ -418,6 +407,15 @@ impl<'c> NodeScan<'_, 'c, '_> {
             taints: intolerable_prefer_no_schedule(&node.taints, &spec.tolerations),
         })
     }
+}
+
+/// The cpu and memory scoring weighs `pods` at, summed (see
+/// [`score_requests`]).
+fn summed_score_requests<'s>(pods: impl Iterator<Item = &'s PodSpec>) -> [i64; 2] {
+    pods.fold([0, 0], |[cpu, mem], spec| {
+        let [c, m] = score_requests(&spec.requests);
+        [cpu + c, mem + m]
+    })
 }
 
 /// Adds `count` nodes failing for `unfit` to the tally.

@@ -133,6 +133,12 @@ impl<'c> Placement<'c> {
         self.added.get(at as usize)
     }
 
+    /// The pods this pass bound to `node`, in order.
+    fn bound_here(&self, node: NodeId) -> &[PodId] {
+        self.added_on(node)
+            .map_or(&[], |(_, _, pods)| pods.as_slice())
+    }
+
     /// Whether this pass bound anything to `node`.
     pub fn has_binds_on(&self, node: NodeId) -> bool {
         self.added_on(node).is_some()
@@ -153,12 +159,9 @@ impl<'c> Placement<'c> {
         node: NodeId,
         base: &'s Node,
     ) -> impl Iterator<Item = &'s PodSpec> + 's {
-        let added = self
-            .added_on(node)
-            .map_or(&[][..], |(_, _, pods)| pods.as_slice());
         base.pods
             .iter()
-            .chain(added)
+            .chain(self.bound_here(node))
             .filter_map(|&id| self.cluster.pod(id))
             .filter(|p| !p.phase.is_terminal())
             .map(|p| p.spec.as_ref())
@@ -166,8 +169,7 @@ impl<'c> Placement<'c> {
 
     /// Specs of the pods this pass bound to `node`, in order.
     pub fn pods_bound_here(&self, node: NodeId) -> impl Iterator<Item = &PodSpec> + '_ {
-        self.added_on(node)
-            .map_or(&[][..], |(_, _, pods)| pods.as_slice())
+        self.bound_here(node)
             .iter()
             .filter_map(|&id| self.cluster.pod(id))
             .map(|p| p.spec.as_ref())
