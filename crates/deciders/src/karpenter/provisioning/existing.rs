@@ -466,25 +466,26 @@ impl ExistingNodes {
         if resort {
             // The adaptive stable sort finds the slots nearly sorted: about
             // one comparison per node.
-            let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
-            let key = |i: &u32| {
-                let n = &nodes[*i as usize];
-                (!n.initialized, &n.name, n.id)
-            };
-            order.sort_by(|a, b| key(a).cmp(&key(b)));
-            let mut new_position = vec![0u32; order.len()];
-            for (to, &from) in order.iter().enumerate() {
+            let mut sorted: Vec<(Arc<ExistingNode>, TreeRoom, u32)> = nodes
+                .into_iter()
+                .zip(node_rooms)
+                .zip(0..)
+                .map(|((view, room), position)| (view, room, position))
+                .collect();
+            sorted.sort_by(|(a, ..), (b, ..)| {
+                (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id))
+            });
+            let mut new_position = vec![0u32; sorted.len()];
+            for (to, &(_, _, from)) in sorted.iter().enumerate() {
                 new_position[from as usize] = to as u32;
             }
             for position in position_of_slot.iter_mut().filter(|p| **p != u32::MAX) {
                 *position = new_position[*position as usize];
             }
-            let mut sorted: Vec<Option<Arc<ExistingNode>>> = nodes.into_iter().map(Some).collect();
-            nodes = order
-                .iter()
-                .filter_map(|&i| sorted[i as usize].take())
-                .collect();
-            node_rooms = order.iter().map(|&i| node_rooms[i as usize]).collect();
+            (nodes, node_rooms) = sorted
+                .into_iter()
+                .map(|(view, room, _)| (view, room))
+                .unzip();
         }
 
         // Marks and pool usage in one walk (usage sums are order-free).
