@@ -103,17 +103,7 @@ impl NoOpBound {
             .iter()
             .filter(|(_, room)| room.iter().all(|&a| a >= 0))
             .fold(NOTHING, |sum, (_, room)| plus(&sum, room));
-        let mut by_size = rooms.clone();
-        by_size.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        // In this order no room admits more than one before it unless they
-        // are equal, so one pass finds the frontier.
-        let mut frontier: Vec<(NodeId, Amounts)> = Vec::new();
-        for (id, room) in by_size {
-            let admits_more = |kept: &Amounts| room.iter().zip(kept).any(|(r, k)| r > k);
-            if room.iter().all(|&a| a >= 0) && frontier.iter().all(|(_, kept)| admits_more(kept)) {
-                frontier.push((id, room));
-            }
-        }
+        let frontier = frontier_of(&rooms);
         let mut most = NOTHING;
         let most_allocatable = launch_rooms
             .iter()
@@ -205,6 +195,48 @@ impl NoOpBound {
                 .iter()
                 .any(|(id, room)| !is_candidate(id) && fits(wanted, room))
     }
+}
+
+/// The rooms no other room admits more than (of equal ones, the first by
+/// node id), largest first; none with a negative amount.
+fn frontier_of(rooms: &[(NodeId, Amounts)]) -> Vec<(NodeId, Amounts)> {
+    // Largest first (by amounts in order, then by node id): a room can
+    // then only be admitted more than by one before it.
+    let before = |a: &(NodeId, Amounts), b: &(NodeId, Amounts)| b.1.cmp(&a.1).then(a.0.cmp(&b.0));
+    // A room that one before it holds in every amount is not on the
+    // frontier (that one, or a room holding it in turn, is; or it has a
+    // negative amount, and then so does the room it holds). The largest
+    // room in each amount holds most rooms of a busy cluster, so only the
+    // others are sorted.
+    let mut largest: [Option<&(NodeId, Amounts)>; 3] = [None; 3];
+    for room in rooms {
+        for (k, kept) in largest.iter_mut().enumerate() {
+            if kept.is_none_or(|kept| (room.1[k], kept.0) > (kept.1[k], room.0)) {
+                *kept = Some(room);
+            }
+        }
+    }
+    let held_by_one_before = |room: &(NodeId, Amounts)| {
+        largest.iter().flatten().any(|&big| {
+            big.0 != room.0
+                && before(big, room).is_lt()
+                && big.1.iter().zip(&room.1).all(|(b, r)| b >= r)
+        })
+    };
+    let mut by_size: Vec<(NodeId, Amounts)> = rooms
+        .iter()
+        .filter(|room| !held_by_one_before(room))
+        .copied()
+        .collect();
+    by_size.sort_unstable_by(before);
+    let mut frontier: Vec<(NodeId, Amounts)> = Vec::new();
+    for (id, room) in by_size {
+        let admits_more = |kept: &Amounts| room.iter().zip(kept).any(|(r, k)| r > k);
+        if room.iter().all(|&a| a >= 0) && frontier.iter().all(|(_, kept)| admits_more(kept)) {
+            frontier.push((id, room));
+        }
+    }
+    frontier
 }
 
 /// Single candidates the bound ruled out, kept from pass to pass with what
@@ -391,6 +423,34 @@ mod tests {
     }
 
     proptest! {
+        /// The frontier is the one found by sorting every room: those no
+        /// room before them (largest first, then by node id) is at least
+        /// as large as in every amount, without negative amounts.
+        #[test]
+        fn the_frontier_is_found_without_sorting_every_room(
+            rooms in prop::collection::vec((-1i64..4, -1i64..4, -1i64..3), 0..40),
+        ) {
+            let rooms: Vec<(NodeId, Amounts)> = rooms
+                .iter()
+                .enumerate()
+                .map(|(i, &(cpu, mem, slots))| (NodeId(i as u32), [cpu, mem, slots]))
+                .collect();
+            let mut sorted = rooms.clone();
+            sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            let expected: Vec<(NodeId, Amounts)> = sorted
+                .iter()
+                .enumerate()
+                .filter(|(i, (_, room))| {
+                    room.iter().all(|&a| a >= 0)
+                        && !sorted[..*i]
+                            .iter()
+                            .any(|(_, earlier)| earlier.iter().zip(room).all(|(e, r)| e >= r))
+                })
+                .map(|(_, &room)| room)
+                .collect();
+            prop_assert_eq!(frontier_of(&rooms), expected);
+        }
+
         /// Whatever the bound ruled out stays ruled out by every later
         /// bound whose rooms only shrank or went: what a kept ruling rests
         /// on.
