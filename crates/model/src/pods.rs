@@ -53,8 +53,11 @@ pub fn is_reschedulable(pod: &Pod) -> bool {
 /// Whether the pod tolerates `karpenter.sh/disrupted:NoSchedule` (then the
 /// drain leaves it alone).
 pub fn tolerates_disrupted_taint(pod: &Pod) -> bool {
-    let taint = disrupted_no_schedule_taint();
-    pod.spec.tolerations.iter().any(|t| t.tolerates(&taint))
+    // Most pods tolerate nothing: the taint is made only for the others.
+    !pod.spec.tolerations.is_empty() && {
+        let taint = disrupted_no_schedule_taint();
+        pod.spec.tolerations.iter().any(|t| t.tolerates(&taint))
+    }
 }
 
 /// Whether `karpenter.sh/do-not-disrupt` currently protects the pod:
