@@ -23,6 +23,7 @@ use crate::karpenter::disruption::emptiness::{
     EmptyCommand, empty_command, validate_empty_command,
 };
 use crate::karpenter::disruption::reasons::Unconsolidatable;
+use crate::karpenter::disruption::types::NodePoolsByName;
 use crate::karpenter::disruption::{budget_mapping, controller::Method};
 use crate::karpenter::instance_types::filter_instance_types;
 use crate::kube::requirements::Requirements;
@@ -32,17 +33,17 @@ use crate::nodepool::DisruptionReason;
 use crate::pdb::PdbLimits;
 use karpsim_input::nodepools::load_str;
 
-fn pools_by_name(input: &DisruptionInput<'_>) -> BTreeMap<String, NodePool> {
+fn pools_by_name<'a>(input: &DisruptionInput<'a>) -> NodePoolsByName<'a> {
     input
         .nodepools
         .iter()
-        .map(|c| (c.pool.name.clone(), c.pool.clone()))
+        .map(|c| (c.pool.name.as_str(), c.pool))
         .collect()
 }
 
 fn candidate_list(
     input: &DisruptionInput<'_>,
-    pools: &BTreeMap<String, NodePool>,
+    pools: &NodePoolsByName<'_>,
     class: DisruptionClass,
 ) -> Vec<crate::karpenter::disruption::Candidate> {
     let pdbs = PdbLimits::from_cluster(input.cluster, input.scales);
@@ -61,7 +62,7 @@ fn empty_candidates(input: &DisruptionInput<'_>) -> Vec<crate::karpenter::disrup
     let pools = pools_by_name(input);
     candidate_list(input, &pools, DisruptionClass::Graceful)
         .into_iter()
-        .filter(|c| emptiness_filter(c, &pools[&*c.nodepool]).is_ok())
+        .filter(|c| emptiness_filter(c, &pools[c.nodepool()]).is_ok())
         .collect()
 }
 
@@ -129,29 +130,29 @@ pub(super) fn drift(_: &Disruption, input: &DisruptionInput<'_>, _: &Provisioner
                 .node(c.node)
                 .is_some_and(|n| drift_filter(n).is_ok())
         })
-        .find(|c| budgets.get_mut(&*c.nodepool).is_some_and(|b| *b > 0));
+        .find(|c| budgets.get_mut(c.nodepool()).is_some_and(|b| *b > 0));
     let Some(candidate) = found else {
         return PassOutcome::default();
     };
     let pool_index = input
         .nodepools
         .iter()
-        .position(|c| *c.pool.name == *candidate.nodepool)
+        .position(|c| *c.pool.name == *candidate.nodepool())
         .expect("pool exists");
     let context = &input.nodepools[pool_index];
     let type_index = filter_instance_types(context.pool, context.catalog).allowed[0];
     let mut requests = Resources::ZERO;
-    for pod in candidate.reschedulable_pods.iter() {
+    for pod in candidate.reschedulable_pods().iter() {
         requests += input.cluster.pod(*pod).unwrap().spec.requests;
     }
-    let replacements = if candidate.reschedulable_pods.is_empty() {
+    let replacements = if candidate.reschedulable_pods().is_empty() {
         Vec::new()
     } else {
         vec![NewNodeClaim {
             nodepool: pool_index,
             requirements: Requirements::new(),
             instance_types: vec![type_index],
-            pods: candidate.reschedulable_pods.to_vec(),
+            pods: candidate.reschedulable_pods().to_vec(),
             requests,
             min_values_relaxed: None,
         }]

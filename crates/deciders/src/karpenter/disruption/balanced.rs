@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 
 use super::reasons::ScoreTooLow;
-use super::types::{Candidate, PER_NODE_BASE_DISRUPTION_COST};
+use super::types::{Candidate, NodePoolsByName, PER_NODE_BASE_DISRUPTION_COST};
 use crate::cloud::Price;
 use crate::karpenter::PoolSums;
 use crate::nodepool::{ConsolidationPolicy, NodePool};
@@ -114,12 +114,12 @@ pub fn pool_totals(
 pub fn approve(
     candidates: &[&Candidate],
     savings: Price,
-    pools: &BTreeMap<String, NodePool>,
+    pools: &NodePoolsByName<'_>,
     totals: &BTreeMap<String, PoolTotals>,
 ) -> Result<(), ScoreTooLow> {
     let mut by_pool: BTreeMap<&str, Vec<&Candidate>> = BTreeMap::new();
     for c in candidates {
-        by_pool.entry(&*c.nodepool).or_default().push(c);
+        by_pool.entry(c.nodepool()).or_default().push(c);
     }
     let total_cost: f64 = candidates.iter().map(|c| c.price.dollars()).sum();
     let pool_count = by_pool.len();
@@ -162,7 +162,7 @@ pub fn can_pass_threshold(
     if pool.disruption.consolidation_policy != ConsolidationPolicy::Balanced {
         return true;
     }
-    let Some(totals) = totals.get(&*candidate.nodepool) else {
+    let Some(totals) = totals.get(candidate.nodepool()) else {
         return true;
     };
     if totals.total_cost <= 0.0 {

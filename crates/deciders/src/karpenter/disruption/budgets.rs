@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::cron::{CronError, Schedule};
+use super::types::NodePoolsByName;
 use crate::cluster::Cluster;
 use crate::karpenter::PoolSums;
 use crate::nodepool::{Budget, BudgetNodes, DisruptionReason, NodePool};
@@ -127,7 +128,7 @@ pub fn pool_node_counts(cluster: &Cluster) -> BTreeMap<String, PoolNodeCounts> {
 /// take candidates.
 pub fn budget_mapping(
     cluster: &Cluster,
-    pools: &BTreeMap<String, NodePool>,
+    pools: &NodePoolsByName<'_>,
     reason: DisruptionReason,
     now: SimTime,
 ) -> BTreeMap<String, u32> {
@@ -135,9 +136,9 @@ pub fn budget_mapping(
     pools
         .iter()
         .map(|(name, pool)| {
-            let c = counts.get(name).copied().unwrap_or_default();
+            let c = counts.get(*name).copied().unwrap_or_default();
             let allowed = allowed_disruptions(pool, reason, c.nodes, now);
-            (name.clone(), allowed.saturating_sub(c.disrupting))
+            (name.to_string(), allowed.saturating_sub(c.disrupting))
         })
         .collect()
 }
@@ -364,26 +365,17 @@ mod tests {
                 disrupting: 2
             }
         );
-        let pools: BTreeMap<_, _> = [
-            (
-                "default".to_string(),
-                with_budgets(vec![budget(BudgetNodes::Percent(30))]),
-            ),
-            (
-                "other".to_string(),
-                with_budgets(vec![budget(BudgetNodes::Count(1))]),
-            ),
-        ]
-        .into();
+        let (default, other) = (
+            with_budgets(vec![budget(BudgetNodes::Percent(30))]),
+            with_budgets(vec![budget(BudgetNodes::Count(1))]),
+        );
+        let pools: NodePoolsByName<'_> = [("default", &default), ("other", &other)].into();
         let mapping = budget_mapping(&cluster, &pools, DisruptionReason::Empty, SimTime::ZERO);
         // ceil(30% × 8) = 3, minus 2 disrupting.
         assert_eq!(mapping["default"], 1);
         assert_eq!(mapping["other"], 1);
-        let tight: BTreeMap<_, _> = [(
-            "default".to_string(),
-            with_budgets(vec![budget(BudgetNodes::Count(1))]),
-        )]
-        .into();
+        let one = with_budgets(vec![budget(BudgetNodes::Count(1))]);
+        let tight: NodePoolsByName<'_> = [("default", &one)].into();
         assert_eq!(
             budget_mapping(&cluster, &tight, DisruptionReason::Empty, SimTime::ZERO)["default"],
             0

@@ -59,7 +59,7 @@ impl<T> DerefMut for SetupBound<T> {
 
 /// What a candidate reads of its node's labels and of the pods bound to
 /// it: a function of the node and its pods alone.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub struct NodeFacts {
     /// The NodePool named by the `karpenter.sh/nodepool` label, else by
     /// the NodeClaim (empty when neither names one).
@@ -87,6 +87,24 @@ pub struct NodeFacts {
 }
 
 impl NodeFacts {
+    /// The facts of a node without pods, for tests of what reads only
+    /// names and NodePools.
+    #[cfg(test)]
+    pub(super) fn named(name: &str, nodepool: &str) -> NodeFacts {
+        NodeFacts {
+            nodepool: Arc::from(nodepool),
+            missing_label: None,
+            active: Vec::new(),
+            protected: Vec::new(),
+            reschedulable: Arc::from([]),
+            reschedulable_requests: Arc::from([]),
+            name: Arc::from(name),
+            reschedule_cost: 0.0,
+            all_pods_cost: 0.0,
+            pod_count: 0,
+        }
+    }
+
     pub(super) fn of(cluster: &Cluster, node: &Node) -> NodeFacts {
         let pods = || {
             node.pods

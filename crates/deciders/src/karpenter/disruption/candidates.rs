@@ -14,8 +14,8 @@
 //! for nodes whose revision did not change; what depends on time, PDBs or
 //! budgets is evaluated every pass.
 
-use std::borrow::Borrow;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -23,6 +23,7 @@ pub use super::cache::CandidateCache;
 use super::cache::NodeFacts;
 pub use super::reasons::Rejection;
 use super::reasons::Unconsolidatable;
+use super::types::NodePoolsByName;
 pub use super::types::{Candidate, DisruptionClass, PER_NODE_BASE_DISRUPTION_COST};
 use crate::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
 use crate::nodepool::{ConsolidationPolicy, NodePool};
@@ -36,7 +37,7 @@ pub struct CandidateInputs<'a> {
     /// The cluster.
     pub cluster: &'a Cluster,
     /// NodePools by name.
-    pub pools: &'a BTreeMap<String, NodePool>,
+    pub pools: &'a NodePoolsByName<'a>,
     /// PDBs with their allowed disruptions.
     pub pdbs: &'a PdbLimits,
     /// Nodes already in the orchestration queue.
@@ -155,46 +156,37 @@ pub fn new_candidate(
     class: DisruptionClass,
 ) -> Result<Candidate, Rejection> {
     let node = inputs.cluster.node(id).ok_or(Rejection::NotManaged)?;
-    candidate_with(inputs, id, node, class, || {
-        NodeFacts::of(inputs.cluster, node)
-    })
+    candidate_with(
+        inputs,
+        id,
+        node,
+        class,
+        Arc::new(NodeFacts::of(inputs.cluster, node)),
+    )
 }
 
-/// [`new_candidate`] with the node's facts made on demand.
-fn candidate_with<F: Borrow<NodeFacts>>(
+/// [`new_candidate`] with the node's facts.
+fn candidate_with(
     inputs: &CandidateInputs<'_>,
     id: NodeId,
     node: &Node,
     class: DisruptionClass,
-    facts: impl FnOnce() -> F,
+    facts: Arc<NodeFacts>,
 ) -> Result<Candidate, Rejection> {
-    let facts = facts();
-    let facts: &NodeFacts = facts.borrow();
-    let (claim, pool) = validate_node(inputs, id, node, facts)?;
-    if let Err(rejection) = validate_pods(inputs, facts) {
+    let (claim, pool) = validate_node(inputs, id, node, &facts)?;
+    if let Err(rejection) = validate_pods(inputs, &facts) {
         let eventual = class == DisruptionClass::Eventual
             && claim.lifecycle.termination_grace_period.is_some();
         if !(eventual && rejection.is_pod_block()) {
             return Err(rejection);
         }
     }
-    Ok(Candidate {
-        node: id,
-        name: facts.name.clone(),
-        nodepool: facts.nodepool.clone(),
-        price: claim.price,
-        pod_count: facts.pod_count,
-        missing_label: facts.missing_label,
-        reschedulable_pods: facts.reschedulable.clone(),
-        unprotected_requests: facts
-            .protected
-            .is_empty()
-            .then(|| facts.reschedulable_requests.clone()),
-        reschedule_disruption_cost: PER_NODE_BASE_DISRUPTION_COST + facts.reschedule_cost,
-        disruption_cost: facts.all_pods_cost * lifetime_remaining(node, claim, inputs.now),
-        consolidatable: is_consolidatable(node, claim, pool, inputs.now),
-        has_termination_grace_period: claim.lifecycle.termination_grace_period.is_some(),
-    })
+    let disruption_cost = facts.all_pods_cost * lifetime_remaining(node, claim, inputs.now);
+    let mut candidate = Candidate::new(id, facts, claim.price);
+    candidate.disruption_cost = disruption_cost;
+    candidate.consolidatable = is_consolidatable(node, claim, pool, inputs.now);
+    candidate.has_termination_grace_period = claim.lifecycle.termination_grace_period.is_some();
+    Ok(candidate)
 }
 
 /// Every node's candidate or rejection, in node order (rejections of
@@ -217,7 +209,7 @@ pub fn evaluate_nodes(
     nodes
         .into_par_iter()
         .with_min_len(NODES_PER_TASK)
-        .map(|((id, node), facts)| (id, candidate_with(inputs, id, node, class, || facts)))
+        .map(|((id, node), facts)| (id, candidate_with(inputs, id, node, class, facts)))
         .collect()
 }
 

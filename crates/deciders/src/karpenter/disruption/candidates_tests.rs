@@ -1,5 +1,6 @@
 //! Tests of disruption candidate selection and its rejection reasons.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::*;
@@ -49,9 +50,10 @@ impl World {
         f: impl FnOnce(&CandidateInputs<'_>) -> T,
     ) -> T {
         let pdbs = PdbLimits::from_cluster(&self.cluster, &self.scales);
+        let pools: NodePoolsByName<'_> = self.pools.iter().map(|(k, v)| (k.as_str(), v)).collect();
         f(&CandidateInputs {
             cluster: &self.cluster,
-            pools: &self.pools,
+            pools: &pools,
             pdbs: &pdbs,
             in_flight: &self.in_flight,
             now,
@@ -234,7 +236,7 @@ fn pdb_blocks_and_eventual_bypass() {
 fn candidate_values() {
     let mut w = World::new(2);
     let c = w.check(DisruptionClass::Graceful, SimTime::ZERO).unwrap();
-    assert_eq!(c.reschedulable_pods.len(), 2);
+    assert_eq!(c.reschedulable_pods().len(), 2);
     assert_eq!(c.reschedule_disruption_cost, 3.0);
     assert!((c.savings_ratio() - 0.1 / 3.0).abs() < 1e-12);
     assert!(!c.is_empty());
@@ -251,7 +253,7 @@ fn candidate_values() {
     }
     let c = w.check(DisruptionClass::Graceful, SimTime::ZERO).unwrap();
     assert!(c.is_empty());
-    assert_eq!(c.reschedulable_pods.len(), 2);
+    assert_eq!(c.reschedulable_pods().len(), 2);
     // DaemonSet pods are not reschedulable.
     let mut ds = pod_of("ds", "logs", OwnerKind::DaemonSet, "log-collector");
     ds.spec = ds.spec.with(|s| s.priority = 1 << 20);
@@ -383,7 +385,7 @@ fn cached_node_facts_follow_every_change() {
         verdicts[0]
             .1
             .as_ref()
-            .map(|c| c.reschedulable_pods.len())
+            .map(|c| c.reschedulable_pods().len())
             .ok()
     };
     assert_eq!(reschedulable(&check(&w)), Some(3));

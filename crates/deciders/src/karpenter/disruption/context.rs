@@ -15,9 +15,9 @@ use super::candidates::{CandidateInputs, Rejection, evaluate_nodes, new_candidat
 use super::no_op_bound::NoOpBound;
 use super::reasons::Unconsolidatable;
 use super::simulate::{Simulation, SimulationView};
-use super::types::{Candidate, DisruptionClass, Method, PassInput};
+use super::types::{Candidate, DisruptionClass, Method, NodePoolsByName, PassInput};
 use crate::cloud::Price;
-use crate::nodepool::{ConsolidationPolicy, DisruptionReason, NodePool};
+use crate::nodepool::{ConsolidationPolicy, DisruptionReason};
 use crate::pdb::PdbLimits;
 use crate::scheduler::{Node, NodeId};
 
@@ -29,7 +29,7 @@ pub(crate) struct PassContext<'i, 'a> {
     /// What the pass was given.
     pub input: &'i PassInput<'a>,
     /// The NodePools by name.
-    pub pools: BTreeMap<String, NodePool>,
+    pub pools: NodePoolsByName<'a>,
     /// PDBs with their allowed disruptions.
     pub pdbs: PdbLimits,
     /// Every Graceful candidate, in node order (see
@@ -51,7 +51,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             pools: input
                 .nodepools
                 .iter()
-                .map(|c| (c.pool.name.clone(), c.pool.clone()))
+                .map(|c| (c.pool.name.as_str(), c.pool))
                 .collect(),
             pdbs: PdbLimits::from_cluster(input.cluster, input.scales),
             graceful: Vec::new(),
@@ -248,7 +248,10 @@ impl<'i, 'a> PassContext<'i, 'a> {
             return false;
         }
         let price = candidates.iter().fold(Price::ZERO, |sum, c| sum + c.price);
-        let pods = candidates.iter().map(|c| c.reschedulable_pods.len()).sum();
+        let pods = candidates
+            .iter()
+            .map(|c| c.reschedulable_pods().len())
+            .sum();
         let mut requests = Vec::with_capacity(pods);
         for candidate in candidates {
             requests.extend_from_slice(&view.moving_amounts(input, &self.pdbs, candidate));

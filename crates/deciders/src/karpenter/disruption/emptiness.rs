@@ -42,7 +42,7 @@ pub fn empty_command(
         if !candidate.is_empty() {
             continue;
         }
-        match budgets.get_mut(&*candidate.nodepool) {
+        match budgets.get_mut(candidate.nodepool()) {
             Some(left) if *left > 0 => {
                 *left -= 1;
                 taken.push(candidate);
@@ -89,7 +89,7 @@ pub fn validate_empty_command(
     }
     let mut valid = Vec::new();
     for candidate in still {
-        if let Some(left) = budgets.get_mut(&*candidate.nodepool).filter(|l| **l > 0) {
+        if let Some(left) = budgets.get_mut(candidate.nodepool()).filter(|l| **l > 0) {
             *left -= 1;
             valid.push(candidate.clone());
         }
@@ -107,20 +107,13 @@ mod tests {
     use crate::cluster::NodeId;
 
     fn candidate(id: u32, pool: &str, price_micros: i64, cost: f64) -> Candidate {
-        Candidate {
-            node: NodeId(id),
-            name: format!("n{id}").into(),
-            nodepool: pool.into(),
-            price: Price::from_micros(price_micros),
-            pod_count: 0,
-            missing_label: None,
-            reschedulable_pods: std::sync::Arc::from([]),
-            unprotected_requests: None,
-            reschedule_disruption_cost: cost,
-            disruption_cost: 0.0,
-            consolidatable: true,
-            has_termination_grace_period: false,
-        }
+        let facts = std::sync::Arc::new(crate::karpenter::disruption::cache::NodeFacts::named(
+            &format!("n{id}"),
+            pool,
+        ));
+        let mut candidate = Candidate::new(NodeId(id), facts, Price::from_micros(price_micros));
+        candidate.reschedule_disruption_cost = cost;
+        candidate
     }
 
     fn ids(command: &EmptyCommand) -> Vec<u32> {

@@ -19,7 +19,7 @@ pub fn node_types(cluster: &Cluster, candidates: &[&Candidate]) -> String {
         let name = cluster
             .node(c.node)
             .and_then(|n| n.claim.as_ref())
-            .map_or_else(|| c.name.to_string(), |claim| claim.instance_type.clone());
+            .map_or_else(|| c.name().to_string(), |claim| claim.instance_type.clone());
         match groups.iter_mut().find(|(n, _)| *n == name) {
             Some((_, count)) => *count += 1,
             None => groups.push((name, 1)),

@@ -5,7 +5,6 @@
 use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use super::cache::{CandidateCache, LastOrder};
 use super::types::Candidate;
@@ -42,8 +41,8 @@ fn by_savings_ratio<C: Borrow<Candidate>>(
     ratios[b].total_cmp(&ratios[a]).then_with(|| {
         candidates[a]
             .borrow()
-            .name
-            .cmp(&candidates[b].borrow().name)
+            .name()
+            .cmp(candidates[b].borrow().name())
     })
 }
 
@@ -111,7 +110,7 @@ pub fn sort_by_disruption_cost(candidates: &mut [Candidate]) {
     candidates.sort_by(|a, b| {
         a.disruption_cost
             .total_cmp(&b.disruption_cost)
-            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.name().cmp(b.name()))
     });
 }
 
@@ -121,41 +120,33 @@ pub fn sort_by_disruption_cost(candidates: &mut [Candidate]) {
 /// pass did not reach (`previously_unseen`, in the given order) deal first;
 /// the rest follow in name order (upstream: map order).
 pub fn deal_by_nodepool<C: Borrow<Candidate>>(
-    candidates: Vec<C>,
+    mut candidates: Vec<C>,
     previously_unseen: &[String],
 ) -> Vec<C> {
-    let mut by_pool: BTreeMap<Arc<str>, Vec<C>> = BTreeMap::new();
-    for c in candidates {
-        by_pool
-            .entry(c.borrow().nodepool.clone())
-            .or_default()
-            .push(c);
-    }
-    let mut pool_order: Vec<Arc<str>> = previously_unseen
-        .iter()
-        .filter_map(|p| by_pool.get_key_value(p.as_str()).map(|(k, _)| k.clone()))
-        .collect();
-    pool_order.extend(
-        by_pool
-            .keys()
-            .filter(|p| !previously_unseen.iter().any(|u| u.as_str() == &***p))
-            .cloned(),
-    );
-    let mut queues: Vec<std::vec::IntoIter<C>> = pool_order
-        .iter()
-        .filter_map(|p| by_pool.remove(p))
-        .map(Vec::into_iter)
-        .collect();
-    let mut out = Vec::new();
-    loop {
-        let before = out.len();
-        for q in &mut queues {
-            out.extend(q.next());
+    let order = {
+        let mut by_pool: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        for (i, c) in candidates.iter().enumerate() {
+            by_pool.entry(c.borrow().nodepool()).or_default().push(i);
         }
-        if out.len() == before {
-            return out;
+        let mut queues: Vec<std::vec::IntoIter<usize>> = previously_unseen
+            .iter()
+            .filter_map(|p| by_pool.remove(p.as_str()))
+            .map(Vec::into_iter)
+            .collect();
+        queues.extend(by_pool.into_values().map(Vec::into_iter));
+        let mut order = Vec::with_capacity(candidates.len());
+        loop {
+            let before = order.len();
+            for q in &mut queues {
+                order.extend(q.next());
+            }
+            if order.len() == before {
+                break order;
+            }
         }
-    }
+    };
+    permute(&mut candidates, order);
+    candidates
 }
 
 /// Drift's order: empty candidates first, each group by the time the
@@ -172,7 +163,7 @@ pub fn sort_for_drift(candidates: &mut [Candidate], cluster: &Cluster) {
         b.is_empty()
             .cmp(&a.is_empty())
             .then_with(|| since(a).cmp(&since(b)))
-            .then_with(|| a.name.cmp(&b.name))
+            .then_with(|| a.name().cmp(b.name()))
             .then(Ordering::Equal)
     });
 }
@@ -184,24 +175,17 @@ mod tests {
     use crate::cluster::NodeId;
 
     pub(super) fn candidate(name: &str, pool: &str, price_micros: i64, cost: f64) -> Candidate {
-        Candidate {
-            node: NodeId(0),
-            name: name.into(),
-            nodepool: pool.into(),
-            price: Price::from_micros(price_micros),
-            pod_count: 0,
-            missing_label: None,
-            reschedulable_pods: std::sync::Arc::from([]),
-            unprotected_requests: None,
-            reschedule_disruption_cost: cost,
-            disruption_cost: cost - 1.0,
-            consolidatable: true,
-            has_termination_grace_period: false,
-        }
+        let facts = std::sync::Arc::new(crate::karpenter::disruption::cache::NodeFacts::named(
+            name, pool,
+        ));
+        let mut candidate = Candidate::new(NodeId(0), facts, Price::from_micros(price_micros));
+        candidate.reschedule_disruption_cost = cost;
+        candidate.disruption_cost = cost - 1.0;
+        candidate
     }
 
     fn names(c: &[Candidate]) -> Vec<&str> {
-        c.iter().map(|c| &*c.name).collect()
+        c.iter().map(Candidate::name).collect()
     }
 
     /// `permute` puts at each position what `order` names, for every

@@ -447,7 +447,7 @@ impl SimulationView {
         candidate: &Candidate,
     ) -> Arc<[PodId]> {
         match self.all_moving_requests(pdbs, candidate) {
-            Some(_) => candidate.reschedulable_pods.clone(),
+            Some(_) => candidate.reschedulable_pods().clone(),
             None => self.candidate_pods(input, pdbs, &[candidate]).collect(),
         }
     }
@@ -465,7 +465,7 @@ impl SimulationView {
         if let Some(requests) = self.all_moving_requests(pdbs, candidate) {
             return Cow::Borrowed(requests);
         }
-        let pods = &candidate.reschedulable_pods;
+        let pods = candidate.reschedulable_pods();
         match Self::kept_requests(pdbs, candidate) {
             Some(requests) => Cow::Owned(
                 pods.iter()
@@ -500,7 +500,7 @@ impl SimulationView {
         if Self::kept_requests(pdbs, candidate).is_none() || hosts_pending() {
             return None;
         }
-        candidate.unprotected_requests.as_ref()
+        candidate.unprotected_requests()
     }
 
     /// The requests kept with `candidate` for its reschedulable pods, when
@@ -511,7 +511,7 @@ impl SimulationView {
         if !pdbs.limits().is_empty() {
             return None;
         }
-        candidate.unprotected_requests.as_deref()
+        candidate.unprotected_requests().map(|r| &**r)
     }
 
     /// A candidate's pod `id`, if a simulation moves it: currently
@@ -610,7 +610,7 @@ impl SimulationView {
         candidates.iter().flat_map(move |candidate| {
             let all_move = Self::kept_requests(pdbs, candidate).is_some();
             candidate
-                .reschedulable_pods
+                .reschedulable_pods()
                 .iter()
                 .copied()
                 .filter(move |&pod| match all_move {

@@ -7,13 +7,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use super::cache::CandidateCache;
+use super::cache::{CandidateCache, NodeFacts};
 use super::reasons::Unconsolidatable;
 use crate::cloud::Price;
 use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared, SchedulingPolicies};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::{ResourceKind, Resources};
-use crate::nodepool::DisruptionReason;
+use crate::nodepool::{DisruptionReason, NodePool};
 use crate::pdb::ControllerScales;
 use crate::scheduler::{Cluster, NodeId, PodId};
 use crate::time::{SimDuration, SimTime};
@@ -40,16 +40,18 @@ pub(crate) fn amounts(resources: &Resources) -> Amounts {
     [ResourceKind::Cpu, ResourceKind::Memory, ResourceKind::Pods].map(|kind| resources.get(kind))
 }
 
+/// The NodePools of a pass by name (borrowed from its input).
+pub type NodePoolsByName<'a> = BTreeMap<&'a str, &'a NodePool>;
+
 /// A node considered for disruption, with the values methods sort and
 /// budget by.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     /// The node.
     pub node: NodeId,
-    /// Node name.
-    pub name: Arc<str>,
-    /// Owning NodePool.
-    pub nodepool: Arc<str>,
+    /// What it reads of the node and its pods (name, NodePool, the pods
+    /// that need a new home), shared with the cache it came from.
+    facts: Arc<NodeFacts>,
     /// Price of its offering.
     pub price: Price,
     /// How many pods are bound to it (finished ones included).
@@ -57,13 +59,6 @@ pub struct Candidate {
     /// The first of the capacity-type and zone labels the node lacks
     /// (consolidation needs both).
     pub missing_label: Option<&'static str>,
-    /// The pods that need a new home if it goes.
-    pub reschedulable_pods: Arc<[PodId]>,
-    /// When no pod on the node carries a do-not-disrupt annotation: the
-    /// CPU, memory and pod-slot requests of `reschedulable_pods`, in
-    /// order, which the no-op bound then reads without looking the pods
-    /// up (see `PassContext::rules_out`).
-    pub(crate) unprotected_requests: Option<Arc<[Amounts]>>,
     /// `1 + Σ max(0, EvictionCost)` over the reschedulable pods.
     pub reschedule_disruption_cost: f64,
     /// Pre-v1.14 `DisruptionCost`: `Σ EvictionCost(all pods) × LifetimeRemaining`.
@@ -75,6 +70,48 @@ pub struct Candidate {
 }
 
 impl Candidate {
+    /// A candidate of the node `facts` describe; the other values are the
+    /// caller's.
+    pub(super) fn new(node: NodeId, facts: Arc<NodeFacts>, price: Price) -> Candidate {
+        Candidate {
+            node,
+            price,
+            pod_count: facts.pod_count,
+            missing_label: facts.missing_label,
+            reschedule_disruption_cost: PER_NODE_BASE_DISRUPTION_COST + facts.reschedule_cost,
+            disruption_cost: facts.all_pods_cost,
+            consolidatable: true,
+            has_termination_grace_period: false,
+            facts,
+        }
+    }
+
+    /// Node name.
+    pub fn name(&self) -> &str {
+        &self.facts.name
+    }
+
+    /// Owning NodePool.
+    pub fn nodepool(&self) -> &str {
+        &self.facts.nodepool
+    }
+
+    /// The pods that need a new home if it goes.
+    pub fn reschedulable_pods(&self) -> &Arc<[PodId]> {
+        &self.facts.reschedulable
+    }
+
+    /// When no pod on the node carries a do-not-disrupt annotation: the
+    /// CPU, memory and pod-slot requests of [`Self::reschedulable_pods`],
+    /// in order, which the no-op bound then reads without looking the pods
+    /// up (see `PassContext::rules_out`).
+    pub(crate) fn unprotected_requests(&self) -> Option<&Arc<[Amounts]>> {
+        self.facts
+            .protected
+            .is_empty()
+            .then_some(&self.facts.reschedulable_requests)
+    }
+
     /// Price per unit of disruption (higher = better to disrupt).
     pub fn savings_ratio(&self) -> f64 {
         self.price.dollars() / self.reschedule_disruption_cost

@@ -61,7 +61,7 @@ fn emptiness(input: &PassInput<'_>, command: &Command) -> Result<Command, Comman
     let mut budgets = ctx.budgets(DisruptionReason::Empty);
     let mut valid: Vec<Candidate> = Vec::new();
     for candidate in still {
-        if let Some(left) = budgets.get_mut(&*candidate.nodepool).filter(|l| **l > 0) {
+        if let Some(left) = budgets.get_mut(candidate.nodepool()).filter(|l| **l > 0) {
             *left -= 1;
             valid.push(candidate.clone());
         }
@@ -102,7 +102,7 @@ fn consolidation(
     }
     let mut budgets = ctx.budgets(DisruptionReason::Underutilized);
     for candidate in &still {
-        match budgets.get_mut(&*candidate.nodepool).filter(|l| **l > 0) {
+        match budgets.get_mut(candidate.nodepool()).filter(|l| **l > 0) {
             Some(left) => *left -= 1,
             None => return Err(CommandInvalid::OverBudget),
         }

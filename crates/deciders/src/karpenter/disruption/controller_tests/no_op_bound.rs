@@ -33,7 +33,7 @@ fn bound_and_decisions(env: &Env) -> Vec<(NodeId, bool, Decision)> {
                 // Each moving pod looked up by the rule itself: the
                 // simulation's list must be those.
                 let moving: Vec<PodId> = candidate
-                    .reschedulable_pods
+                    .reschedulable_pods()
                     .iter()
                     .copied()
                     .filter(|&id| view.moving_pod(input, &ctx.pdbs, id).is_some())
@@ -248,7 +248,7 @@ fn kept_requests_only_without_annotations_or_pdbs() {
             let (candidates, _) = ctx.judge(DisruptionClass::Graceful, |_| true);
             candidates
                 .iter()
-                .map(|c| (c.node, c.unprotected_requests.is_some()))
+                .map(|c| (c.node, c.unprotected_requests().is_some()))
                 .collect::<Vec<_>>()
         })
     };

@@ -69,15 +69,15 @@ impl DisruptionMethod for Drift {
         drifted.sort_by(|a, b| {
             let key = |c: &Candidate| {
                 (
-                    !c.reschedulable_pods.is_empty(),
+                    !c.reschedulable_pods().is_empty(),
                     condition(c).map(|d| d.since),
                 )
             };
-            key(a).cmp(&key(b)).then_with(|| a.name.cmp(&b.name))
+            key(a).cmp(&key(b)).then_with(|| a.name().cmp(b.name()))
         });
         let mut outcome = MethodOutcome::default();
         for candidate in drifted {
-            if budgets.get(&*candidate.nodepool).copied().unwrap_or(0) == 0 {
+            if budgets.get(candidate.nodepool()).copied().unwrap_or(0) == 0 {
                 continue;
             }
             let simulation = ctx.simulate(&[candidate], false);

@@ -105,10 +105,10 @@ pub(crate) fn should_disrupt<'c>(
     let mut last: Option<(&str, Option<&NodePool>)> = None;
     for c in judged {
         let pool = match last {
-            Some((name, pool)) if name == &*c.nodepool => pool,
+            Some((name, pool)) if name == c.nodepool() => pool,
             _ => {
-                let pool = ctx.pools.get(&*c.nodepool);
-                last = Some((&c.nodepool, pool));
+                let pool = ctx.pools.get(c.nodepool()).copied();
+                last = Some((c.nodepool(), pool));
                 pool
             }
         };

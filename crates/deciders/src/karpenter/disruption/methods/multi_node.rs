@@ -79,7 +79,7 @@ fn search(
     let mut disruptable: Vec<&Candidate> = Vec::new();
     let mut constrained_by_budgets = false;
     for &c in sorted {
-        match budgets.get_mut(&*c.nodepool).filter(|l| **l > 0) {
+        match budgets.get_mut(c.nodepool()).filter(|l| **l > 0) {
             Some(left) => {
                 *left -= 1;
                 disruptable.push(c);

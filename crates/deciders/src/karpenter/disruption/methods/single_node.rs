@@ -62,14 +62,14 @@ impl DisruptionMethod for SingleNode {
         let totals = ctx.pool_totals();
         let limit = ctx.input.options.single_node_candidate_limit;
         let dealt = deal_by_nodepool(candidates, &[]);
-        let has_budget = |c: &&Candidate| budgets.get(&*c.nodepool).copied().unwrap_or(0) > 0;
+        let has_budget = |c: &&Candidate| budgets.get(c.nodepool()).copied().unwrap_or(0) > 0;
         let constrained_by_budgets = !dealt.iter().all(has_budget);
         let mut evaluated: Vec<&Candidate> = dealt
             .into_iter()
             .filter(has_budget)
             .filter(|c| {
                 ctx.pools
-                    .get(&*c.nodepool)
+                    .get(c.nodepool())
                     .is_some_and(|pool| balanced::can_pass_threshold(c, pool, totals))
             })
             .collect();

@@ -63,7 +63,7 @@ impl DisruptionMethod for StaticDrift {
         let mut by_pool: BTreeMap<&str, Vec<&Candidate>> = BTreeMap::new();
         for candidate in drifted {
             by_pool
-                .entry(&candidate.nodepool)
+                .entry(candidate.nodepool())
                 .or_default()
                 .push(candidate);
         }
