@@ -1043,49 +1043,29 @@ impl<'a> Scheduler<'a> {
 /// every claim already there); a new claim goes last among its count.
 #[derive(Default)]
 struct ClaimOrder {
-    /// `by_count[c]`: claims holding `c` pods, in try order.
-    by_count: Vec<VecDeque<usize>>,
+    /// `(pod count, claim)` in try order (so by count ascending).
+    order: Vec<(usize, usize)>,
 }
 
 impl ClaimOrder {
-    /// The first `Some` of `f` over the claims in try order. Most buckets
-    /// are empty; plain loops skip them without a call per bucket.
+    /// The first `Some` of `f` over the claims in try order.
     #[inline]
     fn find_map<T>(&self, mut f: impl FnMut(usize) -> Option<T>) -> Option<T> {
-        for bucket in &self.by_count {
-            if bucket.is_empty() {
-                continue;
-            }
-            let (front, back) = bucket.as_slices();
-            for part in [front, back] {
-                for &claim in part {
-                    if let Some(found) = f(claim) {
-                        return Some(found);
-                    }
-                }
-            }
-        }
-        None
-    }
-
-    fn bucket(&mut self, count: usize) -> &mut VecDeque<usize> {
-        if self.by_count.len() <= count {
-            self.by_count.resize_with(count + 1, VecDeque::new);
-        }
-        &mut self.by_count[count]
+        self.order.iter().find_map(|&(_, claim)| f(claim))
     }
 
     fn push(&mut self, claim: usize, count: usize) {
-        self.bucket(count).push_back(claim);
+        let at = self.order.partition_point(|&(c, _)| c <= count);
+        self.order.insert(at, (count, claim));
     }
 
     /// `claim` went from `before` pods to `before + 1`.
     fn grew(&mut self, claim: usize, before: usize) {
-        let bucket = self.bucket(before);
-        if let Some(at) = bucket.iter().position(|&c| c == claim) {
-            bucket.remove(at);
+        if let Some(at) = self.order.iter().position(|&(_, c)| c == claim) {
+            self.order.remove(at);
         }
-        self.bucket(before + 1).push_front(claim);
+        let at = self.order.partition_point(|&(c, _)| c <= before);
+        self.order.insert(at, (before + 1, claim));
     }
 }
 
