@@ -136,13 +136,16 @@ impl NodeFacts {
             reschedule_cost += eviction_cost(pod).max(0.0);
         }
         let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
-        let nodepool = node
-            .labels
-            .get(LABEL_NODEPOOL)
-            .or(node.claim.as_ref().map(|c| &*c.nodepool))
-            .unwrap_or_default();
+        // The NodeClaim's copy of the name is shared by the pool's nodes
+        // (see `NodeClaimInfo::nodepool`): lookups by name then mostly
+        // settle by address (see `PoolLookup`).
+        let claim_pool = node.claim.as_ref().map(|c| &c.nodepool);
+        let nodepool = match node.labels.get(LABEL_NODEPOOL) {
+            Some(label) if claim_pool.is_none_or(|p| **p != *label) => Arc::from(label),
+            _ => claim_pool.cloned().unwrap_or_else(|| Arc::from("")),
+        };
         NodeFacts {
-            nodepool: Arc::from(nodepool),
+            nodepool,
             name: Arc::from(node.name.as_str()),
             missing_label: [LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE]
                 .into_iter()

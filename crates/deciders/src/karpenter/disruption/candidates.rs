@@ -23,8 +23,8 @@ pub use super::cache::CandidateCache;
 use super::cache::NodeFacts;
 pub use super::reasons::Rejection;
 use super::reasons::Unconsolidatable;
-use super::types::NodePoolsByName;
 pub use super::types::{Candidate, DisruptionClass, PER_NODE_BASE_DISRUPTION_COST};
+use super::types::{NodePoolsByName, PoolLookup};
 use crate::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
 use crate::nodepool::{ConsolidationPolicy, NodePool};
 use crate::pdb::{EvictionBlock, PdbLimits};
@@ -88,12 +88,13 @@ pub fn is_consolidatable(
 }
 
 /// The node-level checks (`ValidateNodeDisruptable`).
-fn validate_node<'a>(
-    inputs: &CandidateInputs<'a>,
+fn validate_node<'a, 'p>(
+    inputs: &CandidateInputs<'_>,
+    pools: &mut PoolLookup<'p>,
     id: NodeId,
     node: &'a Node,
     facts: &NodeFacts,
-) -> Result<(&'a NodeClaimInfo, &'a NodePool), Rejection> {
+) -> Result<(&'a NodeClaimInfo, &'p NodePool), Rejection> {
     if inputs.in_flight.contains(&id) {
         return Err(Rejection::AlreadyDisrupting);
     }
@@ -121,9 +122,8 @@ fn validate_node<'a>(
     if pool_name.is_empty() {
         return Err(Rejection::MissingNodePoolLabel);
     }
-    let pool = inputs
-        .pools
-        .get(pool_name)
+    let pool = pools
+        .get(&facts.nodepool)
         .ok_or_else(|| Rejection::NodePoolNotFound(pool_name.to_string()))?;
     Ok((claim, pool))
 }
@@ -158,6 +158,7 @@ pub fn new_candidate(
     let node = inputs.cluster.node(id).ok_or(Rejection::NotManaged)?;
     candidate_with(
         inputs,
+        &mut PoolLookup::new(inputs.pools),
         id,
         node,
         class,
@@ -168,12 +169,13 @@ pub fn new_candidate(
 /// [`new_candidate`] with the node's facts.
 fn candidate_with(
     inputs: &CandidateInputs<'_>,
+    pools: &mut PoolLookup<'_>,
     id: NodeId,
     node: &Node,
     class: DisruptionClass,
     facts: Arc<NodeFacts>,
 ) -> Result<Candidate, Rejection> {
-    let (claim, pool) = validate_node(inputs, id, node, &facts)?;
+    let (claim, pool) = validate_node(inputs, pools, id, node, &facts)?;
     if let Err(rejection) = validate_pods(inputs, &facts) {
         let eventual = class == DisruptionClass::Eventual
             && claim.lifecycle.termination_grace_period.is_some();
@@ -209,7 +211,12 @@ pub fn evaluate_nodes(
     nodes
         .into_par_iter()
         .with_min_len(NODES_PER_TASK)
-        .map(|((id, node), facts)| (id, candidate_with(inputs, id, node, class, facts)))
+        .map_init(
+            || PoolLookup::new(inputs.pools),
+            |pools, ((id, node), facts)| {
+                (id, candidate_with(inputs, pools, id, node, class, facts))
+            },
+        )
         .collect()
 }
 

@@ -43,6 +43,32 @@ pub(crate) fn amounts(resources: &Resources) -> Amounts {
 /// The NodePools of a pass by name (borrowed from its input).
 pub type NodePoolsByName<'a> = BTreeMap<&'a str, &'a NodePool>;
 
+/// Looks NodePools up by name, remembering the last name looked up (by
+/// address): candidates of one pool come in runs and share one copy of its
+/// name.
+pub(crate) struct PoolLookup<'p> {
+    pools: &'p NodePoolsByName<'p>,
+    last: Option<(Arc<str>, Option<&'p NodePool>)>,
+}
+
+impl<'p> PoolLookup<'p> {
+    pub(crate) fn new(pools: &'p NodePoolsByName<'p>) -> Self {
+        PoolLookup { pools, last: None }
+    }
+
+    /// The NodePool named `name`.
+    pub(crate) fn get(&mut self, name: &Arc<str>) -> Option<&'p NodePool> {
+        match &self.last {
+            Some((last, pool)) if Arc::ptr_eq(last, name) => *pool,
+            _ => {
+                let pool = self.pools.get(&**name).copied();
+                self.last = Some((name.clone(), pool));
+                pool
+            }
+        }
+    }
+}
+
 /// A node considered for disruption, with the values methods sort and
 /// budget by.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +119,11 @@ impl Candidate {
 
     /// Owning NodePool.
     pub fn nodepool(&self) -> &str {
+        &self.facts.nodepool
+    }
+
+    /// Owning NodePool, as the copy of its name the node's facts share.
+    pub(crate) fn shared_nodepool(&self) -> &Arc<str> {
         &self.facts.nodepool
     }
 

@@ -7,7 +7,9 @@ use std::sync::atomic::AtomicBool;
 
 use crate::karpenter::disruption::candidates::FilterVerdict;
 use crate::karpenter::disruption::context::{Note, PassContext};
-use crate::karpenter::disruption::types::{Candidate, Command, DisruptionClass, Method};
+use crate::karpenter::disruption::types::{
+    Candidate, Command, DisruptionClass, Method, PoolLookup,
+};
 use crate::nodepool::{DisruptionReason, NodePool};
 use crate::scheduler::Node;
 
@@ -100,19 +102,9 @@ pub(crate) fn should_disrupt<'c>(
 ) -> Vec<&'c Candidate> {
     let judged = judged.into_iter();
     let mut kept = Vec::with_capacity(judged.size_hint().0);
-    // Candidates of one NodePool share its name: the last lookup is
-    // usually the next one's.
-    let mut last: Option<(&str, Option<&NodePool>)> = None;
+    let mut pools = PoolLookup::new(&ctx.pools);
     for c in judged {
-        let pool = match last {
-            Some((name, pool)) if name == c.nodepool() => pool,
-            _ => {
-                let pool = ctx.pools.get(c.nodepool()).copied();
-                last = Some((c.nodepool(), pool));
-                pool
-            }
-        };
-        let Some(pool) = pool else {
+        let Some(pool) = pools.get(c.shared_nodepool()) else {
             continue;
         };
         match method.should_disrupt(ctx, c, pool) {
