@@ -34,9 +34,10 @@ use crate::karpenter::provisioning::{
     QueueRun, SchedulingResult, SolveSetup, StopEarly, solve_with_closure,
 };
 use crate::locked_map::LockedMap;
+use crate::nodepool::NodePool;
 use crate::pdb::PdbLimits;
 use crate::pods::{is_disruptable, is_reschedulable};
-use crate::scheduler::{Cluster, NodeId, Pod, PodId};
+use crate::scheduler::{Cluster, Node, NodeId, Pod, PodId};
 use crate::time::{SimDuration, SimTime};
 
 /// The cluster as the disruption simulations of one pass see it.
@@ -119,21 +120,19 @@ impl Simulation {
 /// Whether the node's NodeClaim is still inside its pool's
 /// `consolidateAfter` window (upstream `IsUnderConsolidateAfter`): a zero
 /// or `Never` window, or an uninitialized NodeClaim, is never "under".
-fn is_under_consolidate_after(input: &PassInput<'_>, id: NodeId) -> bool {
-    let Some(node) = input.cluster.node(id) else {
-        return false;
-    };
+/// `pool_named` finds a NodePool by name.
+fn is_under_consolidate_after<'p>(
+    input: &PassInput<'_>,
+    node: &Node,
+    pool_named: &mut impl FnMut(&Arc<str>) -> Option<&'p NodePool>,
+) -> bool {
     let Some(claim) = &node.claim else {
         return false;
     };
-    let Some(ctx) = input
-        .nodepools
-        .iter()
-        .find(|c| *c.pool.name == *claim.nodepool)
-    else {
+    let Some(pool) = pool_named(&claim.nodepool) else {
         return false;
     };
-    let Some(after) = ctx.pool.disruption.consolidate_after else {
+    let Some(after) = pool.disruption.consolidate_after else {
         return false;
     };
     if after.is_zero() || !node.initialized {
@@ -190,10 +189,25 @@ impl SimulationView {
     pub(crate) fn new(input: &PassInput<'_>, pdbs: &PdbLimits) -> SimulationView {
         let mut deleting = Vec::new();
         let mut under_consolidate_after = Vec::new();
-        for (id, _) in input.cluster.nodes() {
+        // The nodes of one pool share one copy of its name: the last
+        // name looked up is usually the next.
+        let mut last: Option<(Arc<str>, Option<&NodePool>)> = None;
+        let mut pool_named = |name: &Arc<str>| match &last {
+            Some((last, pool)) if Arc::ptr_eq(last, name) => *pool,
+            _ => {
+                let pool = input
+                    .nodepools
+                    .iter()
+                    .find(|c| *c.pool.name == **name)
+                    .map(|c| c.pool);
+                last = Some((name.clone(), pool));
+                pool
+            }
+        };
+        for (id, node) in input.cluster.nodes() {
             if is_deleting(input, id) {
                 deleting.push(id);
-            } else if is_under_consolidate_after(input, id) {
+            } else if is_under_consolidate_after(input, node, &mut pool_named) {
                 under_consolidate_after.push(id);
             }
         }
