@@ -62,7 +62,7 @@ fn empty_candidates(input: &DisruptionInput<'_>) -> Vec<crate::karpenter::disrup
     let pools = pools_by_name(input);
     candidate_list(input, &pools, DisruptionClass::Graceful)
         .into_iter()
-        .filter(|c| emptiness_filter(c, &pools[c.nodepool()]).is_ok())
+        .filter(|c| emptiness_filter(c, pools[c.nodepool()]).is_ok())
         .collect()
 }
 
