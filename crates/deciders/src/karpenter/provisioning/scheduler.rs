@@ -1041,31 +1041,133 @@ impl<'a> Scheduler<'a> {
 /// ascending, as a stable sort before every pod would leave them. A claim
 /// that gains a pod moves to the front of its new count (it came before
 /// every claim already there); a new claim goes last among its count.
-#[derive(Default)]
+///
+/// A list linked through the claim indices, with the first and last claim
+/// of each count: a move takes a few writes, whatever the claims number.
 struct ClaimOrder {
-    /// `(pod count, claim)` in try order (so by count ascending).
-    order: Vec<(usize, usize)>,
+    /// The first claim in try order.
+    head: usize,
+    /// Per claim, the next and the previous claim in try order.
+    next: Vec<usize>,
+    prev: Vec<usize>,
+    /// Per pod count, the first and the last claim holding that many.
+    first: Vec<usize>,
+    last: Vec<usize>,
+}
+
+/// No claim.
+const NO_CLAIM: usize = usize::MAX;
+
+impl Default for ClaimOrder {
+    fn default() -> Self {
+        ClaimOrder {
+            head: NO_CLAIM,
+            next: Vec::new(),
+            prev: Vec::new(),
+            first: Vec::new(),
+            last: Vec::new(),
+        }
+    }
 }
 
 impl ClaimOrder {
     /// The first `Some` of `f` over the claims in try order.
     #[inline]
     fn find_map<T>(&self, mut f: impl FnMut(usize) -> Option<T>) -> Option<T> {
-        self.order.iter().find_map(|&(_, claim)| f(claim))
+        let mut at = self.head;
+        while at != NO_CLAIM {
+            if let Some(found) = f(at) {
+                return Some(found);
+            }
+            at = self.next[at];
+        }
+        None
     }
 
     fn push(&mut self, claim: usize, count: usize) {
-        let at = self.order.partition_point(|&(c, _)| c <= count);
-        self.order.insert(at, (count, claim));
+        if self.next.len() <= claim {
+            self.next.resize(claim + 1, NO_CLAIM);
+            self.prev.resize(claim + 1, NO_CLAIM);
+        }
+        self.counts_up_to(count);
+        // Last among its count: after the last claim holding as many pods
+        // or fewer.
+        let after = self.last[..=count]
+            .iter()
+            .rev()
+            .copied()
+            .find(|&c| c != NO_CLAIM)
+            .unwrap_or(NO_CLAIM);
+        self.link_after(claim, after);
+        if self.first[count] == NO_CLAIM {
+            self.first[count] = claim;
+        }
+        self.last[count] = claim;
     }
 
     /// `claim` went from `before` pods to `before + 1`.
     fn grew(&mut self, claim: usize, before: usize) {
-        if let Some(at) = self.order.iter().position(|&(_, c)| c == claim) {
-            self.order.remove(at);
+        let now = before + 1;
+        self.counts_up_to(now);
+        // Out of the claims holding `before` (they are adjacent).
+        match (self.first[before] == claim, self.last[before] == claim) {
+            (true, true) => {
+                self.first[before] = NO_CLAIM;
+                self.last[before] = NO_CLAIM;
+            }
+            (true, false) => self.first[before] = self.next[claim],
+            (false, true) => self.last[before] = self.prev[claim],
+            (false, false) => {}
         }
-        let at = self.order.partition_point(|&(c, _)| c <= before);
-        self.order.insert(at, (before + 1, claim));
+        // Just before the claims holding `now` pods, else just after those
+        // left holding `before`, else where it is.
+        let after = match self.first[now] {
+            NO_CLAIM => self.last[before],
+            first_now => self.prev[first_now],
+        };
+        if after != NO_CLAIM && after != claim {
+            self.unlink(claim);
+            self.link_after(claim, after);
+        } else if after == NO_CLAIM && self.first[now] != NO_CLAIM {
+            // Nothing holds fewer pods: to the head.
+            self.unlink(claim);
+            self.link_after(claim, NO_CLAIM);
+        }
+        self.first[now] = claim;
+        if self.last[now] == NO_CLAIM {
+            self.last[now] = claim;
+        }
+    }
+
+    fn counts_up_to(&mut self, count: usize) {
+        if self.first.len() <= count {
+            self.first.resize(count + 1, NO_CLAIM);
+            self.last.resize(count + 1, NO_CLAIM);
+        }
+    }
+
+    /// Links `claim` after `after` (at the head for [`NO_CLAIM`]).
+    fn link_after(&mut self, claim: usize, after: usize) {
+        let next = match after {
+            NO_CLAIM => std::mem::replace(&mut self.head, claim),
+            after => std::mem::replace(&mut self.next[after], claim),
+        };
+        self.prev[claim] = after;
+        self.next[claim] = next;
+        if next != NO_CLAIM {
+            self.prev[next] = claim;
+        }
+    }
+
+    fn unlink(&mut self, claim: usize) {
+        let (prev, next) = (self.prev[claim], self.next[claim]);
+        match prev {
+            NO_CLAIM => self.head = next,
+            prev => self.next[prev] = next,
+        }
+        if next != NO_CLAIM {
+            self.prev[next] = prev;
+        }
     }
 }
 
