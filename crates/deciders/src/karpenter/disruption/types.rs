@@ -96,8 +96,9 @@ pub struct Candidate {
 }
 
 impl Candidate {
-    /// A candidate of the node `facts` describe; the other values are the
-    /// caller's.
+    /// A candidate of the node `facts` describe, priced `price`: its
+    /// disruption cost at a whole lifetime remaining, consolidatable, and
+    /// without a termination grace period until the caller says otherwise.
     pub(super) fn new(node: NodeId, facts: Arc<NodeFacts>, price: Price) -> Candidate {
         Candidate {
             node,
