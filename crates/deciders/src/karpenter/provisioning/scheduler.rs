@@ -1048,24 +1048,37 @@ struct ClaimOrder {
     /// The first claim in try order.
     head: usize,
     /// Per claim, the next and the previous claim in try order.
-    next: Vec<usize>,
-    prev: Vec<usize>,
+    links: Vec<Link>,
     /// Per pod count, the first and the last claim holding that many.
-    first: Vec<usize>,
-    last: Vec<usize>,
+    ends: Vec<Ends>,
+}
+
+#[derive(Clone, Copy)]
+struct Link {
+    next: usize,
+    prev: usize,
+}
+
+#[derive(Clone, Copy)]
+struct Ends {
+    first: usize,
+    last: usize,
 }
 
 /// No claim.
 const NO_CLAIM: usize = usize::MAX;
 
+const NO_ENDS: Ends = Ends {
+    first: NO_CLAIM,
+    last: NO_CLAIM,
+};
+
 impl Default for ClaimOrder {
     fn default() -> Self {
         ClaimOrder {
             head: NO_CLAIM,
-            next: Vec::new(),
-            prev: Vec::new(),
-            first: Vec::new(),
-            last: Vec::new(),
+            links: Vec::new(),
+            ends: Vec::new(),
         }
     }
 }
@@ -1079,70 +1092,74 @@ impl ClaimOrder {
             if let Some(found) = f(at) {
                 return Some(found);
             }
-            at = self.next[at];
+            at = self.links[at].next;
         }
         None
     }
 
     fn push(&mut self, claim: usize, count: usize) {
-        if self.next.len() <= claim {
-            self.next.resize(claim + 1, NO_CLAIM);
-            self.prev.resize(claim + 1, NO_CLAIM);
+        if self.links.len() <= claim {
+            self.links.resize(
+                claim + 1,
+                Link {
+                    next: NO_CLAIM,
+                    prev: NO_CLAIM,
+                },
+            );
         }
         self.counts_up_to(count);
         // Last among its count: after the last claim holding as many pods
         // or fewer.
-        let after = self.last[..=count]
+        let after = self.ends[..=count]
             .iter()
             .rev()
-            .copied()
+            .map(|ends| ends.last)
             .find(|&c| c != NO_CLAIM)
             .unwrap_or(NO_CLAIM);
         self.link_after(claim, after);
-        if self.first[count] == NO_CLAIM {
-            self.first[count] = claim;
+        let ends = &mut self.ends[count];
+        if ends.first == NO_CLAIM {
+            ends.first = claim;
         }
-        self.last[count] = claim;
+        ends.last = claim;
     }
 
     /// `claim` went from `before` pods to `before + 1`.
     fn grew(&mut self, claim: usize, before: usize) {
         let now = before + 1;
         self.counts_up_to(now);
+        let link = self.links[claim];
         // Out of the claims holding `before` (they are adjacent).
-        match (self.first[before] == claim, self.last[before] == claim) {
-            (true, true) => {
-                self.first[before] = NO_CLAIM;
-                self.last[before] = NO_CLAIM;
-            }
-            (true, false) => self.first[before] = self.next[claim],
-            (false, true) => self.last[before] = self.prev[claim],
+        let left = &mut self.ends[before];
+        match (left.first == claim, left.last == claim) {
+            (true, true) => *left = NO_ENDS,
+            (true, false) => left.first = link.next,
+            (false, true) => left.last = link.prev,
             (false, false) => {}
         }
+        let left_last = left.last;
         // Just before the claims holding `now` pods, else just after those
         // left holding `before`, else where it is.
-        let after = match self.first[now] {
-            NO_CLAIM => self.last[before],
-            first_now => self.prev[first_now],
+        let after = match self.ends[now].first {
+            NO_CLAIM => left_last,
+            first_now => self.links[first_now].prev,
         };
         if after != NO_CLAIM && after != claim {
             self.unlink(claim);
             self.link_after(claim, after);
-        } else if after == NO_CLAIM && self.first[now] != NO_CLAIM {
-            // Nothing holds fewer pods: to the head.
-            self.unlink(claim);
-            self.link_after(claim, NO_CLAIM);
         }
-        self.first[now] = claim;
-        if self.last[now] == NO_CLAIM {
-            self.last[now] = claim;
+        let ends = &mut self.ends[now];
+        ends.first = claim;
+        if ends.last == NO_CLAIM {
+            ends.last = claim;
         }
     }
 
     fn counts_up_to(&mut self, count: usize) {
-        if self.first.len() <= count {
-            self.first.resize(count + 1, NO_CLAIM);
-            self.last.resize(count + 1, NO_CLAIM);
+        if self.ends.len() <= count {
+            // Counts grow one at a time: room for a few more at once.
+            self.ends.reserve((count + 1).max(8) - self.ends.len());
+            self.ends.resize(count + 1, NO_ENDS);
         }
     }
 
@@ -1150,23 +1167,22 @@ impl ClaimOrder {
     fn link_after(&mut self, claim: usize, after: usize) {
         let next = match after {
             NO_CLAIM => std::mem::replace(&mut self.head, claim),
-            after => std::mem::replace(&mut self.next[after], claim),
+            after => std::mem::replace(&mut self.links[after].next, claim),
         };
-        self.prev[claim] = after;
-        self.next[claim] = next;
+        self.links[claim] = Link { next, prev: after };
         if next != NO_CLAIM {
-            self.prev[next] = claim;
+            self.links[next].prev = claim;
         }
     }
 
     fn unlink(&mut self, claim: usize) {
-        let (prev, next) = (self.prev[claim], self.next[claim]);
+        let Link { next, prev } = self.links[claim];
         match prev {
             NO_CLAIM => self.head = next,
-            prev => self.next[prev] = next,
+            prev => self.links[prev].next = next,
         }
         if next != NO_CLAIM {
-            self.prev[next] = prev;
+            self.links[next].prev = prev;
         }
     }
 }
