@@ -24,7 +24,7 @@ use super::cache::NodeFacts;
 pub use super::reasons::Rejection;
 use super::reasons::Unconsolidatable;
 pub use super::types::{Candidate, DisruptionClass, PER_NODE_BASE_DISRUPTION_COST};
-use super::types::{NodePoolsByName, PoolLookup};
+use super::types::{NodePoolsByName, PoolLookup, pool_lookup};
 use crate::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
 use crate::nodepool::{ConsolidationPolicy, NodePool};
 use crate::pdb::{EvictionBlock, PdbLimits};
@@ -90,7 +90,7 @@ pub fn is_consolidatable(
 /// The node-level checks (`ValidateNodeDisruptable`).
 fn validate_node<'a, 'p>(
     inputs: &CandidateInputs<'_>,
-    pools: &mut PoolLookup<'p>,
+    pools: &mut PoolLookup<'p, impl Fn(&str) -> Option<&'p NodePool>>,
     id: NodeId,
     node: &'a Node,
     facts: &NodeFacts,
@@ -158,7 +158,7 @@ pub fn new_candidate(
     let node = inputs.cluster.node(id).ok_or(Rejection::NotManaged)?;
     candidate_with(
         inputs,
-        &mut PoolLookup::new(inputs.pools),
+        &mut pool_lookup(inputs.pools),
         id,
         node,
         class,
@@ -167,9 +167,9 @@ pub fn new_candidate(
 }
 
 /// [`new_candidate`] with the node's facts.
-fn candidate_with(
+fn candidate_with<'p>(
     inputs: &CandidateInputs<'_>,
-    pools: &mut PoolLookup<'_>,
+    pools: &mut PoolLookup<'p, impl Fn(&str) -> Option<&'p NodePool>>,
     id: NodeId,
     node: &Node,
     class: DisruptionClass,
@@ -212,7 +212,7 @@ pub fn evaluate_nodes(
         .into_par_iter()
         .with_min_len(NODES_PER_TASK)
         .map_init(
-            || PoolLookup::new(inputs.pools),
+            || pool_lookup(inputs.pools),
             |pools, ((id, node), facts)| {
                 (id, candidate_with(inputs, pools, id, node, class, facts))
             },

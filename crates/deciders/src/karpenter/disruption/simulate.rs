@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 use super::types::PassInput;
-use super::types::{Amounts, Candidate, amounts};
+use super::types::{Amounts, Candidate, PoolLookup, amounts};
 use crate::karpenter::provisioning::{
     Closure, ExistingNodes, OpenViews, Prepared, PresortedQueue, PriceToBeat, ProvisioningInput,
     QueueRun, SchedulingResult, SolveSetup, StopEarly, solve_with_closure,
@@ -120,16 +120,15 @@ impl Simulation {
 /// Whether the node's NodeClaim is still inside its pool's
 /// `consolidateAfter` window (upstream `IsUnderConsolidateAfter`): a zero
 /// or `Never` window, or an uninitialized NodeClaim, is never "under".
-/// `pool_named` finds a NodePool by name.
 fn is_under_consolidate_after<'p>(
     input: &PassInput<'_>,
     node: &Node,
-    pool_named: &mut impl FnMut(&Arc<str>) -> Option<&'p NodePool>,
+    pools: &mut PoolLookup<'p, impl Fn(&str) -> Option<&'p NodePool>>,
 ) -> bool {
     let Some(claim) = &node.claim else {
         return false;
     };
-    let Some(pool) = pool_named(&claim.nodepool) else {
+    let Some(pool) = pools.get(&claim.nodepool) else {
         return false;
     };
     let Some(after) = pool.disruption.consolidate_after else {
@@ -189,25 +188,17 @@ impl SimulationView {
     pub(crate) fn new(input: &PassInput<'_>, pdbs: &PdbLimits) -> SimulationView {
         let mut deleting = Vec::new();
         let mut under_consolidate_after = Vec::new();
-        // The nodes of one pool share one copy of its name: the last
-        // name looked up is usually the next.
-        let mut last: Option<(Arc<str>, Option<&NodePool>)> = None;
-        let mut pool_named = |name: &Arc<str>| match &last {
-            Some((last, pool)) if Arc::ptr_eq(last, name) => *pool,
-            _ => {
-                let pool = input
-                    .nodepools
-                    .iter()
-                    .find(|c| *c.pool.name == **name)
-                    .map(|c| c.pool);
-                last = Some((name.clone(), pool));
-                pool
-            }
-        };
+        let mut pools = PoolLookup::new(|name: &str| {
+            input
+                .nodepools
+                .iter()
+                .find(|c| *c.pool.name == *name)
+                .map(|c| c.pool)
+        });
         for (id, node) in input.cluster.nodes() {
             if is_deleting(input, id) {
                 deleting.push(id);
-            } else if is_under_consolidate_after(input, node, &mut pool_named) {
+            } else if is_under_consolidate_after(input, node, &mut pools) {
                 under_consolidate_after.push(id);
             }
         }

@@ -43,17 +43,17 @@ pub(crate) fn amounts(resources: &Resources) -> Amounts {
 /// The NodePools of a pass by name (borrowed from its input).
 pub type NodePoolsByName<'a> = BTreeMap<&'a str, &'a NodePool>;
 
-/// Looks NodePools up by name, remembering the last name looked up (by
-/// address): candidates of one pool come in runs and share one copy of its
-/// name.
-pub(crate) struct PoolLookup<'p> {
-    pools: &'p NodePoolsByName<'p>,
+/// Looks NodePools up by name with `find`, remembering the last name
+/// looked up (by address): nodes of one pool come in runs and share one
+/// copy of its name.
+pub(crate) struct PoolLookup<'p, F> {
+    find: F,
     last: Option<(Arc<str>, Option<&'p NodePool>)>,
 }
 
-impl<'p> PoolLookup<'p> {
-    pub(crate) fn new(pools: &'p NodePoolsByName<'p>) -> Self {
-        PoolLookup { pools, last: None }
+impl<'p, F: Fn(&str) -> Option<&'p NodePool>> PoolLookup<'p, F> {
+    pub(crate) fn new(find: F) -> Self {
+        PoolLookup { find, last: None }
     }
 
     /// The NodePool named `name`.
@@ -61,12 +61,19 @@ impl<'p> PoolLookup<'p> {
         match &self.last {
             Some((last, pool)) if Arc::ptr_eq(last, name) => *pool,
             _ => {
-                let pool = self.pools.get(&**name).copied();
+                let pool = (self.find)(name);
                 self.last = Some((name.clone(), pool));
                 pool
             }
         }
     }
+}
+
+/// A [`PoolLookup`] over a pass's NodePools by name.
+pub(crate) fn pool_lookup<'p>(
+    pools: &'p NodePoolsByName<'p>,
+) -> PoolLookup<'p, impl Fn(&str) -> Option<&'p NodePool>> {
+    PoolLookup::new(move |name| pools.get(name).copied())
 }
 
 /// A node considered for disruption, with the values methods sort and

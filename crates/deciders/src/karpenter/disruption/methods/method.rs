@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicBool;
 use crate::karpenter::disruption::candidates::FilterVerdict;
 use crate::karpenter::disruption::context::{Note, PassContext};
 use crate::karpenter::disruption::types::{
-    Candidate, Command, DisruptionClass, Method, PoolLookup,
+    Candidate, Command, DisruptionClass, Method, pool_lookup,
 };
 use crate::nodepool::{DisruptionReason, NodePool};
 use crate::scheduler::Node;
@@ -102,7 +102,7 @@ pub(crate) fn should_disrupt<'c>(
 ) -> Vec<&'c Candidate> {
     let judged = judged.into_iter();
     let mut kept = Vec::with_capacity(judged.size_hint().0);
-    let mut pools = PoolLookup::new(&ctx.pools);
+    let mut pools = pool_lookup(&ctx.pools);
     for c in judged {
         let Some(pool) = pools.get(c.shared_nodepool()) else {
             continue;
