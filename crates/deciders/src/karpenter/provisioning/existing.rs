@@ -340,12 +340,15 @@ impl TreeRoom {
     }
 }
 
-/// The segment tree of `rooms` (see [`Closure::room_tree`]).
-fn room_tree(rooms: impl ExactSizeIterator<Item = TreeRoom>) -> (Vec<TreeRoom>, usize) {
+/// The segment tree of `rooms`, where `open` (see [`Closure::room_tree`]):
+/// a closed view's leaf fits nothing.
+fn room_tree(rooms: &[TreeRoom], open: &[bool]) -> (Vec<TreeRoom>, usize) {
     let leaves = rooms.len().next_power_of_two();
     let mut tree = vec![TreeRoom::NOTHING_FITS; 2 * leaves];
-    for (i, room) in rooms.enumerate() {
-        tree[leaves + i] = room;
+    for (i, (&room, &open)) in rooms.iter().zip(open).enumerate() {
+        if open {
+            tree[leaves + i] = room;
+        }
     }
     for i in (1..leaves).rev() {
         tree[i] = tree[2 * i].max(&tree[2 * i + 1]);
@@ -507,12 +510,7 @@ impl ExistingNodes {
         }
         let pool_usage = pool_usage.into_map();
         let open: Vec<bool> = marked.iter().map(|m| !m).collect();
-        let (room_tree, leaves) = room_tree(
-            node_rooms
-                .iter()
-                .zip(&open)
-                .map(|(&room, &open)| if open { room } else { TreeRoom::NOTHING_FITS }),
-        );
+        let (room_tree, leaves) = room_tree(&node_rooms, &open);
         let existing = ExistingNodes {
             cluster_nodes: nodes.len(),
             anti_affinity_pods: anti_affinity_pods(cluster),
@@ -548,12 +546,7 @@ impl ExistingNodes {
             .zip(&self.unclosed.open)
             .map(|(n, &open)| open && ids.binary_search(&n.id).is_err())
             .collect();
-        let (room_tree, leaves) = room_tree(
-            self.rooms
-                .iter()
-                .zip(&open)
-                .map(|(&room, &open)| if open { room } else { TreeRoom::NOTHING_FITS }),
-        );
+        let (room_tree, leaves) = room_tree(&self.rooms, &open);
         // Closed nodes that count (not already marked) give their share back.
         let mut pool_usage = self.unclosed.pool_usage.clone();
         for node in ids.iter().filter_map(|&id| cluster.node(id)) {
