@@ -25,9 +25,11 @@
 //! slots free (kept per node through the call's binds) fail for sure and
 //! are skipped unless no node fits, when the message needs their reasons;
 //! a [`FailureMemo`] kept across calls has those of the nodes unchanged
-//! since the template's last failed scan. A pod's scan over many nodes
-//! with room is split over the current rayon pool's threads; the
-//! decisions do not depend on it.
+//! since the template's last failed scan. A pod without topology terms
+//! that follows one of its own spec bound just before keeps that pod's
+//! feasible nodes and filters again only the node it went to. A pod's
+//! scan over many nodes with room is split over the current rayon pool's
+//! threads; the decisions do not depend on it.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -172,6 +174,12 @@ fn schedule_remembering(
         .iter()
         .map(|(_, node)| Room::of(&(node.allocatable - node.requested)))
         .collect();
+    // The last pod, when it had no topology terms and was bound: its spec
+    // and the node it went to (by position in `nodes`). The next pod of
+    // that spec finds every other node as the last one did (its filters
+    // read only the node they check, and the bind changed one node), so
+    // its scan keeps the last feasible nodes and judges that node again.
+    let mut last_bound: Option<(&PodSpec, usize)> = None;
     for (pod_id, pod) in queue {
         let spec = pod.spec.as_ref();
         let plain = !spec.has_topology_terms();
@@ -181,12 +189,11 @@ fn schedule_remembering(
                 .find(|(failed, _)| std::ptr::eq(*failed, spec))
         {
             decisions.push(Decision::Unschedulable(pod_id, message.clone()));
+            last_bound = None;
             continue;
         }
         let filter = PodFilter::new(spec, &mut placement);
         let pod_weight = score_requests(&spec.requests);
-        outcome.feasible.clear();
-        outcome.failures.clear();
         let scan = NodeScan {
             placement: &placement,
             filter: &filter,
@@ -194,11 +201,21 @@ fn schedule_remembering(
             pod_weight,
             want: Room::of(&spec.requests),
         };
-        let skipped = scan.run_over(&nodes, &free, &mut score_requested, &mut outcome);
-        if outcome.feasible.is_empty() && skipped > 0 {
-            // The message tallies every node by its first failing plugin.
-            let template = (&mut *memo, &pod.spec);
-            scan.run_short(&nodes, &free, &mut score_requested, template, &mut outcome);
+        let repeated = last_bound
+            .filter(|&(last, _)| plain && std::ptr::eq(last, spec))
+            .map(|(_, position)| position);
+        if let Some(position) = repeated {
+            scan.rejudge(&nodes, position, &free, &mut score_requested, &mut outcome);
+        }
+        if repeated.is_none() || outcome.feasible.is_empty() {
+            outcome.feasible.clear();
+            outcome.failures.clear();
+            let skipped = scan.run_over(&nodes, &free, &mut score_requested, &mut outcome);
+            if outcome.feasible.is_empty() && skipped > 0 {
+                // The message tallies every node by its first failing plugin.
+                let template = (&mut *memo, &pod.spec);
+                scan.run_short(&nodes, &free, &mut score_requested, template, &mut outcome);
+            }
         }
         drop(filter);
         let Some(best) = best_node(cluster, &outcome.feasible) else {
@@ -207,11 +224,13 @@ fn schedule_remembering(
                 failed_since_bind.push((spec, message.clone()));
             }
             decisions.push(Decision::Unschedulable(pod_id, message));
+            last_bound = None;
             continue;
         };
         failed_since_bind.clear();
         placement.bind(pod_id, best);
         let position = nodes.binary_search_by_key(&best, |(id, _)| *id);
+        last_bound = position.ok().filter(|_| plain).map(|p| (spec, p));
         if let Ok(p) = position {
             free[p].take(&spec.requests);
         }
@@ -356,6 +375,28 @@ impl<'c> NodeScan<'_, 'c, '_> {
             }
         }
         memo.keep(spec, kept, remembered);
+    }
+
+    /// The last scan's feasible nodes, for a pod of the spec the last pod
+    /// had, bound to the node at `position`: that node is judged again
+    /// (skipped if its room no longer fits), the others stay as they were.
+    /// Failures are not tallied: a scan that finds no node is made again
+    /// in full for its message.
+    fn rejudge(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        position: usize,
+        free: &[Room],
+        score_requested: &mut [Option<[i64; 2]>],
+        outcome: &mut ScanOutcome<'c>,
+    ) {
+        let (id, node) = nodes[position];
+        outcome.feasible.retain(|c| c.node != id);
+        if self.want.may_fit(&free[position])
+            && let Ok(candidate) = self.judge(id, node, &mut score_requested[position])
+        {
+            outcome.feasible.push(candidate);
+        }
     }
 
     /// Filters `nodes` that the room check lets through (with their free

@@ -31,7 +31,8 @@ use super::types::PassInput;
 use super::types::{Amounts, Candidate, PoolLookup, amounts};
 use crate::karpenter::provisioning::{
     Closure, ExistingNodes, OpenViews, Prepared, PresortedQueue, PriceToBeat, ProvisioningInput,
-    QueueRun, SchedulingResult, SolveSetup, StopEarly, solve_with_closure,
+    QueueRun, SchedulingResult, SolveSetup, StopEarly, presorted_queue_starts_with,
+    queue_starts_with, solve_with_closure,
 };
 use crate::locked_map::LockedMap;
 use crate::nodepool::NodePool;
@@ -411,14 +412,53 @@ impl SimulationView {
     /// free of topology terms; the pending and deleting nodes' pods, which
     /// every simulation places, are looked at once a pass.
     pub(crate) fn all_topology_free(&self, cluster: &Cluster, placed: &PodsToPlace) -> bool {
-        let shared = *self.shared_topology_free.get_or_init(|| {
+        let rest = if self.shared_topology_free(cluster) {
+            &placed.own
+        } else {
+            &placed.pods
+        };
+        rest.iter().all(|&p| topology_free(cluster, p))
+    }
+
+    /// Whether the pending pods and the deleting nodes' pods, which every
+    /// simulation places, are free of topology terms (looked at once a
+    /// pass).
+    fn shared_topology_free(&self, cluster: &Cluster) -> bool {
+        *self.shared_topology_free.get_or_init(|| {
             self.pending_in_order
                 .iter()
                 .chain(&self.deleting_node_pods)
                 .all(|&p| topology_free(cluster, p))
-        });
-        let rest = if shared { &placed.own } else { &placed.pods };
-        rest.iter().all(|&p| topology_free(cluster, p))
+        })
+    }
+
+    /// Whether a simulation of removing `candidate` alone would take the
+    /// pods of `first` from its queue before any other, in that order (see
+    /// [`queue_starts_with`]), and every pod it places is free of topology
+    /// terms: what a kept verdict whose solve a stop ended needs of a
+    /// solve given other pods. The pending and deleting nodes' pods are
+    /// read from the pass's queue runs (as the solve reads them), up to
+    /// the last pod of `first`.
+    pub(crate) fn starts_topology_free_with(
+        &self,
+        input: &PassInput<'_>,
+        pdbs: &PdbLimits,
+        candidate: &Candidate,
+        first: &[PodId],
+    ) -> bool {
+        let (cluster, policies) = (input.cluster, input.options.scheduling);
+        let found = self.pods_to_place(input, pdbs, &[candidate]);
+        let starts = if self.any_deleting(&[candidate]) {
+            queue_starts_with(cluster, &found.pods, policies, first)
+        } else {
+            let shared = self.shared_runs(input);
+            let queue = PresortedQueue {
+                shared: &shared,
+                own: &found.own,
+            };
+            presorted_queue_starts_with(cluster, queue, policies, first)
+        };
+        starts && self.all_topology_free(cluster, &found)
     }
 
     /// The pending pods and the deleting nodes' pods in queue order (built

@@ -46,9 +46,7 @@ use super::context::PassContext;
 use super::simulate::PodsToPlace;
 use super::types::Candidate;
 use super::types::PassInput;
-use crate::karpenter::provisioning::{
-    OpenViews, Prepared, PriceToBeat, ViewChanges, queue_starts_with,
-};
+use crate::karpenter::provisioning::{OpenViews, Prepared, PriceToBeat, ViewChanges};
 use crate::scheduler::{Cluster, NodeId, PodId};
 
 /// Passes after which a verdict reused is re-based on the reusing pass's
@@ -255,16 +253,8 @@ impl Verdict {
         } else if let Some(stop) = &self.stopped_on {
             // Other pods: the new solve must take the same pods first, in
             // the same order, and every pod must be free of topology terms,
-            // so that no pod taken later constrains the ones before (the
-            // queue is asked first: it is what changes between passes).
-            let found = view.pods_to_place(input, &ctx.pdbs, &[candidate]);
-            let same_start = queue_starts_with(
-                input.cluster,
-                &found.pods,
-                input.options.scheduling,
-                &stop.taken,
-            ) && view.all_topology_free(input.cluster, &found);
-            if same_start {
+            // so that no pod taken later constrains the ones before.
+            if view.starts_topology_free_with(input, &ctx.pdbs, candidate, &stop.taken) {
                 self.replayed(input, false)
             } else {
                 None

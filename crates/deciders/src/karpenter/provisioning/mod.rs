@@ -48,7 +48,7 @@ pub use launch::MAX_LAUNCH_INSTANCE_TYPES;
 pub use prepared::{LaunchRoom, OfferingKeys, Prepared};
 pub use provisioner::{PREPARED_NODE_REMOVALS, Provisioner};
 pub use queue::{PresortedQueue, QueueRun};
-pub use scheduler::{MAX_INSTANCE_TYPES, queue_starts_with};
+pub use scheduler::{MAX_INSTANCE_TYPES, presorted_queue_starts_with, queue_starts_with};
 pub use view_changes::{OpenViews, ViewChanges};
 
 use std::sync::Arc;

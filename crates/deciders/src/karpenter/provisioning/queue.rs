@@ -70,6 +70,11 @@ impl QueueRun {
             has_topology_terms,
         }
     }
+
+    /// The run's first pods, those that queue no later than `last`.
+    pub(super) fn up_to(&self, last: QueueKey) -> &[(QueueKey, PodId)] {
+        &self.entries[..self.entries.partition_point(|(key, _)| *key <= last)]
+    }
 }
 
 /// What a solve is told of its pods' order (see

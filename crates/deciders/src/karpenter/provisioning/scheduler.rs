@@ -441,29 +441,77 @@ pub fn queue_starts_with(
     policies: SchedulingPolicies,
     first: &[PodId],
 ) -> bool {
-    let Some(last) = first.last() else {
-        return true;
+    let Some(last) = last_key(cluster, first) else {
+        return first.is_empty();
     };
-    let Some(last) = cluster.pod(*last).map(QueueKey::of) else {
-        return false;
+    let ahead = keyed_up_to(cluster, pods, last);
+    takes_first(cluster, ahead, policies, first)
+}
+
+/// [`queue_starts_with`] for a solve given `queue`: its shared runs are in
+/// queue order already, so only their pods up to the last of `first` are
+/// looked at, and the rest of the solve's pods one by one.
+pub fn presorted_queue_starts_with(
+    cluster: &Cluster,
+    queue: PresortedQueue<'_>,
+    policies: SchedulingPolicies,
+    first: &[PodId],
+) -> bool {
+    let Some(last) = last_key(cluster, first) else {
+        return first.is_empty();
     };
+    let shared = queue
+        .shared
+        .iter()
+        .flat_map(|run| run.up_to(last).iter().copied());
+    let ahead = shared.chain(keyed_up_to(cluster, queue.own, last));
+    takes_first(cluster, ahead, policies, first)
+}
+
+/// The queue key of the last pod of `first`; `None` when `first` is empty
+/// or that pod is gone.
+fn last_key(cluster: &Cluster, first: &[PodId]) -> Option<QueueKey> {
+    first
+        .last()
+        .and_then(|&id| cluster.pod(id))
+        .map(QueueKey::of)
+}
+
+/// The pods of `pods` that exist and queue no later than `last`, keyed.
+fn keyed_up_to<'p>(
+    cluster: &'p Cluster,
+    pods: &'p [PodId],
+    last: QueueKey,
+) -> impl Iterator<Item = (QueueKey, PodId)> + 'p {
+    pods.iter().filter_map(move |&id| {
+        let key = QueueKey::of(cluster.pod(id)?);
+        (key <= last).then_some((key, id))
+    })
+}
+
+/// Whether the pods of `ahead` (those queued no later than the last of
+/// `first`, keyed) that a solve takes are exactly `first`, in queue order.
+fn takes_first(
+    cluster: &Cluster,
+    ahead: impl Iterator<Item = (QueueKey, PodId)>,
+    policies: SchedulingPolicies,
+    first: &[PodId],
+) -> bool {
     let ignore_preferences = policies.preference == PreferencePolicy::Ignore;
-    let mut ahead: Vec<(QueueKey, PodId)> = Vec::with_capacity(first.len());
-    for &id in pods {
-        let Some(pod) = cluster.pod(id) else { continue };
-        let key = QueueKey::of(pod);
-        if key > last {
-            continue;
-        }
+    let mut taken: Vec<(QueueKey, PodId)> = Vec::with_capacity(first.len());
+    for (key, id) in ahead {
         if let Some((_, Ok(_))) = batch_entry(cluster, id, ignore_preferences) {
-            ahead.push((key, id));
+            if taken.len() == first.len() {
+                return false;
+            }
+            taken.push((key, id));
         }
     }
-    if ahead.len() != first.len() {
+    if taken.len() != first.len() {
         return false;
     }
-    ahead.sort_unstable();
-    ahead.iter().map(|&(_, id)| id).eq(first.iter().copied())
+    taken.sort_unstable();
+    taken.iter().map(|&(_, id)| id).eq(first.iter().copied())
 }
 
 /// Watches the first new NodeClaim against a [`PriceToBeat`]

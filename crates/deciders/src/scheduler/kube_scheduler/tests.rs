@@ -538,3 +538,84 @@ fn kept_scoring_sums_follow_every_change() {
     cluster.remove_pod(pending[1]);
     assert_eq!(same_as_fresh(&mut scheduler, &cluster, &[light]), ["b"]);
 }
+
+/// One spec per template, shared by its replicas as a workload's pods
+/// share theirs; a template with a spread constraint (on hostname) and
+/// one with a host port among them.
+fn templates() -> Vec<crate::cluster::Pod> {
+    let soft = Toleration::exists("spot", Some(TaintEffect::PreferNoSchedule));
+    vec![
+        PodBuilder::new("fast")
+            .requests(500, GIB)
+            .preferred_term(10, vec![expression("tier", Operator::In, &["fast"])])
+            .build(),
+        PodBuilder::new("ported")
+            .requests(1000, GIB)
+            .host_port(8080)
+            .build(),
+        PodBuilder::new("small")
+            .requests(250, GIB / 2)
+            .toleration(soft)
+            .build(),
+        PodBuilder::new("spread")
+            .requests(300, GIB)
+            .label("app", "spread")
+            .spread(LABEL_HOSTNAME, 1, &[("app", "spread")])
+            .build(),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// Pods placed in one call land where pods placed one call at a time
+    /// land, each bind applied to the cluster before the next call, with
+    /// the same messages: whatever a call keeps from one pod's scan to the
+    /// next (a template's feasible nodes after a bind, its failure) decides
+    /// as scanning every node afresh does.
+    #[test]
+    fn one_call_decides_as_one_call_per_pod(
+        nodes in proptest::collection::vec((0..3usize, proptest::bool::ANY, proptest::bool::ANY), 1..6),
+        pods in proptest::collection::vec(0..4usize, 0..16),
+        most in proptest::bool::ANY,
+    ) {
+        let config = if most { MOST } else { LEAST };
+        let mut cluster = Cluster::new();
+        for (i, &(size, fast, spot)) in nodes.iter().enumerate() {
+            let mut builder = node(&format!("n{i}")).cpu_mem([1000, 2000, 4000][size], 8 * GIB);
+            if fast {
+                builder = builder.label("tier", "fast");
+            }
+            if spot {
+                builder = builder.taint(Taint::new("spot", "true", TaintEffect::PreferNoSchedule));
+            }
+            cluster.add_node(builder.build());
+        }
+        let templates = templates();
+        let pending: Vec<PodId> = pods
+            .iter()
+            .enumerate()
+            .map(|(i, &t)| {
+                let mut pod = templates[t].clone();
+                pod.name = format!("{}-{i}", pod.name);
+                cluster.add_pod(pod)
+            })
+            .collect();
+        let together = schedule(&cluster, &pending, &config);
+        let mut one_by_one = Vec::new();
+        let mut applied = cluster.clone();
+        for decision in &together {
+            let pod = match decision {
+                Decision::Bind(pod, _) | Decision::Unschedulable(pod, _) => *pod,
+            };
+            let [alone] = &schedule(&applied, &[pod], &config)[..] else {
+                panic!("one decision per pod");
+            };
+            if let Decision::Bind(pod, node) = alone {
+                applied.bind(*pod, *node);
+            }
+            one_by_one.push(alone.clone());
+        }
+        proptest::prop_assert_eq!(together, one_by_one);
+    }
+}

@@ -8,8 +8,10 @@ use std::sync::Arc;
 use super::*;
 use crate::cloud::nodeclass::NodeClassSettings;
 use crate::cloud::{CapacityType, Price};
+use crate::karpenter::provisioning::queue::MergedRuns;
 use crate::karpenter::provisioning::{
-    PriceToBeat, SchedulingPolicies, StopEarly, queue_starts_with,
+    PresortedQueue, PriceToBeat, QueueRun, SchedulingPolicies, StopEarly,
+    presorted_queue_starts_with, queue_starts_with,
 };
 use crate::kube::labels::{LABEL_ARCH, LABEL_CAPACITY_TYPE, LABEL_NODEPOOL};
 use crate::kube::pod::WeightedNodeSelectorTerm;
@@ -914,6 +916,61 @@ fn queue_starts_with_follows_the_solve_queue_order() {
         "then the older pod"
     );
     assert!(starts(&[small, big, mid], &[big, mid, small]));
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+    /// The queue check over presorted runs (what a pass's kept verdicts
+    /// ask) answers as the check over all the solve's pods does: with
+    /// pods in two shared runs and the solve's own, some of them DaemonSet
+    /// pods or with invalid node affinity (never taken), and `first` the
+    /// true start of the queue, or that start cut, reordered or lengthened
+    /// by a pod queued later.
+    #[test]
+    fn the_presorted_queue_check_agrees_with_the_check_over_every_pod(
+        pods in proptest::collection::vec((0..4usize, 0..2usize, 0..8u8, 0..3usize), 0..12),
+        taken in 0..14usize,
+        change in 0..4u8,
+    ) {
+        let mut cluster = Cluster::new();
+        let mut runs: [Vec<PodId>; 3] = Default::default();
+        for (i, &(cpu, mem, kind, run)) in pods.iter().enumerate() {
+            let owner = if kind == 0 { OwnerKind::DaemonSet } else { OwnerKind::Deployment };
+            let mut pod = karpsim_model::testing::pod_of(&format!("p{i}"), "web", owner, "web");
+            pod.node = None;
+            pod.phase = PodPhase::Pending;
+            let spec = Arc::make_mut(&mut pod.spec);
+            spec.requests = Resources::cpu_mem([250, 500, 1000, 2000][cpu], [256, 512][mem] * MIB);
+            if kind == 1 {
+                spec.node_affinity.required =
+                    vec![vec![expr("example.com/size", Operator::Gt, &["large"])]];
+            }
+            runs[run].push(cluster.add_pod(pod));
+        }
+        let shared_runs = [QueueRun::new(&cluster, &runs[0]), QueueRun::new(&cluster, &runs[1])];
+        let shared: Vec<&QueueRun> = shared_runs.iter().collect();
+        let queue = PresortedQueue { shared: &shared, own: &runs[2] };
+        let invalid = |id: &PodId| !cluster.pod(*id).unwrap().spec.node_affinity.required.is_empty();
+        let order: Vec<PodId> = MergedRuns::new(&cluster, queue).filter(|id| !invalid(id)).collect();
+        let mut first: Vec<PodId> = order.iter().copied().take(taken).collect();
+        match change {
+            1 if first.len() >= 2 => first.swap(0, 1),
+            2 if !first.is_empty() => { first.remove(0); }
+            3 => first.extend(order.get(taken + 1).copied()),
+            _ => {}
+        }
+        let all: Vec<PodId> = runs.concat();
+        let policies = SchedulingPolicies::default();
+        let expected = queue_starts_with(&cluster, &all, policies, &first);
+        proptest::prop_assert_eq!(
+            presorted_queue_starts_with(&cluster, queue, policies, &first),
+            expected
+        );
+        if change == 0 {
+            proptest::prop_assert!(expected, "the true start is found");
+        }
+    }
 }
 
 /// A pod whose required node affinity is invalid (`Gt` takes one integer)
