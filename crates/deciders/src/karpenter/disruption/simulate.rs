@@ -537,15 +537,15 @@ impl SimulationView {
         pdbs: &PdbLimits,
         candidate: &'c Candidate,
     ) -> Option<&'c Arc<[Amounts]>> {
-        let hosts_pending = || {
-            self.nodes_with_pending
-                .binary_search(&candidate.node)
-                .is_ok()
-        };
-        if Self::kept_requests(pdbs, candidate).is_none() || hosts_pending() {
+        if Self::kept_requests(pdbs, candidate).is_none() || self.hosts_pending(candidate.node) {
             return None;
         }
         candidate.unprotected_requests()
+    }
+
+    /// Whether a pending pod is bound to `node`.
+    fn hosts_pending(&self, node: NodeId) -> bool {
+        self.nodes_with_pending.binary_search(&node).is_ok()
     }
 
     /// The requests kept with `candidate` for its reschedulable pods, when
@@ -654,12 +654,15 @@ impl SimulationView {
     ) -> impl Iterator<Item = PodId> + 's {
         candidates.iter().flat_map(move |candidate| {
             let all_move = Self::kept_requests(pdbs, candidate).is_some();
+            // Only the pods of a node a pending pod is bound to can be
+            // pending.
+            let hosts_pending = self.hosts_pending(candidate.node);
             candidate
                 .reschedulable_pods()
                 .iter()
                 .copied()
                 .filter(move |&pod| match all_move {
-                    true => !self.pending.contains(&pod),
+                    true => !hosts_pending || !self.pending.contains(&pod),
                     false => self.moving_pod(input, pdbs, pod).is_some(),
                 })
         })

@@ -499,8 +499,20 @@ fn takes_first(
 ) -> bool {
     let ignore_preferences = policies.preference == PreferencePolicy::Ignore;
     let mut taken: Vec<(QueueKey, PodId)> = Vec::with_capacity(first.len());
+    // Whether a pod's requirements are valid depends on its spec alone,
+    // and replicas share theirs: the last spec's answer is kept.
+    let mut last: Option<(*const PodSpec, bool)> = None;
     for (key, id) in ahead {
-        if let Some((_, Ok(_))) = batch_entry(cluster, id, ignore_preferences) {
+        let Some(pod) = queued_pod(cluster, id) else {
+            continue;
+        };
+        let spec: *const PodSpec = pod.spec.as_ref();
+        let valid = match last {
+            Some((seen, valid)) if std::ptr::eq(seen, spec) => valid,
+            _ => PodWork::new(id, &pod.spec, ignore_preferences).is_ok(),
+        };
+        last = Some((spec, valid));
+        if valid {
             if taken.len() == first.len() {
                 return false;
             }

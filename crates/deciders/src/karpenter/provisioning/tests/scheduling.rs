@@ -935,17 +935,25 @@ proptest::proptest! {
     ) {
         let mut cluster = Cluster::new();
         let mut runs: [Vec<PodId>; 3] = Default::default();
+        // Pods of one shape share their spec, as a workload's replicas do.
+        let mut shapes: BTreeMap<(usize, usize, u8), Pod> = BTreeMap::new();
         for (i, &(cpu, mem, kind, run)) in pods.iter().enumerate() {
-            let owner = if kind == 0 { OwnerKind::DaemonSet } else { OwnerKind::Deployment };
-            let mut pod = karpsim_model::testing::pod_of(&format!("p{i}"), "web", owner, "web");
-            pod.node = None;
-            pod.phase = PodPhase::Pending;
-            let spec = Arc::make_mut(&mut pod.spec);
-            spec.requests = Resources::cpu_mem([250, 500, 1000, 2000][cpu], [256, 512][mem] * MIB);
-            if kind == 1 {
-                spec.node_affinity.required =
-                    vec![vec![expr("example.com/size", Operator::Gt, &["large"])]];
-            }
+            let shape = shapes.entry((cpu, mem, kind)).or_insert_with(|| {
+                let owner = if kind == 0 { OwnerKind::DaemonSet } else { OwnerKind::Deployment };
+                let mut pod = karpsim_model::testing::pod_of("shape", "web", owner, "web");
+                pod.node = None;
+                pod.phase = PodPhase::Pending;
+                let spec = Arc::make_mut(&mut pod.spec);
+                spec.requests =
+                    Resources::cpu_mem([250, 500, 1000, 2000][cpu], [256, 512][mem] * MIB);
+                if kind == 1 {
+                    spec.node_affinity.required =
+                        vec![vec![expr("example.com/size", Operator::Gt, &["large"])]];
+                }
+                pod
+            });
+            let mut pod = shape.clone();
+            pod.name = format!("p{i}");
             runs[run].push(cluster.add_pod(pod));
         }
         let shared_runs = [QueueRun::new(&cluster, &runs[0]), QueueRun::new(&cluster, &runs[1])];
