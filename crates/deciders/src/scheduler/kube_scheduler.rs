@@ -63,7 +63,8 @@ pub enum Decision {
     Bind(PodId, NodeId),
     /// No node fits; the reason reads like kube-scheduler's
     /// `0/3 nodes are available: 1 node(s) had untolerated taint {…}, 2 Insufficient cpu.`
-    Unschedulable(PodId, String),
+    /// (shared by the pods of one template that failed alike).
+    Unschedulable(PodId, Arc<str>),
 }
 
 /// kube-scheduler's message when the cluster has no nodes at all.
@@ -167,7 +168,7 @@ fn schedule_remembering(
     // with the same spec meets the same nodes in the same state, so it
     // fails with the same message (kept only for pods whose filters read
     // nothing but the node they check and the pods bound so far).
-    let mut failed_since_bind: Vec<(&PodSpec, String)> = Vec::new();
+    let mut failed_since_bind: Vec<(&PodSpec, Arc<str>)> = Vec::new();
     // Free cpu, memory and pod slots per node (by position in `nodes`),
     // following this call's binds.
     let mut free: Vec<Room> = nodes
@@ -219,7 +220,8 @@ fn schedule_remembering(
         }
         drop(filter);
         let Some(best) = best_node(cluster, &outcome.feasible) else {
-            let message = unschedulable_message(cluster, nodes.len(), &outcome.failures);
+            let message: Arc<str> =
+                unschedulable_message(cluster, nodes.len(), &outcome.failures).into();
             if plain {
                 failed_since_bind.push((spec, message.clone()));
             }

@@ -68,7 +68,7 @@ impl Engine<'_> {
     /// `PodScheduled` condition) and logs a `FailedScheduling` event
     /// unless the attempt only counts up the pod's open event series
     /// ([`super::recorders::opens_new_event`]).
-    fn note_pending_reason(&mut self, pod: PodId, reason: String) {
+    fn note_pending_reason(&mut self, pod: PodId, reason: Arc<str>) {
         let now = self.now();
         let attempts = self.attempts.entry(pod).or_default();
         let new_event = recorders::opens_new_event(attempts.failed_scheduling_observed, now);
@@ -91,18 +91,18 @@ impl Engine<'_> {
         if publish {
             attempts.karpenter_failed_published = Some(now);
         }
-        self.note_failed_scheduling(pod, reason, publish);
+        self.note_failed_scheduling(pod, reason.into(), publish);
     }
 
     /// Keeps `reason` as the pod's latest and logs it if `log`.
-    fn note_failed_scheduling(&mut self, pod: PodId, reason: String, log: bool) {
+    fn note_failed_scheduling(&mut self, pod: PodId, reason: Arc<str>, log: bool) {
         if log {
             let object = self.pod_object(pod);
             self.log(
                 EventType::Warning,
                 "FailedScheduling",
                 object,
-                reason.clone(),
+                reason.to_string(),
             );
         }
         self.attempts.entry(pod).or_default().last_reason = Some(reason);

@@ -552,7 +552,7 @@ struct PodMeta {
 struct Attempts {
     /// The latest reason it could not be placed (its `PodScheduled`
     /// condition's message).
-    last_reason: Option<String>,
+    last_reason: Option<Arc<str>>,
     /// When kube-scheduler's `FailedScheduling` event series for it was
     /// last observed.
     failed_scheduling_observed: Option<SimTime>,

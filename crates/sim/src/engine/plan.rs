@@ -193,7 +193,7 @@ impl Engine<'_> {
                     if let Some(p) = self.cluster.pod_mut(pod) {
                         p.unschedulable = true;
                     }
-                    reasons.insert(pod, reason);
+                    reasons.insert(pod, reason.to_string());
                 }
             }
         }

@@ -353,8 +353,9 @@ impl Engine<'_> {
                 let reason = self
                     .attempts
                     .get(&id)
-                    .and_then(|a| a.last_reason.clone())
-                    .unwrap_or_else(|| "not yet considered by the scheduler".to_string());
+                    .and_then(|a| a.last_reason.as_deref())
+                    .unwrap_or("not yet considered by the scheduler")
+                    .to_string();
                 let entry = reasons
                     .entry(reason)
                     .or_insert_with(|| (0, self.pod_key(id)));

@@ -64,7 +64,7 @@ pub(super) fn first_fit_schedule(
                 }
                 None => Decision::Unschedulable(
                     pod_id,
-                    format!("0/{} nodes are available", cluster.node_count()),
+                    format!("0/{} nodes are available", cluster.node_count()).into(),
                 ),
             }
         })

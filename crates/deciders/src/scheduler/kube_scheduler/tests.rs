@@ -619,3 +619,61 @@ proptest::proptest! {
         proptest::prop_assert_eq!(together, one_by_one);
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 128, ..Default::default() })]
+
+    /// A kept scheduler decides as a fresh call does, call after call on an
+    /// evolving cluster: pods of a few templates arrive, some of the
+    /// decisions are applied, nodes come, are cordoned or go, and bound
+    /// pods finish, with calls in between that change nothing (whatever a
+    /// kept scheduler remembers of failed scans and scoring sums stands
+    /// only while what it read does).
+    #[test]
+    fn a_kept_scheduler_decides_as_a_fresh_call_after_every_change(
+        steps in proptest::collection::vec((0..6u8, 0..4usize, 0..3usize), 1..24),
+    ) {
+        let mut cluster = Cluster::new();
+        let mut kept = KubeScheduler::new(LEAST);
+        let templates = templates();
+        let mut nodes: Vec<NodeId> = Vec::new();
+        let mut bound: Vec<PodId> = Vec::new();
+        for (i, &(step, template, size)) in steps.iter().enumerate() {
+            match step {
+                0 | 1 => {
+                    let mut pod = templates[template].clone();
+                    pod.name = format!("{}-{i}", pod.name);
+                    cluster.add_pod(pod);
+                }
+                2 => nodes.push(cluster.add_node(
+                    node(&format!("n{i}")).cpu_mem([1000, 2000, 4000][size], 8 * GIB).build(),
+                )),
+                3 => {
+                    if let Some(&n) = nodes.get(template) {
+                        let node = cluster.node_mut(n).unwrap();
+                        node.marked_for_deletion = !node.marked_for_deletion;
+                    }
+                }
+                4 => {
+                    if let Some(&pod) = bound.get(template) {
+                        cluster.finish_pod(pod, PodPhase::Succeeded);
+                        bound.retain(|&p| p != pod);
+                    }
+                }
+                _ => {}
+            }
+            let pending: Vec<PodId> = cluster.pending_pods().map(|(id, _)| id).collect();
+            let decisions = kept.schedule(&cluster, &pending);
+            proptest::prop_assert_eq!(&decisions, &schedule(&cluster, &pending, &LEAST));
+            // Every other call's binds are applied.
+            if i % 2 == 0 {
+                for decision in decisions {
+                    if let Decision::Bind(pod, node) = decision {
+                        cluster.bind(pod, node);
+                        bound.push(pod);
+                    }
+                }
+            }
+        }
+    }
+}
