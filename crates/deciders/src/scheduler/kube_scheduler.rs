@@ -184,9 +184,12 @@ fn schedule_remembering(
     for (pod_id, pod) in queue {
         let spec = pod.spec.as_ref();
         let plain = !spec.has_topology_terms();
+        // Replicas queue together: the spec that failed last is looked at
+        // first.
         if plain
             && let Some((_, message)) = failed_since_bind
                 .iter()
+                .rev()
                 .find(|(failed, _)| std::ptr::eq(*failed, spec))
         {
             decisions.push(Decision::Unschedulable(pod_id, message.clone()));
@@ -355,6 +358,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
     ) {
         let cluster = self.placement.cluster();
         let (mut remembered, mut kept) = memo.take(spec);
+        let mut failures = RunTally::default();
         for (position, &(id, node)) in nodes.iter().enumerate() {
             if self.want.may_fit(&free[position]) {
                 continue;
@@ -362,20 +366,21 @@ impl<'c> NodeScan<'_, 'c, '_> {
             let revision = cluster.node_revision(id);
             let as_in_cluster = !self.placement.has_binds_on(id);
             if as_in_cluster && let Some(unfit) = remembered.reason(id, revision) {
-                tally(&mut outcome.failures, unfit, 1);
+                failures.add(&mut outcome.failures, unfit);
                 kept.push((id, revision, unfit));
                 continue;
             }
             match self.judge(id, node, &mut score_requested[position]) {
                 Ok(candidate) => outcome.feasible.push(candidate),
                 Err(unfit) => {
-                    tally(&mut outcome.failures, unfit, 1);
+                    failures.add(&mut outcome.failures, unfit);
                     if let Some(unfit) = unfit.without_taint().filter(|_| as_in_cluster) {
                         kept.push((id, revision, unfit));
                     }
                 }
             }
         }
+        failures.finish(&mut outcome.failures);
         memo.keep(spec, kept, remembered);
     }
 
@@ -413,6 +418,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         outcome: &mut ScanOutcome<'c>,
     ) -> usize {
         let mut skipped = 0;
+        let mut failures = RunTally::default();
         for ((&(id, node), free), score) in nodes.iter().zip(free).zip(score_requested) {
             if !self.want.may_fit(free) {
                 skipped += 1;
@@ -420,9 +426,10 @@ impl<'c> NodeScan<'_, 'c, '_> {
             }
             match self.judge(id, node, score) {
                 Ok(candidate) => outcome.feasible.push(candidate),
-                Err(unfit) => tally(&mut outcome.failures, unfit, 1),
+                Err(unfit) => failures.add(&mut outcome.failures, unfit),
             }
         }
+        failures.finish(&mut outcome.failures);
         skipped
     }
 
@@ -459,6 +466,34 @@ fn summed_score_requests<'s>(pods: impl Iterator<Item = &'s PodSpec>) -> [i64; 2
         let [c, m] = score_requests(&spec.requests);
         [cpu + c, mem + m]
     })
+}
+
+/// Failures tallied as they come, nodes in a row that fail alike counted
+/// together (neighbouring nodes are often alike).
+#[derive(Default)]
+struct RunTally<'c>(Option<(Unfit<'c>, usize)>);
+
+impl<'c> RunTally<'c> {
+    /// Counts one node failing for `unfit` (the run so far goes to
+    /// `failures` when this one differs).
+    #[inline]
+    fn add(&mut self, failures: &mut Vec<(Unfit<'c>, usize)>, unfit: Unfit<'c>) {
+        match &mut self.0 {
+            Some((last, count)) if *last == unfit => *count += 1,
+            run => {
+                if let Some((last, count)) = run.replace((unfit, 1)) {
+                    tally(failures, last, count);
+                }
+            }
+        }
+    }
+
+    /// Adds the run so far to `failures`.
+    fn finish(self, failures: &mut Vec<(Unfit<'c>, usize)>) {
+        if let Some((last, count)) = self.0 {
+            tally(failures, last, count);
+        }
+    }
 }
 
 /// Adds `count` nodes failing for `unfit` to the tally.
