@@ -218,9 +218,16 @@ impl<'i, 'a> PassContext<'i, 'a> {
         };
         let cache = input.candidate_cache;
         let (bound, epoch) = self.no_op_bound.get_or_init(|| {
-            let bound = NoOpBound::new(&view.open_views(), prepared.launch_rooms(input.nodepools));
-            let epoch = cache.map(|cache| cache.rulings().epoch_of(&bound));
-            (bound, epoch)
+            let (views, launch_rooms) = (view.open_views(), prepared.launch_rooms(input.nodepools));
+            match cache {
+                Some(cache) => {
+                    let mut rulings = cache.rulings();
+                    let bound = rulings.bound(&views, launch_rooms);
+                    let epoch = rulings.epoch_of(&bound);
+                    (bound, Some(epoch))
+                }
+                None => (NoOpBound::new(&views, launch_rooms), None),
+            }
         });
         if let [candidate] = candidates {
             let (node, price) = (candidate.node, candidate.price);

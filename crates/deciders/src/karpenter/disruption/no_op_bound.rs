@@ -89,21 +89,23 @@ impl NoOpBound {
     /// NodeClaims that launch as `launch_rooms` (see
     /// [`crate::karpenter::provisioning::Prepared::launch_rooms`]).
     pub(crate) fn new(views: &OpenViews, launch_rooms: Arc<[LaunchRoom]>) -> NoOpBound {
-        let rooms: Vec<(NodeId, Amounts)> = views
-            .rooms()
-            .filter(|&(_, initialized, _)| initialized)
-            .map(|(id, _, room)| (id, amounts(&room.as_room())))
-            .collect();
-        NoOpBound::from_rooms(rooms, launch_rooms)
+        NoOpBound::from_rooms(rooms_of(views), launch_rooms, None)
     }
 
-    /// The bound over initialized open rooms `rooms` (sorted by node id).
-    fn from_rooms(rooms: Vec<(NodeId, Amounts)>, launch_rooms: Arc<[LaunchRoom]>) -> NoOpBound {
+    /// The bound over initialized open rooms `rooms` (sorted by node id),
+    /// its frontier found from that of `last` when little changed since.
+    fn from_rooms(
+        rooms: Vec<(NodeId, Amounts)>,
+        launch_rooms: Arc<[LaunchRoom]>,
+        last: Option<&LastBound>,
+    ) -> NoOpBound {
         let room_sum = rooms
             .iter()
             .filter(|(_, room)| room.iter().all(|&a| a >= 0))
             .fold(NOTHING, |sum, (_, room)| plus(&sum, room));
-        let frontier = frontier_of(&rooms);
+        let frontier = last
+            .and_then(|last| frontier_after(&last.rooms, &last.frontier, &rooms))
+            .unwrap_or_else(|| frontier_of(&rooms));
         let mut most = NOTHING;
         let most_allocatable = launch_rooms
             .iter()
@@ -197,6 +199,56 @@ impl NoOpBound {
     }
 }
 
+/// Each initialized open view's room, by node id.
+fn rooms_of(views: &OpenViews) -> Vec<(NodeId, Amounts)> {
+    views
+        .rooms()
+        .filter(|&(_, initialized, _)| initialized)
+        .map(|(id, _, room)| (id, amounts(&room.as_room())))
+        .collect()
+}
+
+/// The frontier of `rooms` from `before`, that of the rooms `was` (both
+/// sorted by node id): `before` itself when none of its rooms changed or
+/// went and every room that changed or came is held by one of it (at
+/// least as large in every amount, and, if equal, of a smaller node id)
+/// or has a negative amount; `None` otherwise. A room that went or
+/// changed off the frontier only held rooms a frontier room holds too,
+/// and a held room admits no more than its holder, so the frontier stays.
+fn frontier_after(
+    was: &[(NodeId, Amounts)],
+    before: &[(NodeId, Amounts)],
+    rooms: &[(NodeId, Amounts)],
+) -> Option<Vec<(NodeId, Amounts)>> {
+    let on_frontier = |id: NodeId| before.iter().any(|(f, _)| *f == id);
+    let held = |id: NodeId, room: &Amounts| {
+        room.iter().any(|&a| a < 0)
+            || before.iter().any(|(f, kept)| {
+                kept.iter().zip(room).all(|(k, r)| k >= r) && (kept != room || *f < id)
+            })
+    };
+    let mut was = was.iter().peekable();
+    for (id, room) in rooms {
+        while let Some((gone, _)) = was.next_if(|(earlier, _)| earlier < id) {
+            if on_frontier(*gone) {
+                return None;
+            }
+        }
+        match was.next_if(|(earlier, _)| earlier == id) {
+            Some((_, then)) if then == room => {}
+            then => {
+                if (then.is_some() && on_frontier(*id)) || !held(*id, room) {
+                    return None;
+                }
+            }
+        }
+    }
+    if was.any(|(gone, _)| on_frontier(*gone)) {
+        return None;
+    }
+    Some(before.to_vec())
+}
+
 /// The rooms no other room admits more than (of equal ones, the first by
 /// node id), largest first; none with a negative amount.
 fn frontier_of(rooms: &[(NodeId, Amounts)]) -> Vec<(NodeId, Amounts)> {
@@ -258,6 +310,7 @@ pub(crate) struct KeptRulings {
 #[derive(Debug)]
 struct LastBound {
     rooms: Vec<(NodeId, Amounts)>,
+    frontier: Vec<(NodeId, Amounts)>,
     launch_rooms: Arc<[LaunchRoom]>,
 }
 
@@ -271,6 +324,13 @@ struct Ruling {
 }
 
 impl KeptRulings {
+    /// The bound over `views` for NodeClaims that launch as
+    /// `launch_rooms` (as [`NoOpBound::new`] builds it), its frontier
+    /// found from the last bound's when little changed since.
+    pub(crate) fn bound(&self, views: &OpenViews, launch_rooms: Arc<[LaunchRoom]>) -> NoOpBound {
+        NoOpBound::from_rooms(rooms_of(views), launch_rooms, self.last.as_ref())
+    }
+
     /// The epoch of `bound`, just built for a pass.
     pub(crate) fn epoch_of(&mut self, bound: &NoOpBound) -> u64 {
         let new_epoch = match &self.last {
@@ -285,6 +345,7 @@ impl KeptRulings {
         }
         self.last = Some(LastBound {
             rooms: bound.rooms.clone(),
+            frontier: bound.frontier.clone(),
             launch_rooms: bound.launch_rooms.clone(),
         });
         self.epoch
@@ -347,6 +408,8 @@ fn grew(then: &[(NodeId, Amounts)], now: &[(NodeId, Amounts)]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeMap;
+
     use super::*;
     use crate::kube::resources::{ResourceKind, Resources};
     use proptest::prelude::*;
@@ -369,7 +432,7 @@ mod tests {
 
     fn bound(rooms: &[(u32, Amounts)], launch: &Arc<[LaunchRoom]>) -> NoOpBound {
         let rooms = rooms.iter().map(|&(id, room)| (NodeId(id), room)).collect();
-        NoOpBound::from_rooms(rooms, launch.clone())
+        NoOpBound::from_rooms(rooms, launch.clone(), None)
     }
 
     /// A bound's epoch moves on when a room grew, a node's room appeared
@@ -449,6 +512,48 @@ mod tests {
                 .map(|(_, &room)| room)
                 .collect();
             prop_assert_eq!(frontier_of(&rooms), expected);
+        }
+
+        /// The frontier found from the last one, when it is, is the one
+        /// found afresh: rooms change (shrink or grow, or become another
+        /// node's room), go and come between the two, and a node id may
+        /// reach past the last one's.
+        #[test]
+        fn the_frontier_found_from_the_last_one_is_the_frontier(
+            rooms in prop::collection::vec((-1i64..5, -1i64..5, -1i64..3), 0..30),
+            changes in prop::collection::vec((0usize..34, 0u8..5, -2i64..3), 0..4),
+        ) {
+            let was: Vec<(NodeId, Amounts)> = rooms
+                .iter()
+                .enumerate()
+                .map(|(i, &(cpu, mem, slots))| (NodeId(i as u32), [cpu, mem, slots]))
+                .collect();
+            let mut now: BTreeMap<NodeId, Amounts> = was.iter().copied().collect();
+            for &(at, change, by) in &changes {
+                let id = NodeId(at as u32);
+                match change {
+                    0 => { now.remove(&id); }
+                    1 => { now.insert(id, [by, by, by.min(2)]); }
+                    4 => {
+                        if let Some(&(_, room)) = was.get(at * 7 % was.len().max(1)) {
+                            now.insert(id, room);
+                        }
+                    }
+                    _ => {
+                        if let Some(room) = now.get_mut(&id) {
+                            room[usize::from(change) - 2] += by;
+                        }
+                    }
+                }
+            }
+            let now: Vec<(NodeId, Amounts)> = now.into_iter().collect();
+            let before = frontier_of(&was);
+            if let Some(found) = frontier_after(&was, &before, &now) {
+                prop_assert_eq!(found, frontier_of(&now));
+            }
+            if changes.is_empty() {
+                prop_assert!(frontier_after(&was, &before, &now).is_some());
+            }
         }
 
         /// Whatever the bound ruled out stays ruled out by every later
