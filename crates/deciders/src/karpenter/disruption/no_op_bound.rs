@@ -556,6 +556,35 @@ mod tests {
             }
         }
 
+        /// A request fits elsewhere exactly when some room of another
+        /// node than the candidates holds it (the frontier is looked at
+        /// first, every room only when the candidates' own fit).
+        #[test]
+        fn a_request_fits_elsewhere_when_another_node_has_room(
+            rooms in prop::collection::vec((-1i64..5, -1i64..5, -1i64..3), 1..20),
+            asks in prop::collection::vec((0usize..20, 0usize..20, 0i64..5, 0i64..5, 0i64..3), 1..12),
+        ) {
+            let rooms: Vec<(u32, Amounts)> = rooms
+                .iter()
+                .enumerate()
+                .map(|(i, &(cpu, mem, slots))| (i as u32, [cpu, mem, slots]))
+                .collect();
+            let bound = bound(&rooms, &launch_rooms(&[(50_000, 1000, 2)]));
+            for &(first, second, cpu, mem, slots) in &asks {
+                let wanted = [cpu, mem, slots];
+                let mut candidates = vec![NodeId(first as u32)];
+                if second % 3 == 0 {
+                    candidates.push(NodeId(second as u32));
+                    candidates.sort_unstable();
+                    candidates.dedup();
+                }
+                let expected = rooms.iter().any(|&(id, room)| {
+                    !candidates.contains(&NodeId(id)) && fits(&wanted, &room)
+                });
+                prop_assert_eq!(bound.fits_elsewhere(&wanted, &candidates), expected);
+            }
+        }
+
         /// Whatever the bound ruled out stays ruled out by every later
         /// bound whose rooms only shrank or went: what a kept ruling rests
         /// on.
