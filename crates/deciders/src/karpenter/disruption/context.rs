@@ -79,7 +79,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
     /// pool: consolidation needs it unless a method before it acts, and no
     /// method changes it.
     pub fn judge_every_node(&mut self) -> Vec<Note> {
-        let (input, pdbs) = (self.input, &self.pdbs);
+        let (input, pools, pdbs) = (self.input, &self.pools, &self.pdbs);
         let inputs = self.candidate_inputs();
         if !self.may_consolidate_underutilized() {
             let evaluated = evaluate_nodes(&inputs, DisruptionClass::Graceful);
@@ -92,7 +92,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
         // the shorter job takes, and then this thread runs both in turn.
         let (view, evaluated) = rayon::join(
             || {
-                let view = SimulationView::new(input, pdbs);
+                let view = SimulationView::new(input, pools, pdbs);
                 view.prepare(input, true);
                 view
             },
@@ -198,7 +198,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
     /// The pass's simulation view (made on first use).
     pub fn view(&self) -> &SimulationView {
         self.view
-            .get_or_init(|| SimulationView::new(self.input, &self.pdbs))
+            .get_or_init(|| SimulationView::new(self.input, &self.pools, &self.pdbs))
     }
 
     /// The simulation view, prepared for consolidation simulations.

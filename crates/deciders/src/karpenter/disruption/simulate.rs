@@ -28,7 +28,7 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
 use super::types::PassInput;
-use super::types::{Amounts, Candidate, PoolLookup, amounts};
+use super::types::{Amounts, Candidate, NodePoolsByName, PoolLookup, amounts, pool_lookup};
 use crate::karpenter::provisioning::{
     Closure, ExistingNodes, OpenViews, Prepared, PresortedQueue, PriceToBeat, ProvisioningInput,
     QueueRun, SchedulingResult, SolveSetup, StopEarly, presorted_queue_starts_with,
@@ -149,14 +149,13 @@ fn is_under_consolidate_after<'p>(
 
 /// Nodes being deleted: marked for deletion, instance terminating, or in
 /// the orchestration queue.
-pub(crate) fn is_deleting(input: &PassInput<'_>, id: NodeId) -> bool {
+fn is_deleting(input: &PassInput<'_>, id: NodeId, node: &Node) -> bool {
     input.in_flight.contains(&id)
-        || input.cluster.node(id).is_some_and(|n| {
-            n.marked_for_deletion
-                || n.claim
-                    .as_ref()
-                    .is_some_and(|c| c.lifecycle.instance_terminating)
-        })
+        || node.marked_for_deletion
+        || node
+            .claim
+            .as_ref()
+            .is_some_and(|c| c.lifecycle.instance_terminating)
 }
 
 /// Whether where the pod may go reads no other pod.
@@ -184,20 +183,18 @@ fn currently_reschedulable(pod: &Pod, pdbs: &PdbLimits, now: SimTime) -> bool {
 
 impl SimulationView {
     /// The deleting nodes and their pods, and the nodes inside their
-    /// `consolidateAfter` window, of `input`'s cluster: every simulation
-    /// must be given the same `input`.
-    pub(crate) fn new(input: &PassInput<'_>, pdbs: &PdbLimits) -> SimulationView {
+    /// `consolidateAfter` window, of `input`'s cluster (its NodePools by
+    /// name: `pools`): every simulation must be given the same `input`.
+    pub(crate) fn new(
+        input: &PassInput<'_>,
+        pools: &NodePoolsByName<'_>,
+        pdbs: &PdbLimits,
+    ) -> SimulationView {
         let mut deleting = Vec::new();
         let mut under_consolidate_after = Vec::new();
-        let mut pools = PoolLookup::new(|name: &str| {
-            input
-                .nodepools
-                .iter()
-                .find(|c| *c.pool.name == *name)
-                .map(|c| c.pool)
-        });
+        let mut pools = pool_lookup(pools);
         for (id, node) in input.cluster.nodes() {
-            if is_deleting(input, id) {
+            if is_deleting(input, id, node) {
                 deleting.push(id);
             } else if is_under_consolidate_after(input, node, &mut pools) {
                 under_consolidate_after.push(id);
