@@ -78,6 +78,21 @@ pub fn is_do_not_disrupt_active(pod: &Pod, now: SimTime) -> bool {
     }
 }
 
+/// When a duration `karpenter.sh/do-not-disrupt` stops protecting the pod
+/// ([`is_do_not_disrupt_active`] turns false from this instant on); `None`
+/// when its protection never ends on its own (no annotation, `"true"`, an
+/// ignored duration, or an unknown start time).
+pub fn do_not_disrupt_ends(pod: &Pod) -> Option<SimTime> {
+    match pod.spec.do_not_disrupt {
+        Some(DoNotDisrupt::For(d)) if !d.is_zero() => {
+            let millis = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+            let start = pod.lifecycle.started_at?;
+            Some(start + crate::time::SimDuration::from_millis(millis))
+        }
+        _ => None,
+    }
+}
+
 /// Whether the drain would call the Eviction API on the pod (and so whether
 /// PDBs apply to it).
 pub fn is_evictable(pod: &Pod, now: SimTime) -> bool {

@@ -54,6 +54,7 @@ fn candidate_list(
         in_flight: input.in_flight,
         now: input.now,
         cache: None,
+        horizon: None,
     };
     candidates(&inputs, class)
 }

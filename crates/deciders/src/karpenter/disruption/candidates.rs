@@ -21,6 +21,7 @@ use rayon::prelude::*;
 
 pub use super::cache::CandidateCache;
 use super::cache::NodeFacts;
+use super::kept_pass::Horizon;
 pub use super::reasons::Rejection;
 use super::reasons::Unconsolidatable;
 pub use super::types::{Candidate, DisruptionClass, PER_NODE_BASE_DISRUPTION_COST};
@@ -28,7 +29,7 @@ use super::types::{NodePoolsByName, PoolLookup, pool_lookup};
 use crate::cluster::{Cluster, Node, NodeClaimInfo, NodeId, PodId};
 use crate::nodepool::{ConsolidationPolicy, NodePool};
 use crate::pdb::{EvictionBlock, PdbLimits};
-use crate::pods::{is_disruptable, pod_key};
+use crate::pods::{do_not_disrupt_ends, is_disruptable, pod_key};
 use crate::time::{SimDuration, SimTime};
 
 /// What candidate selection reads.
@@ -46,6 +47,18 @@ pub struct CandidateInputs<'a> {
     pub now: SimTime,
     /// Node facts kept from earlier passes, if the caller keeps them.
     pub cache: Option<&'a CandidateCache>,
+    /// Where judgements that read `now` say when they would next change,
+    /// if the caller keeps the pass.
+    pub horizon: Option<&'a Horizon>,
+}
+
+impl CandidateInputs<'_> {
+    /// A judgement read now may turn at `at`.
+    fn turns_at(&self, at: SimTime) {
+        if let Some(horizon) = self.horizon {
+            horizon.turns_after(self.now, at);
+        }
+    }
 }
 
 /// `clamp((expireAfter − age) / expireAfter, 0, 1)`; 1 without expiry.
@@ -78,13 +91,27 @@ pub fn is_consolidatable(
     if !node.initialized {
         return false;
     }
-    let since = claim
+    let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+    now.saturating_duration_since(consolidate_after_since(node, claim)) >= after
+}
+
+/// When `consolidateAfter` starts counting: the last pod event, else
+/// initialization, else the node's creation.
+fn consolidate_after_since(node: &Node, claim: &NodeClaimInfo) -> SimTime {
+    claim
         .lifecycle
         .last_pod_event_at
         .or(claim.lifecycle.initialized_at)
-        .unwrap_or(node.created_at);
+        .unwrap_or(node.created_at)
+}
+
+/// The instant from which [`is_consolidatable`] holds, if it may come to
+/// hold with time alone.
+fn consolidatable_from(node: &Node, claim: &NodeClaimInfo, pool: &NodePool) -> Option<SimTime> {
+    let after = pool.disruption.consolidate_after?;
     let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
-    now.saturating_duration_since(since) >= after
+    node.initialized
+        .then(|| consolidate_after_since(node, claim) + after)
 }
 
 /// The node-level checks (`ValidateNodeDisruptable`).
@@ -108,12 +135,11 @@ fn validate_node<'a, 'p>(
     if node.marked_for_deletion || claim.lifecycle.instance_terminating {
         return Err(Rejection::Deleting);
     }
-    if claim
-        .lifecycle
-        .nominated_until
-        .is_some_and(|t| t > inputs.now)
-    {
-        return Err(Rejection::Nominated);
+    if let Some(until) = claim.lifecycle.nominated_until {
+        inputs.turns_at(until);
+        if until > inputs.now {
+            return Err(Rejection::Nominated);
+        }
     }
     if claim.lifecycle.do_not_disrupt {
         return Err(Rejection::NodeDoNotDisrupt);
@@ -134,7 +160,12 @@ fn validate_pods(inputs: &CandidateInputs<'_>, facts: &NodeFacts) -> Result<(), 
     let pod = |id: &PodId| inputs.cluster.pod(*id);
     // Only annotated pods can be protected; the first protected one in
     // node order is the first of all active pods.
+    // A pod's protection, which also takes it out of its PDBs' reach, may
+    // end with time.
     for pod in facts.protected.iter().filter_map(pod) {
+        if let Some(ends) = do_not_disrupt_ends(pod) {
+            inputs.turns_at(ends);
+        }
         if !is_disruptable(pod, inputs.now) {
             return Err(Rejection::PodDoNotDisrupt(pod_key(pod)));
         }
@@ -183,10 +214,15 @@ fn candidate_with<'p>(
             return Err(rejection);
         }
     }
+    // The disruption cost orders no method (only the pre-v1.14
+    // `sort_by_disruption_cost`), so the time it reads reports no horizon.
     let disruption_cost = facts.all_pods_cost * lifetime_remaining(node, claim, inputs.now);
     let mut candidate = Candidate::new(id, facts, claim.price);
     candidate.disruption_cost = disruption_cost;
     candidate.consolidatable = is_consolidatable(node, claim, pool, inputs.now);
+    if let Some(from) = consolidatable_from(node, claim, pool) {
+        inputs.turns_at(from);
+    }
     candidate.has_termination_grace_period = claim.lifecycle.termination_grace_period.is_some();
     Ok(candidate)
 }

@@ -58,6 +58,7 @@ impl World {
             in_flight: &self.in_flight,
             now,
             cache,
+            horizon: None,
         })
     }
 

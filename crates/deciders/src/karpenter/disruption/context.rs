@@ -69,6 +69,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             in_flight: self.input.in_flight,
             now: self.input.now,
             cache: self.input.candidate_cache,
+            horizon: self.input.horizon,
         }
     }
 
@@ -186,6 +187,14 @@ impl<'i, 'a> PassContext<'i, 'a> {
     /// A fresh budget mapping for `reason`: disruptions each NodePool
     /// still allows.
     pub fn budgets(&self, reason: DisruptionReason) -> BTreeMap<String, u32> {
+        // A scheduled budget may open or close at any time.
+        let scheduled = self
+            .pools
+            .values()
+            .any(|p| p.disruption.budgets.iter().any(|b| b.schedule.is_some()));
+        if let (true, Some(horizon)) = (scheduled, self.input.horizon) {
+            horizon.turns_at(self.input.now);
+        }
         budget_mapping(self.input.cluster, &self.pools, reason, self.input.now)
     }
 

@@ -27,6 +27,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::cache::CandidateCache;
+use super::kept_pass::{Horizon, KeptPass};
 use super::reasons::{CommandInvalid, Unconsolidatable};
 pub use super::types::{Command, DisruptionInput, DisruptionOptions, Method, PassOutcome};
 use super::types::{MessageDedupe, PassInput};
@@ -52,6 +53,11 @@ pub struct Disruption {
     /// Per consolidation method, the consolidation state it last found
     /// nothing at.
     consolidated: BTreeMap<Method, SimTime>,
+    /// The last pass that made no command, with what it read.
+    kept_pass: KeptPass,
+    /// Whether passes are kept (always, but in tests that watch what a
+    /// pass reuses inside).
+    keeps_passes: bool,
 }
 
 impl Disruption {
@@ -59,8 +65,23 @@ impl Disruption {
     pub fn new(options: DisruptionOptions) -> Disruption {
         Disruption {
             options,
+            keeps_passes: true,
             ..Disruption::default()
         }
+    }
+
+    /// The controller, running every pass instead of handing back a kept
+    /// one (for tests of what a pass reuses inside).
+    #[cfg(test)]
+    pub(crate) fn running_every_pass(mut self) -> Disruption {
+        self.keeps_passes = false;
+        self
+    }
+
+    /// How many passes handed back the last pass's outcome instead of
+    /// running (see `kept_pass`).
+    pub fn passes_reused(&self) -> u64 {
+        self.kept_pass.reused()
     }
 
     /// Its options.
@@ -84,8 +105,10 @@ impl Disruption {
         &'a self,
         input: &DisruptionInput<'a>,
         prepared: &'a crate::karpenter::provisioning::Prepared,
+        horizon: Option<&'a Horizon>,
     ) -> PassInput<'a> {
         PassInput {
+            horizon,
             prepared: Some(prepared),
             candidate_cache: Some(&self.candidate_cache),
             consolidated: input
@@ -104,9 +127,21 @@ impl Disruption {
     /// disrupted, before the recorder's dedupe ([`Disruption::publish`]).
     pub fn pass(&self, input: &DisruptionInput<'_>, provisioner: &Provisioner) -> PassOutcome {
         let prepared = provisioner.prepared(input.nodepools, input.daemonsets);
+        let to_keep = match self.keeps_passes {
+            true => match self.kept_pass.reuse(input, &prepared, &self.consolidated) {
+                Ok(outcome) => return outcome,
+                Err(to_keep) => Some(to_keep),
+            },
+            false => None,
+        };
         self.candidate_cache.verdicts.begin_pass(&prepared);
         self.candidate_cache.multi_node.begin_pass(&prepared);
-        super::pass::run_pass(&self.pass_input(input, &prepared))
+        let horizon = to_keep.as_ref().map(|pass| &pass.horizon);
+        let outcome = super::pass::run_pass(&self.pass_input(input, &prepared, horizon));
+        if let Some(to_keep) = to_keep {
+            self.kept_pass.keep(to_keep, &outcome);
+        }
+        outcome
     }
 
     /// The messages of a pass its event recorder publishes at `now`,
@@ -184,7 +219,7 @@ impl Disruption {
         command: &Command,
     ) -> Result<(), String> {
         let prepared = provisioner.prepared(input.nodepools, input.daemonsets);
-        validate_pass(&self.pass_input(input, &prepared), command)
+        validate_pass(&self.pass_input(input, &prepared, None), command)
     }
 }
 

@@ -24,6 +24,7 @@ pub mod cron;
 pub mod drift;
 pub mod emptiness;
 pub mod explain;
+mod kept_pass;
 mod methods;
 mod no_op_bound;
 pub mod ordering;
@@ -60,3 +61,4 @@ pub use controller::{
     Command, Disruption, DisruptionInput, DisruptionOptions, Method, PassOutcome,
     UNCONSOLIDATABLE_DEDUPE, next_command, revalidate, validate,
 };
+pub use kept_pass::Horizon;

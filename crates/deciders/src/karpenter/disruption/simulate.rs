@@ -37,9 +37,9 @@ use crate::karpenter::provisioning::{
 use crate::locked_map::LockedMap;
 use crate::nodepool::NodePool;
 use crate::pdb::PdbLimits;
-use crate::pods::{is_disruptable, is_reschedulable};
+use crate::pods::{do_not_disrupt_ends, is_disruptable, is_reschedulable};
 use crate::scheduler::{Cluster, Node, NodeId, Pod, PodId};
-use crate::time::{SimDuration, SimTime};
+use crate::time::SimDuration;
 
 /// The cluster as the disruption simulations of one pass see it.
 #[derive(Debug, Clone)]
@@ -144,6 +144,9 @@ fn is_under_consolidate_after<'p>(
         .or(claim.lifecycle.initialized_at)
         .unwrap_or(node.created_at);
     let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+    if let Some(horizon) = input.horizon {
+        horizon.turns_after(input.now, since + after);
+    }
     input.now.saturating_duration_since(since) < after
 }
 
@@ -177,7 +180,13 @@ fn repeats_a_node(candidates: &[&Candidate]) -> bool {
 
 /// Upstream `IsCurrentlyReschedulable`: reschedulable, disruptable, and not
 /// held in place for good by a fully blocking PDB.
-fn currently_reschedulable(pod: &Pod, pdbs: &PdbLimits, now: SimTime) -> bool {
+/// A pod's do-not-disrupt protection, which also takes it out of its PDBs'
+/// reach, may end with time.
+fn currently_reschedulable(input: &PassInput<'_>, pod: &Pod, pdbs: &PdbLimits) -> bool {
+    if let (Some(horizon), Some(ends)) = (input.horizon, do_not_disrupt_ends(pod)) {
+        horizon.turns_after(input.now, ends);
+    }
+    let now = input.now;
     is_reschedulable(pod) && is_disruptable(pod, now) && !pdbs.is_fully_blocked(pod, now)
 }
 
@@ -209,7 +218,7 @@ impl SimulationView {
                     && input
                         .cluster
                         .pod(p)
-                        .is_some_and(|pod| currently_reschedulable(pod, pdbs, input.now))
+                        .is_some_and(|pod| currently_reschedulable(input, pod, pdbs))
             }));
         }
         let mut nodes_with_pending: Vec<NodeId> = pending
@@ -564,9 +573,10 @@ impl SimulationView {
         pdbs: &PdbLimits,
         id: PodId,
     ) -> Option<&'c Pod> {
-        input.cluster.pod(id).filter(|pod| {
-            currently_reschedulable(pod, pdbs, input.now) && !self.pending.contains(&id)
-        })
+        input
+            .cluster
+            .pod(id)
+            .filter(|pod| currently_reschedulable(input, pod, pdbs) && !self.pending.contains(&id))
     }
 
     /// Whether [`Self::pods_to_place`] for `candidate` alone is `pods`,

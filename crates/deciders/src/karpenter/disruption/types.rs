@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use super::cache::{CandidateCache, NodeFacts};
+use super::kept_pass::Horizon;
 use super::reasons::Unconsolidatable;
 use crate::cloud::Price;
 use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared, SchedulingPolicies};
@@ -249,6 +250,9 @@ pub(crate) struct PassInput<'a> {
     /// no-op, which then carries no message, nor does its rejection as a
     /// candidate. Decisions are the same either way.
     pub message_dedupe: Option<MessageDedupe<'a>>,
+    /// Where the pass's judgements that read the instant say when their
+    /// answer would next change, when the caller keeps the pass.
+    pub horizon: Option<&'a Horizon>,
 }
 
 /// When each node's last message was published, and how long that drops
@@ -269,6 +273,13 @@ impl MessageDedupe<'_> {
             .get(&node)
             .is_some_and(|&at| crate::karpenter::events::dedupe_drops(at, self.window, now))
     }
+
+    /// The first instant a message about `node` is no longer dropped, if
+    /// one was published.
+    pub fn drops_until(&self, node: NodeId) -> Option<SimTime> {
+        let at = *self.published.get(&node)?;
+        Some(at + self.window + SimDuration::from_millis(1))
+    }
 }
 
 impl<'a> PassInput<'a> {
@@ -288,6 +299,7 @@ impl<'a> PassInput<'a> {
             candidate_cache: None,
             consolidated: None,
             message_dedupe: None,
+            horizon: None,
         }
     }
 
@@ -301,8 +313,13 @@ impl<'a> PassInput<'a> {
     /// Whether the controller's recorder would drop a message about `node`
     /// now.
     pub fn is_quiet(&self, node: NodeId) -> bool {
-        self.message_dedupe
-            .is_some_and(|dedupe| dedupe.drops(node, self.now))
+        let Some(dedupe) = self.message_dedupe else {
+            return false;
+        };
+        if let (Some(horizon), Some(until)) = (self.horizon, dedupe.drops_until(node)) {
+            horizon.turns_after(self.now, until);
+        }
+        dedupe.drops(node, self.now)
     }
 }
 

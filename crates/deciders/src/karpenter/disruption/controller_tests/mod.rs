@@ -32,6 +32,7 @@ use crate::time::{SimDuration, SimTime};
 
 mod consolidation_state;
 mod no_op_bound;
+mod pass_reuse;
 mod threads;
 mod verdict_reuse;
 
@@ -195,6 +196,7 @@ impl Env {
                 published,
                 window: SimDuration::from_mins(15),
             }),
+            horizon: None,
         })
     }
 

@@ -4,7 +4,8 @@
 //! pending pods bound, nodes added, some uninitialized, initialized,
 //! tainted, untainted, relabelled, removed or marked for deletion with
 //! their pods still on them, or time passing alone), the controller object
-//! that keeps them finds the very command a pass that keeps nothing finds.
+//! that keeps them finds the very command a pass that keeps nothing finds,
+//! whether it also keeps whole passes or runs every one.
 
 use proptest::prelude::*;
 
@@ -182,18 +183,21 @@ impl Run {
     /// command a pass that keeps nothing finds.
     fn passes_match(&mut self, changes: &[Change]) -> Result<(), TestCaseError> {
         let mut disruption = Disruption::new(self.env.options);
+        let mut every_pass = Disruption::new(self.env.options).running_every_pass();
         let provisioner = Provisioner::new();
         for step in 0..=changes.len() {
             if step > 0 {
                 self.apply(&changes[step - 1]);
             }
-            let (kept, fresh) = self.env.with_disruption_input(|input| {
+            let (kept, running, fresh) = self.env.with_disruption_input(|input| {
                 (
                     disruption.next_command(input, &provisioner),
+                    every_pass.next_command(input, &provisioner),
                     next_command(input),
                 )
             });
-            prop_assert_eq!(kept.command, fresh.command, "after {} changes", step);
+            prop_assert_eq!(&kept.command, &fresh.command, "after {} changes", step);
+            prop_assert_eq!(running.command, fresh.command, "after {} changes", step);
         }
         Ok(())
     }
@@ -260,7 +264,7 @@ fn a_no_op_multi_node_search_is_skipped_until_its_inputs_change() {
     // d is inside its window: closed to the what-ifs, not a candidate.
     let now = env.now;
     env.claim_mut(nodes[3]).lifecycle.last_pod_event_at = Some(now);
-    let mut disruption = Disruption::new(env.options);
+    let mut disruption = Disruption::new(env.options).running_every_pass();
     let provisioner = Provisioner::new();
     let mut pass = |env: &Env| {
         env.with_disruption_input(|input| {
