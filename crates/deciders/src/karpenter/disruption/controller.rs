@@ -16,7 +16,9 @@
 //! what-ifs can stop early, and the consolidation state each consolidation
 //! method last found nothing at (upstream's `lastConsolidationState`), so
 //! that it skips passes until the caller's
-//! [`DisruptionInput::consolidation_state`] changes. The free functions
+//! [`DisruptionInput::consolidation_state`] changes, and the last pass
+//! that made no command, handed back while nothing it read has changed
+//! (`kept_pass`). The free functions
 //! run one pass with nothing kept (every method computes).
 //!
 //! Simplifications: single-node's memory of NodePools a timed-out pass did

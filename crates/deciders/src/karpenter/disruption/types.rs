@@ -274,11 +274,10 @@ impl MessageDedupe<'_> {
             .is_some_and(|&at| crate::karpenter::events::dedupe_drops(at, self.window, now))
     }
 
-    /// The first instant a message about `node` is no longer dropped, if
-    /// one was published.
-    pub fn drops_until(&self, node: NodeId) -> Option<SimTime> {
-        let at = *self.published.get(&node)?;
-        Some(at + self.window + SimDuration::from_millis(1))
+    /// The first instant a message about a node whose last one was
+    /// published `at` is no longer dropped.
+    pub fn drops_until(&self, at: SimTime) -> SimTime {
+        at + self.window + SimDuration::from_millis(1)
     }
 }
 
@@ -316,10 +315,13 @@ impl<'a> PassInput<'a> {
         let Some(dedupe) = self.message_dedupe else {
             return false;
         };
-        if let (Some(horizon), Some(until)) = (self.horizon, dedupe.drops_until(node)) {
-            horizon.turns_after(self.now, until);
+        let Some(&at) = dedupe.published.get(&node) else {
+            return false;
+        };
+        if let Some(horizon) = self.horizon {
+            horizon.turns_after(self.now, dedupe.drops_until(at));
         }
-        dedupe.drops(node, self.now)
+        crate::karpenter::events::dedupe_drops(at, dedupe.window, self.now)
     }
 }
 
