@@ -7,14 +7,14 @@
 //! reads the same decisions with or without it.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use super::no_op_bound::KeptRulings;
 use super::searches::NoOpSearch;
 use super::types::{Amounts, amounts};
 use super::verdicts::Verdicts;
 use crate::cluster::{Cluster, Node, NodeId, PodId};
-use crate::karpenter::provisioning::Prepared;
+use crate::karpenter::provisioning::{Prepared, QueueRun};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_NODEPOOL, LABEL_TOPOLOGY_ZONE};
 use crate::pods::{eviction_cost, is_active, is_reschedulable};
 
@@ -76,6 +76,9 @@ pub struct NodeFacts {
     pub(super) reschedulable: Arc<[PodId]>,
     /// The CPU, memory and pod-slot requests of `reschedulable`, in order.
     pub(super) reschedulable_requests: Arc<[Amounts]>,
+    /// `reschedulable` in the solve's queue order, made on first use (the
+    /// what-ifs of every pass while the node is unchanged take it).
+    pub(super) reschedulable_run: OnceLock<QueueRun>,
     /// The node's name.
     pub(super) name: Arc<str>,
     /// `Σ max(0, EvictionCost)` over `reschedulable`, in order.
@@ -98,6 +101,7 @@ impl NodeFacts {
             protected: Vec::new(),
             reschedulable: Arc::from([]),
             reschedulable_requests: Arc::from([]),
+            reschedulable_run: OnceLock::new(),
             name: Arc::from(name),
             reschedule_cost: 0.0,
             all_pods_cost: 0.0,
@@ -154,6 +158,7 @@ impl NodeFacts {
             protected,
             reschedulable,
             reschedulable_requests: reschedulable_requests.into(),
+            reschedulable_run: OnceLock::new(),
             reschedule_cost,
             all_pods_cost,
             pod_count: node.pods.len(),

@@ -178,6 +178,30 @@ fn repeats_a_node(candidates: &[&Candidate]) -> bool {
     nodes.windows(2).any(|pair| pair[0] == pair[1])
 }
 
+/// A simulation's queue runs (see `SimulationView::queue_runs`).
+struct QueueRuns<'s> {
+    /// Pending pods, deleting nodes' pods, and the candidate's when
+    /// presorted (else a repeat of the second, unread).
+    runs: [&'s QueueRun; 3],
+    /// The candidates' pods, unless presorted.
+    own: Option<&'s [PodId]>,
+}
+
+impl QueueRuns<'_> {
+    fn queue(&self) -> PresortedQueue<'_> {
+        match self.own {
+            None => PresortedQueue {
+                shared: &self.runs,
+                own: &[],
+            },
+            Some(own) => PresortedQueue {
+                shared: &self.runs[..2],
+                own,
+            },
+        }
+    }
+}
+
 /// Upstream `IsCurrentlyReschedulable`: reschedulable, disruptable, and not
 /// held in place for good by a fully blocking PDB.
 /// A pod's do-not-disrupt protection, which also takes it out of its PDBs'
@@ -357,15 +381,12 @@ impl SimulationView {
         };
         // Candidates being deleted themselves (a command re-checked) place
         // fewer of the deleting nodes' pods: the solve orders those itself.
-        let shared;
+        let runs;
         let queue = if self.any_deleting(candidates) {
             None
         } else {
-            shared = self.shared_runs(input);
-            Some(PresortedQueue {
-                shared: &shared,
-                own: from_candidates,
-            })
+            runs = self.queue_runs(input, candidates, from_candidates);
+            Some(runs.queue())
         };
         let setup = SolveSetup {
             prepared,
@@ -457,14 +478,31 @@ impl SimulationView {
         let starts = if self.any_deleting(&[candidate]) {
             queue_starts_with(cluster, &found.pods, policies, first)
         } else {
-            let shared = self.shared_runs(input);
-            let queue = PresortedQueue {
-                shared: &shared,
-                own: &found.own,
-            };
-            presorted_queue_starts_with(cluster, queue, policies, first)
+            let runs = self.queue_runs(input, &[candidate], &found.own);
+            presorted_queue_starts_with(cluster, runs.queue(), policies, first)
         };
         starts && self.all_topology_free(cluster, &found)
+    }
+
+    /// The queue of a simulation of removing `candidates` (none of them
+    /// deleting), whose own pods are `own`: the pass's runs of pending
+    /// and deleting nodes' pods, and a single candidate's pods presorted
+    /// with its node's facts when they all move.
+    fn queue_runs<'s>(
+        &'s self,
+        input: &PassInput<'_>,
+        candidates: &[&'s Candidate],
+        own: &'s [PodId],
+    ) -> QueueRuns<'s> {
+        let [pending, deleting] = self.shared_runs(input);
+        let own_run = match candidates {
+            [candidate] => candidate.reschedulable_run(input.cluster, own),
+            _ => None,
+        };
+        QueueRuns {
+            runs: [pending, deleting, own_run.unwrap_or(deleting)],
+            own: own_run.is_none().then_some(own),
+        }
     }
 
     /// The pending pods and the deleting nodes' pods in queue order (built

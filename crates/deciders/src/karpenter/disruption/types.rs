@@ -11,7 +11,9 @@ use super::cache::{CandidateCache, NodeFacts};
 use super::kept_pass::Horizon;
 use super::reasons::Unconsolidatable;
 use crate::cloud::Price;
-use crate::karpenter::provisioning::{NewNodeClaim, NodePoolContext, Prepared, SchedulingPolicies};
+use crate::karpenter::provisioning::{
+    NewNodeClaim, NodePoolContext, Prepared, QueueRun, SchedulingPolicies,
+};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::{ResourceKind, Resources};
 use crate::nodepool::{DisruptionReason, NodePool};
@@ -139,6 +141,17 @@ impl Candidate {
     /// The pods that need a new home if it goes.
     pub fn reschedulable_pods(&self) -> &Arc<[PodId]> {
         &self.facts.reschedulable
+    }
+
+    /// [`Self::reschedulable_pods`] in the solve's queue order, when `own`
+    /// (the pods a what-if moves off the node) is exactly them.
+    pub(crate) fn reschedulable_run(&self, cluster: &Cluster, own: &[PodId]) -> Option<&QueueRun> {
+        let facts = &self.facts;
+        (*facts.reschedulable == *own).then(|| {
+            facts
+                .reschedulable_run
+                .get_or_init(|| QueueRun::new(cluster, &facts.reschedulable))
+        })
     }
 
     /// When no pod on the node carries a do-not-disrupt annotation: the

@@ -44,7 +44,7 @@ pub(super) fn queued_pod(cluster: &Cluster, id: PodId) -> Option<&Pod> {
 /// pods that many solves of one cluster place (a disruption pass's pending
 /// pods, say), and handed to each solve with the rest of its pods as
 /// further runs (see [`crate::karpenter::provisioning::SolveSetup::queue`]).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct QueueRun {
     entries: Vec<(QueueKey, PodId)>,
     /// Whether a pod of the run has topology spread or pod (anti-)affinity
