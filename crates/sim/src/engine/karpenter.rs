@@ -47,10 +47,14 @@ impl Engine<'_> {
                     bound_any = true;
                 }
                 Decision::Unschedulable(pod, reason) => {
-                    let Some(p) = self.cluster.pod_mut(pod) else {
+                    let Some(p) = self.cluster.pod(pod) else {
                         continue;
                     };
-                    if !p.unschedulable {
+                    // Most are retries of pods already marked: the pod is
+                    // written (which files it as maybe pending) only to mark.
+                    if !p.unschedulable
+                        && let Some(p) = self.cluster.pod_mut(pod)
+                    {
                         p.unschedulable = true;
                         newly_unschedulable.push(pod);
                     }
