@@ -29,6 +29,7 @@ use super::fit::{merged_get, no_undefined};
 use super::node_requirements::NodeRequirements;
 use super::pod::{PodWork, any_port_conflict};
 use super::topology::{PodTopology, anti_affinity_pods};
+use crate::fast_hash::FastMap;
 use crate::karpenter::PoolSums;
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::{HostPort, PodSpec};
@@ -642,6 +643,23 @@ pub(super) struct ExistingSet<'b> {
     /// nodes; before that searches go through the closure's fit lists (a
     /// few filled nodes to step over cost less than a copy).
     own_tree: Option<Vec<TreeRoom>>,
+    /// Per room asked of `own_tree`, the subtrees found to hold no open
+    /// node with that room (a bit per tree entry): rooms only shrink in a
+    /// solve, so they stay so, and later searches for the same room (the
+    /// replicas of one pod) skip them. A subtree's room is the maximum of
+    /// each amount on its own, so it can promise a room that no node of it
+    /// has (the CPU of one, the memory of another).
+    dead_ends: FastMap<TreeRoom, Vec<u64>>,
+}
+
+/// What a search of a room subtree found.
+enum Search<R> {
+    /// The first open node that accepted, with its index and answer.
+    Found(usize, R),
+    /// No node accepted, but some open node had the room.
+    Refused,
+    /// No open node has the room.
+    NoRoom,
 }
 
 /// A solve's copies of node views: a short list while few (most solves
@@ -759,6 +777,7 @@ impl<'b> ExistingSet<'b> {
                 .collect(),
             changed: ChangedViews::default(),
             own_tree: None,
+            dead_ends: FastMap::default(),
         }
     }
 
@@ -784,15 +803,24 @@ impl<'b> ExistingSet<'b> {
     /// without asking, which is what `accept` would answer for them when it
     /// requires the requests to fit.
     pub fn first_fit<R>(
-        &self,
+        &mut self,
         requests: &Resources,
         mut accept: impl FnMut(&ExistingNode) -> Option<R>,
     ) -> Option<(usize, R)> {
         let wanted = TreeRoom::wanted(requests);
-        match self.own_tree.as_deref() {
-            Some(tree) => self.search(tree, 1, &wanted, &mut accept),
-            None => self.search_listed(&wanted, &mut accept),
-        }
+        let Some(tree) = self.own_tree.as_deref() else {
+            return self.search_listed(&wanted, &mut accept);
+        };
+        let mut dead = self
+            .dead_ends
+            .remove(&wanted)
+            .unwrap_or_else(|| vec![0; tree.len().div_ceil(64)]);
+        let found = match self.search(tree, 1, &wanted, &mut accept, &mut dead) {
+            Search::Found(index, r) => Some((index, r)),
+            Search::Refused | Search::NoRoom => None,
+        };
+        self.dead_ends.insert(wanted, dead);
+        found
     }
 
     /// [`ExistingSet::first_fit`] through the closure's list for `wanted`:
@@ -836,25 +864,42 @@ impl<'b> ExistingSet<'b> {
         }
     }
 
+    /// The first open node of subtree `at` of `tree` that holds `wanted`
+    /// and that `accept` takes, skipping the subtrees `dead` marks and
+    /// marking those found to hold no such room.
     fn search<R>(
         &self,
         tree: &[TreeRoom],
         at: usize,
         wanted: &TreeRoom,
         accept: &mut impl FnMut(&ExistingNode) -> Option<R>,
-    ) -> Option<(usize, R)> {
-        if !tree[at].may_fit(wanted) {
-            return None;
+        dead: &mut [u64],
+    ) -> Search<R> {
+        if dead[at / 64] & (1 << (at % 64)) != 0 || !tree[at].may_fit(wanted) {
+            return Search::NoRoom;
         }
         if at >= self.closure.leaves {
             let index = at - self.closure.leaves;
             if index >= self.base.nodes.len() || !self.is_open(index) {
-                return None;
+                return Search::NoRoom;
             }
-            return accept(self.get(index)).map(|r| (index, r));
+            return match accept(self.get(index)) {
+                Some(r) => Search::Found(index, r),
+                None => Search::Refused,
+            };
         }
-        self.search(tree, 2 * at, wanted, accept)
-            .or_else(|| self.search(tree, 2 * at + 1, wanted, accept))
+        let left = self.search(tree, 2 * at, wanted, accept, dead);
+        if let Search::Found(..) = left {
+            return left;
+        }
+        match (left, self.search(tree, 2 * at + 1, wanted, accept, dead)) {
+            (_, found @ Search::Found(..)) => found,
+            (Search::NoRoom, Search::NoRoom) => {
+                dead[at / 64] |= 1 << (at % 64);
+                Search::NoRoom
+            }
+            _ => Search::Refused,
+        }
     }
 
     /// The hostname domain of every usable node in try order, as the

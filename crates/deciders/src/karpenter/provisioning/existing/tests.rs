@@ -52,12 +52,12 @@ fn first_fit_matches_trying_every_node_in_order() {
             .filter(|_| rng.random_bool(0.3))
             .collect();
         closed.sort_unstable();
-        let set = ExistingSet::new(&base, &world.cluster, base.unclosed(), &closed);
+        let mut set = ExistingSet::new(&base, &world.cluster, base.unclosed(), &closed);
         // The same nodes closed partly by a pass-wide closure.
         let (wide, own): (Vec<NodeId>, Vec<NodeId>) =
             closed.iter().partition(|_| rng.random_bool(0.5));
         let closure = base.closure(&world.cluster, &wide);
-        let split = ExistingSet::new(&base, &world.cluster, &closure, &own);
+        let mut split = ExistingSet::new(&base, &world.cluster, &closure, &own);
         for pool in ["default", "other"] {
             assert_eq!(
                 split.pool_usage(&world.cluster, pool),
@@ -168,6 +168,64 @@ fn first_fit_sees_the_room_pods_placed_in_this_solve() {
     }
     assert!(set.changed.len() > OWN_TREE_AFTER && set.own_tree.is_some());
     assert!(placed > 100, "{placed} pods placed");
+}
+
+/// Past [`OWN_TREE_AFTER`] changed nodes, with a node check that refuses
+/// some nodes with room, differently for pods of one shape (as their
+/// selectors do), and a few pod shapes asked again and again (so later
+/// searches skip the subtrees earlier ones found without room): the
+/// first fit is still the first open node in order with room that the
+/// check takes.
+#[test]
+fn own_tree_searches_that_skip_roomless_subtrees_keep_the_in_order_first_fit() {
+    let mut rng = SimRng::seed_from_u64(31);
+    let (world, nodes) = random_world(&mut rng, 150);
+    let prepared = world.prepare();
+    let base = ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared);
+    let closed = [nodes[9], nodes[100]];
+    let mut set = ExistingSet::new(&base, &world.cluster, base.unclosed(), &closed);
+    let refused: Vec<[bool; 2]> = (0..nodes.len())
+        .map(|_| [rng.random_bool(0.3), rng.random_bool(0.3)])
+        .collect();
+    let shapes: Vec<(i64, i64)> = (0..5)
+        .map(|_| {
+            (
+                rng.random_range(1..=10) * 250,
+                rng.random_range(1..=10) * 512,
+            )
+        })
+        .collect();
+    let (mut placed, mut skipped) = (0, 0);
+    for step in 0..600 {
+        let (cpu, mem) = shapes[rng.random_range(0..shapes.len())];
+        let spec = pod(cpu, mem);
+        let work = PodWork::new(crate::scheduler::PodId(step), &spec, false).unwrap();
+        let selector = rng.random_range(0..2);
+        let takes = |i: usize, n: &super::ExistingNode| {
+            !refused[i][selector] && work.requests.fits(&n.remaining)
+        };
+        let found = set
+            .first_fit(&work.requests, |n| {
+                let i = base.nodes.iter().position(|b| b.id == n.id).unwrap();
+                takes(i, n).then_some(i)
+            })
+            .map(|(i, _)| i);
+        let in_order = (0..set.base.nodes.len()).find(|&i| set.is_open(i) && takes(i, set.view(i)));
+        assert_eq!(found, in_order, "step {step}");
+        skipped += set
+            .dead_ends
+            .values()
+            .flatten()
+            .map(|bits| bits.count_ones())
+            .sum::<u32>();
+        let Some(i) = found else { continue };
+        let requirements = set.view(i).requirements.clone();
+        set.add(i, &work, requirements);
+        placed += 1;
+    }
+    assert!(set.own_tree.is_some(), "the solve took its own tree");
+    assert!(placed > 100, "{placed} pods placed");
+    assert!(skipped > 0, "some subtrees were found without room");
 }
 
 /// A tree room never rejects a request that fits the room it was made
