@@ -97,7 +97,7 @@ pub fn is_consolidatable(
 
 /// When `consolidateAfter` starts counting: the last pod event, else
 /// initialization, else the node's creation.
-fn consolidate_after_since(node: &Node, claim: &NodeClaimInfo) -> SimTime {
+pub(super) fn consolidate_after_since(node: &Node, claim: &NodeClaimInfo) -> SimTime {
     claim
         .lifecycle
         .last_pod_event_at

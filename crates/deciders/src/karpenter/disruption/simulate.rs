@@ -27,6 +27,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 
+use super::candidates::consolidate_after_since;
 use super::types::PassInput;
 use super::types::{Amounts, Candidate, NodePoolsByName, PoolLookup, amounts, pool_lookup};
 use crate::karpenter::provisioning::{
@@ -138,11 +139,7 @@ fn is_under_consolidate_after<'p>(
     if after.is_zero() || !node.initialized {
         return false;
     }
-    let since = claim
-        .lifecycle
-        .last_pod_event_at
-        .or(claim.lifecycle.initialized_at)
-        .unwrap_or(node.created_at);
+    let since = consolidate_after_since(node, claim);
     let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
     if let Some(horizon) = input.horizon {
         horizon.turns_after(input.now, since + after);
