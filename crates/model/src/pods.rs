@@ -85,9 +85,8 @@ pub fn is_do_not_disrupt_active(pod: &Pod, now: SimTime) -> bool {
 pub fn do_not_disrupt_ends(pod: &Pod) -> Option<SimTime> {
     match pod.spec.do_not_disrupt {
         Some(DoNotDisrupt::For(d)) if !d.is_zero() => {
-            let millis = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
             let start = pod.lifecycle.started_at?;
-            Some(start + crate::time::SimDuration::from_millis(millis))
+            Some(start + crate::time::SimDuration::from_std(d))
         }
         _ => None,
     }

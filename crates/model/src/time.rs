@@ -133,6 +133,12 @@ impl SimDuration {
         SimDuration(days.saturating_mul(MS_PER_DAY))
     }
 
+    /// A `std` duration in whole milliseconds (the rest dropped),
+    /// saturating at [`SimDuration::MAX`].
+    pub fn from_std(d: std::time::Duration) -> SimDuration {
+        SimDuration(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
     /// Whole milliseconds.
     pub const fn as_millis(self) -> u64 {
         self.0
@@ -366,6 +372,21 @@ mod tests {
 
     fn ms(text: &str) -> u64 {
         parse_duration(text).unwrap().as_millis()
+    }
+
+    /// A `std` duration keeps its whole milliseconds and saturates.
+    #[test]
+    fn std_durations_become_whole_milliseconds() {
+        use std::time::Duration;
+        assert_eq!(
+            SimDuration::from_std(Duration::from_micros(1_999)).as_millis(),
+            1
+        );
+        assert_eq!(
+            SimDuration::from_std(Duration::from_secs(90)),
+            SimDuration::from_secs(90)
+        );
+        assert_eq!(SimDuration::from_std(Duration::MAX), SimDuration::MAX);
     }
 
     #[test]

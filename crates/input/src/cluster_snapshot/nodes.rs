@@ -656,9 +656,7 @@ fn claim_info(
     let do_not_disrupt = [node_annotations, &claim.annotations]
         .iter()
         .any(|a| a.get(ANNOTATION_DO_NOT_DISRUPT).map(String::as_str) == Some("true"));
-    let sim = |d: std::time::Duration| {
-        crate::time::SimDuration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-    };
+    let sim = crate::time::SimDuration::from_std;
     NodeClaimInfo {
         nodepool: Arc::from(pool),
         instance_type: facts.instance_type.clone(),

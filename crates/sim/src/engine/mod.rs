@@ -1243,11 +1243,6 @@ impl<'a> Engine<'a> {
     }
 }
 
-/// A `std` duration as simulated time (saturating).
-fn to_sim_duration(d: std::time::Duration) -> SimDuration {
-    SimDuration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 /// A copy of `catalog` whose offerings outside `zones` are unavailable
 /// (every zone is kept when `zones` is empty).
 pub fn restrict_zones(catalog: &Catalog, zones: &[String]) -> Catalog {

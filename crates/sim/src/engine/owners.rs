@@ -164,8 +164,7 @@ impl Engine<'_> {
         {
             // The Job's status.startTime is set when the controller first
             // syncs it, which karpsim takes as the moment it is applied.
-            let millis = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX);
-            let at = self.now() + SimDuration::from_millis(millis);
+            let at = self.now() + SimDuration::from_std(deadline);
             self.schedule(at, Event::JobDeadline(w))?;
         }
         self.reconcile(w)
@@ -553,9 +552,7 @@ impl Engine<'_> {
             WorkloadKind::Pod => template,
             _ => None,
         }?;
-        Some(SimDuration::from_millis(
-            u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
-        ))
+        Some(SimDuration::from_std(duration))
     }
 
     /// Schedules the completion of a pod that just started running.

@@ -240,7 +240,7 @@ impl Engine<'_> {
                 if !is_waiting(pod) || is_terminating(pod) {
                     continue;
                 }
-                let grace = super::to_sim_duration(pod.spec.termination_grace);
+                let grace = SimDuration::from_std(pod.spec.termination_grace);
                 let delete_at =
                     SimTime::ZERO + deadline.saturating_duration_since(SimTime::ZERO + grace);
                 if now >= delete_at {
@@ -391,7 +391,7 @@ impl Engine<'_> {
         let Some(p) = self.cluster.pod(pod) else {
             return Ok(());
         };
-        let grace = super::to_sim_duration(p.spec.termination_grace);
+        let grace = SimDuration::from_std(p.spec.termination_grace);
         let grace = match deadline {
             Some(d) => grace.min(d.saturating_duration_since(now)),
             None => grace,

@@ -91,8 +91,8 @@ pub fn is_consolidatable(
     if !node.initialized {
         return false;
     }
-    let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
-    now.saturating_duration_since(consolidate_after_since(node, claim)) >= after
+    now.saturating_duration_since(consolidate_after_since(node, claim))
+        >= SimDuration::from_std(after)
 }
 
 /// When `consolidateAfter` starts counting: the last pod event, else
@@ -108,8 +108,7 @@ pub(super) fn consolidate_after_since(node: &Node, claim: &NodeClaimInfo) -> Sim
 /// The instant from which [`is_consolidatable`] holds, if it may come to
 /// hold with time alone.
 fn consolidatable_from(node: &Node, claim: &NodeClaimInfo, pool: &NodePool) -> Option<SimTime> {
-    let after = pool.disruption.consolidate_after?;
-    let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
+    let after = SimDuration::from_std(pool.disruption.consolidate_after?);
     node.initialized
         .then(|| consolidate_after_since(node, claim) + after)
 }

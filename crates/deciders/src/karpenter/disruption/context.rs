@@ -192,7 +192,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             .pools
             .values()
             .any(|p| p.disruption.budgets.iter().any(|b| b.schedule.is_some()));
-        if let (true, Some(horizon)) = (scheduled, self.input.horizon) {
+        if scheduled && let Some(horizon) = self.input.horizon {
             horizon.turns_at(self.input.now);
         }
         budget_mapping(self.input.cluster, &self.pools, reason, self.input.now)

@@ -57,9 +57,9 @@ pub struct Disruption {
     consolidated: BTreeMap<Method, SimTime>,
     /// The last pass that made no command, with what it read.
     kept_pass: KeptPass,
-    /// Whether passes are kept (always, but in tests that watch what a
-    /// pass reuses inside).
-    keeps_passes: bool,
+    /// Whether every pass runs instead of a kept one being handed back
+    /// (only in tests that watch what a pass reuses inside).
+    runs_every_pass: bool,
 }
 
 impl Disruption {
@@ -67,7 +67,6 @@ impl Disruption {
     pub fn new(options: DisruptionOptions) -> Disruption {
         Disruption {
             options,
-            keeps_passes: true,
             ..Disruption::default()
         }
     }
@@ -76,7 +75,7 @@ impl Disruption {
     /// one (for tests of what a pass reuses inside).
     #[cfg(test)]
     pub(crate) fn running_every_pass(mut self) -> Disruption {
-        self.keeps_passes = false;
+        self.runs_every_pass = true;
         self
     }
 
@@ -129,12 +128,12 @@ impl Disruption {
     /// disrupted, before the recorder's dedupe ([`Disruption::publish`]).
     pub fn pass(&self, input: &DisruptionInput<'_>, provisioner: &Provisioner) -> PassOutcome {
         let prepared = provisioner.prepared(input.nodepools, input.daemonsets);
-        let to_keep = match self.keeps_passes {
-            true => match self.kept_pass.reuse(input, &prepared, &self.consolidated) {
+        let to_keep = match self.runs_every_pass {
+            true => None,
+            false => match self.kept_pass.reuse(input, &prepared, &self.consolidated) {
                 Ok(outcome) => return outcome,
                 Err(to_keep) => Some(to_keep),
             },
-            false => None,
         };
         self.candidate_cache.verdicts.begin_pass(&prepared);
         self.candidate_cache.multi_node.begin_pass(&prepared);

@@ -118,10 +118,6 @@ pub fn nodepool_hash(pool: &NodePool) -> String {
     format!("{:016x}", h.0)
 }
 
-fn sim_duration(d: std::time::Duration) -> SimDuration {
-    SimDuration::from_millis(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-}
-
 /// The NodeClaim fields copied from the NodePool when it is launched: the
 /// template hash, `expireAfter`, `terminationGracePeriod`, and the
 /// template's annotations, of which disruption reads
@@ -130,8 +126,8 @@ fn sim_duration(d: std::time::Duration) -> SimDuration {
 pub fn launch_lifecycle(pool: &NodePool) -> ClaimLifecycle {
     ClaimLifecycle {
         nodepool_hash: Some(nodepool_hash(pool)),
-        expire_after: pool.expire_after.map(sim_duration),
-        termination_grace_period: pool.termination_grace_period.map(sim_duration),
+        expire_after: pool.expire_after.map(SimDuration::from_std),
+        termination_grace_period: pool.termination_grace_period.map(SimDuration::from_std),
         do_not_disrupt: pool
             .annotations
             .get(crate::kube::pod::DO_NOT_DISRUPT_ANNOTATION)

@@ -140,10 +140,8 @@ fn is_under_consolidate_after<'p>(
         return false;
     }
     let since = consolidate_after_since(node, claim);
-    let after = SimDuration::from_millis(u64::try_from(after.as_millis()).unwrap_or(u64::MAX));
-    if let Some(horizon) = input.horizon {
-        horizon.turns_after(input.now, since + after);
-    }
+    let after = SimDuration::from_std(after);
+    input.turns_at(since + after);
     input.now.saturating_duration_since(since) < after
 }
 
@@ -204,8 +202,8 @@ impl QueueRuns<'_> {
 /// A pod's do-not-disrupt protection, which also takes it out of its PDBs'
 /// reach, may end with time.
 fn currently_reschedulable(input: &PassInput<'_>, pod: &Pod, pdbs: &PdbLimits) -> bool {
-    if let (Some(horizon), Some(ends)) = (input.horizon, do_not_disrupt_ends(pod)) {
-        horizon.turns_after(input.now, ends);
+    if let Some(ends) = do_not_disrupt_ends(pod) {
+        input.turns_at(ends);
     }
     let now = input.now;
     is_reschedulable(pod) && is_disruptable(pod, now) && !pdbs.is_fully_blocked(pod, now)

@@ -331,10 +331,15 @@ impl<'a> PassInput<'a> {
         let Some(&at) = dedupe.published.get(&node) else {
             return false;
         };
-        if let Some(horizon) = self.horizon {
-            horizon.turns_after(self.now, dedupe.drops_until(at));
-        }
+        self.turns_at(dedupe.drops_until(at));
         crate::karpenter::events::dedupe_drops(at, dedupe.window, self.now)
+    }
+
+    /// A judgement read now may turn at `at` (see [`Self::horizon`]).
+    pub fn turns_at(&self, at: SimTime) {
+        if let Some(horizon) = self.horizon {
+            horizon.turns_after(self.now, at);
+        }
     }
 }
 
