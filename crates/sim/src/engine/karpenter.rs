@@ -77,7 +77,12 @@ impl Engine<'_> {
         let attempts = self.attempts.entry(pod).or_default();
         let new_event = recorders::opens_new_event(attempts.failed_scheduling_observed, now);
         attempts.failed_scheduling_observed = Some(now);
-        self.note_failed_scheduling(pod, reason, new_event);
+        // Most retries only count up the pod's event series: one lookup.
+        if !new_event {
+            attempts.last_reason = Some(reason);
+            return;
+        }
+        self.note_failed_scheduling(pod, reason, true);
     }
 
     /// Records why Karpenter could not provision for a pod and logs a

@@ -345,11 +345,13 @@ impl SimulationView {
         let closed: Vec<NodeId> = candidates.iter().map(|c| c.node).collect();
         let moving: Vec<PodId> = match quiet {
             Some(_) => {
-                let mut moving: Vec<PodId> = from_candidates
-                    .iter()
-                    .copied()
-                    .filter(|pod| !self.deleting_node_pod_set.contains(pod))
-                    .collect();
+                let mut moving: Vec<PodId> = Vec::with_capacity(from_candidates.len());
+                moving.extend(
+                    from_candidates
+                        .iter()
+                        .copied()
+                        .filter(|pod| !self.deleting_node_pod_set.contains(pod)),
+                );
                 moving.sort_unstable();
                 moving
             }
@@ -647,8 +649,12 @@ impl SimulationView {
         pdbs: &PdbLimits,
         candidates: &[&Candidate],
     ) -> PodsToPlace {
-        let mut from_candidates: Vec<PodId> =
-            self.candidate_pods(input, pdbs, candidates).collect();
+        let most: usize = candidates
+            .iter()
+            .map(|c| c.reschedulable_pods().len())
+            .sum();
+        let mut from_candidates: Vec<PodId> = Vec::with_capacity(most);
+        from_candidates.extend(self.candidate_pods(input, pdbs, candidates));
         // A pod is on one node: only the same candidate twice repeats one.
         if repeats_a_node(candidates) {
             let mut seen = BTreeSet::new();
