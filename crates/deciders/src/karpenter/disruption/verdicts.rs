@@ -85,9 +85,9 @@ struct Verdict {
     to_beat: PriceToBeat,
     /// The pods the solve was given (shared with the pass that made it).
     pods: Arc<PodsToPlace>,
-    /// Per pod of `pods.pods`, the existing node it went to (empty when a stop
-    /// ended the solve: `stopped_on` has those of the pods it took).
-    destinations: Vec<Option<NodeId>>,
+    /// Where the solve put pods on existing nodes, as it went (looked up
+    /// only when the verdict is checked, which most verdicts never are).
+    placed: Vec<(PodId, NodeId)>,
     /// When a stop ended the solve: what it had taken.
     stopped_on: Option<Stop>,
     views: Arc<PassViews>,
@@ -99,8 +99,6 @@ struct Verdict {
 struct Stop {
     taken: Vec<PodId>,
     bound: Vec<bool>,
-    /// Per pod of `taken`, the existing node it went to.
-    destinations: Vec<Option<NodeId>>,
 }
 
 impl Verdicts {
@@ -183,32 +181,17 @@ impl Verdicts {
             return;
         }
         let views = kept.current_views(ctx);
-        // A solve places a pod once: sorted by pod, each is found by search.
-        let mut placed = trace.placed_on_existing;
-        placed.sort_unstable();
-        let destination = |pod: &PodId| {
-            placed
-                .binary_search_by_key(pod, |&(p, _)| p)
-                .ok()
-                .map(|at| placed[at].1)
-        };
-        let destinations_of = |pods: &[PodId]| pods.iter().map(destination).collect();
         let stopped_on = trace.stopped_on.map(|taken| Stop {
             bound: taken.iter().map(|&p| is_bound(cluster, p)).collect(),
-            destinations: destinations_of(&taken),
             taken,
         });
-        let destinations = match stopped_on {
-            None => destinations_of(&trace.pods.pods),
-            Some(_) => Vec::new(),
-        };
         kept.verdicts.insert(
             candidate.node,
             Verdict {
                 revision: cluster.node_revision(candidate.node),
                 to_beat: price_to_beat(ctx.input, &[candidate]),
                 pods: trace.pods,
-                destinations,
+                placed: trace.placed_on_existing,
                 stopped_on,
                 views,
             },
@@ -305,16 +288,9 @@ impl Verdict {
         same_pods: bool,
     ) -> Option<Vec<(PodId, Option<NodeId>)>> {
         let cluster = input.cluster;
-        match &self.stopped_on {
-            None if same_pods => Some(
-                self.pods
-                    .pods
-                    .iter()
-                    .copied()
-                    .zip(self.destinations.iter().copied())
-                    .collect(),
-            ),
-            None => None,
+        let pods: &[PodId] = match &self.stopped_on {
+            None if same_pods => &self.pods.pods,
+            None => return None,
             Some(stop) => {
                 if !stop
                     .taken
@@ -324,15 +300,19 @@ impl Verdict {
                 {
                     return None;
                 }
-                Some(
-                    stop.taken
-                        .iter()
-                        .copied()
-                        .zip(stop.destinations.iter().copied())
-                        .collect(),
-                )
+                &stop.taken
             }
-        }
+        };
+        // A solve places a pod once: sorted by pod, each is found by search.
+        let mut placed = self.placed.clone();
+        placed.sort_unstable();
+        let destination = |pod: &PodId| {
+            placed
+                .binary_search_by_key(pod, |&(p, _)| p)
+                .ok()
+                .map(|at| placed[at].1)
+        };
+        Some(pods.iter().map(|pod| (*pod, destination(pod))).collect())
     }
 }
 
