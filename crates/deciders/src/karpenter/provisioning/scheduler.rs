@@ -282,15 +282,10 @@ fn solve_prepared<'a>(
         || stop.unless_cheaper_than.is_some()
         || stop.bound_pods_must_fit
         || !stop.not_on_uninitialized.is_empty();
-    let mut taken: Vec<PodId> = Vec::with_capacity(if stops { batch.capacity() } else { 0 });
+    let mut taken: Vec<PodId> = Vec::new();
     let mut requeued = false;
     let mut stopped = false;
     loop {
-        // A batch that outgrows its start is made room for every pod at
-        // once (it then holds the whole queue, as an unstopped solve does).
-        if batch.len() == batch.capacity() {
-            batch.reserve(input.pods.len().saturating_sub(batch.len()).max(1));
-        }
         let next = match first_round.next(cluster, &mut batch) {
             Some(next) => next,
             None => match put_back.front() {
@@ -310,9 +305,6 @@ fn solve_prepared<'a>(
             }
         };
         if stops {
-            if taken.len() == taken.capacity() {
-                taken.reserve(input.pods.len().saturating_sub(taken.len()).max(1));
-            }
             taken.push(pod.id);
         }
         match scheduler.try_schedule(pod) {
