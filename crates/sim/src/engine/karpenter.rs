@@ -77,12 +77,11 @@ impl Engine<'_> {
         let attempts = self.attempts.entry(pod).or_default();
         let new_event = recorders::opens_new_event(attempts.failed_scheduling_observed, now);
         attempts.failed_scheduling_observed = Some(now);
-        // Most retries only count up the pod's event series: one lookup.
-        if !new_event {
-            attempts.last_reason = Some(reason);
-            return;
+        let logged = new_event.then(|| reason.clone());
+        attempts.last_reason = Some(reason);
+        if let Some(reason) = logged {
+            self.log_failed_scheduling(pod, &reason);
         }
-        self.note_failed_scheduling(pod, reason, true);
     }
 
     /// Records why Karpenter could not provision for a pod and logs a
@@ -100,21 +99,24 @@ impl Engine<'_> {
         if publish {
             attempts.karpenter_failed_published = Some(now);
         }
-        self.note_failed_scheduling(pod, reason.into(), publish);
+        let reason: Arc<str> = reason.into();
+        let logged = publish.then(|| reason.clone());
+        attempts.last_reason = Some(reason);
+        if let Some(reason) = logged {
+            self.log_failed_scheduling(pod, &reason);
+        }
     }
 
-    /// Keeps `reason` as the pod's latest and logs it if `log`.
-    fn note_failed_scheduling(&mut self, pod: PodId, reason: Arc<str>, log: bool) {
-        if log {
-            let object = self.pod_object(pod);
-            self.log(
-                EventType::Warning,
-                "FailedScheduling",
-                object,
-                reason.to_string(),
-            );
-        }
-        self.attempts.entry(pod).or_default().last_reason = Some(reason);
+    /// Logs a `FailedScheduling` event for the pod (its reason is kept by
+    /// the caller, with the rest of its attempts, in one lookup).
+    fn log_failed_scheduling(&mut self, pod: PodId, reason: &str) {
+        let object = self.pod_object(pod);
+        self.log(
+            EventType::Warning,
+            "FailedScheduling",
+            object,
+            reason.to_string(),
+        );
     }
 
     /// Adds pods to Karpenter's batch window, opening one if needed. A pod
