@@ -23,9 +23,13 @@
 //! allocated per (pod, node) pair except on nodes that fail (one tally
 //! entry per distinct reason). Nodes without the pod's cpu, memory or pod
 //! slots free (kept per node through the call's binds) fail for sure and
-//! are skipped unless no node fits, when the message needs their reasons;
-//! a [`FailureMemo`] kept across calls has those of the nodes unchanged
-//! since the template's last failed scan. A pod without topology terms
+//! are skipped unless no node fits, when the message needs their reasons.
+//! Once a template's scan has failed, a [`FailureMemo`] kept across calls
+//! has why each node failed it where the node alone decided; the
+//! template's later scans filter only the nodes that changed since, came,
+//! or took a pod earlier in the call (or whose reason read other nodes),
+//! so a pending pod retried call after call costs O(changed nodes) filter
+//! checks plus an O(N) walk comparing revisions. A pod without topology terms
 //! that follows one of its own spec bound just before keeps that pod's
 //! feasible nodes and filters again only the node it went to. A pod's
 //! scan over many nodes with room is split over the current rayon pool's
@@ -48,6 +52,7 @@ use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
 pub use memo::{FailureMemo, ScoreSums};
+use memo::{KeptNode, KeptReason, KeptScan};
 
 /// Scheduler settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -134,8 +139,8 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
 }
 
 /// [`schedule`] with `memo` kept across calls on the same evolving
-/// cluster: a template's failed scan filters again only the nodes without
-/// room that changed since its last one (the decisions are the same).
+/// cluster: once a template's scan failed, its later scans filter again
+/// only the nodes that changed since (the decisions are the same).
 fn schedule_remembering(
     cluster: &Cluster,
     pending: &[PodId],
@@ -214,11 +219,17 @@ fn schedule_remembering(
         if repeated.is_none() || outcome.feasible.is_empty() {
             outcome.feasible.clear();
             outcome.failures.clear();
-            let skipped = scan.run_over(&nodes, &free, &mut score_requested, &mut outcome);
-            if outcome.feasible.is_empty() && skipped > 0 {
-                // The message tallies every node by its first failing plugin.
-                let template = (&mut *memo, &pod.spec);
-                scan.run_short(&nodes, &free, &mut score_requested, template, &mut outcome);
+            if let Some(mut kept) = memo.take(&pod.spec) {
+                scan.run_kept(&nodes, &mut score_requested, &mut kept, &mut outcome);
+                memo.keep(&pod.spec, kept);
+            } else {
+                scan.run_over(&nodes, &free, &mut score_requested, &mut outcome);
+                if outcome.feasible.is_empty() {
+                    // The message tallies every node by its first failing
+                    // plugin; what it finds is kept for the next scan.
+                    let kept = scan.run_short(&nodes, &free, &mut score_requested, &mut outcome);
+                    memo.keep(&pod.spec, kept);
+                }
             }
         }
         drop(filter);
@@ -304,84 +315,197 @@ struct ScanOutcome<'c> {
 
 impl<'c> NodeScan<'_, 'c, '_> {
     /// Filters the nodes the room check lets through, on the current rayon
-    /// pool's threads when there are many; returns how many it skipped.
+    /// pool's threads when there are many.
     fn run_over(
         &self,
         nodes: &[(NodeId, &'c Node)],
         free: &[Room],
         score_requested: &mut [Option<[i64; 2]>],
         outcome: &mut ScanOutcome<'c>,
-    ) -> usize {
-        // Only the nodes with room are filtered: split when they are many.
-        let with_room = free.iter().filter(|free| self.want.may_fit(free)).count();
-        if with_room >= 2 * NODES_PER_TASK && rayon::current_num_threads() > 1 {
+    ) {
+        // Only the nodes with room are filtered: split when they are many
+        // (counted only as far as that, and only with threads to split on).
+        let many_with_room = || {
+            free.iter()
+                .filter(|free| self.want.may_fit(free))
+                .nth(2 * NODES_PER_TASK - 1)
+                .is_some()
+        };
+        if rayon::current_num_threads() > 1 && many_with_room() {
             // Nodes are filtered on their own: side by side on the current
             // rayon pool's threads. The outcome does not depend on the
             // order parts come back in (the best node is chosen by score
             // and name, failures are tallied), but they are joined in node
             // order anyway.
-            let parts: Vec<(ScanOutcome<'_>, usize)> = nodes
+            let parts: Vec<ScanOutcome<'_>> = nodes
                 .par_chunks(NODES_PER_TASK)
                 .zip(free.par_chunks(NODES_PER_TASK))
                 .zip(score_requested.par_chunks_mut(NODES_PER_TASK))
                 .map(|((nodes, free), scores)| {
                     let mut part = ScanOutcome::default();
-                    let skipped = self.run(nodes, free, scores, &mut part);
-                    (part, skipped)
+                    self.run(nodes, free, scores, &mut part);
+                    part
                 })
                 .collect();
-            let mut skipped = 0;
-            for (part, part_skipped) in parts {
+            for part in parts {
                 outcome.feasible.extend(part.feasible);
-                skipped += part_skipped;
                 for (unfit, count) in part.failures {
                     tally(&mut outcome.failures, unfit, count);
                 }
             }
-            skipped
         } else {
-            self.run(nodes, free, score_requested, outcome)
+            self.run(nodes, free, score_requested, outcome);
         }
     }
 
     /// Filters the nodes [`Self::run_over`] skipped, for the message's
-    /// tally: by the reasons `memo` has for `spec`'s template on the nodes
-    /// unchanged since, the others in full (their reasons are kept for
-    /// next time unless the node took a pod in this call).
+    /// tally, and returns what the scan found for the template's next one:
+    /// every node with its revision and, where it failed for a reason of
+    /// its own (see [`Unfit::node_local`]) and took no pod earlier in this
+    /// call, that reason. The nodes with room were filtered by `run_over`:
+    /// the next scan filters them again.
     fn run_short(
         &self,
         nodes: &[(NodeId, &'c Node)],
         free: &[Room],
         score_requested: &mut [Option<[i64; 2]>],
-        (memo, spec): (&mut FailureMemo, &Arc<PodSpec>),
         outcome: &mut ScanOutcome<'c>,
-    ) {
+    ) -> KeptScan {
         let cluster = self.placement.cluster();
-        let (mut remembered, mut kept) = memo.take(spec);
+        let mut kept = KeptScan {
+            nodes: Vec::with_capacity(nodes.len()),
+            tally: Vec::new(),
+        };
         let mut failures = RunTally::default();
         for (position, &(id, node)) in nodes.iter().enumerate() {
-            if self.want.may_fit(&free[position]) {
-                continue;
-            }
-            let revision = cluster.node_revision(id);
-            let as_in_cluster = !self.placement.has_binds_on(id);
-            if as_in_cluster && let Some(unfit) = remembered.reason(id, revision) {
-                failures.add(&mut outcome.failures, unfit);
-                kept.push((id, revision, unfit));
-                continue;
-            }
-            match self.judge(id, node, &mut score_requested[position]) {
-                Ok(candidate) => outcome.feasible.push(candidate),
-                Err(unfit) => {
-                    failures.add(&mut outcome.failures, unfit);
-                    if let Some(unfit) = unfit.without_taint().filter(|_| as_in_cluster) {
-                        kept.push((id, revision, unfit));
+            let mut reason = None;
+            if !self.want.may_fit(&free[position]) {
+                match self.judge(id, node, &mut score_requested[position]) {
+                    Ok(candidate) => outcome.feasible.push(candidate),
+                    Err(unfit) => {
+                        failures.add(&mut outcome.failures, unfit);
+                        reason = KeptReason::of(unfit, node)
+                            .filter(|_| !self.placement.has_binds_on(id));
                     }
                 }
             }
+            if let Some(KeptReason::Own(reason)) = reason {
+                tally(&mut kept.tally, reason, 1);
+            }
+            kept.nodes.push(KeptNode {
+                id,
+                revision: cluster.node_revision(id),
+                reason,
+            });
         }
         failures.finish(&mut outcome.failures);
-        memo.keep(spec, kept, remembered);
+        kept
+    }
+
+    /// A scan of every node for a template whose last failed scan is
+    /// `kept`: a node it kept a reason for, unchanged since and without a
+    /// pod bound to it earlier in this call, fails again for that reason
+    /// (counted from the kept tally); the others are filtered. `kept`
+    /// becomes this scan's.
+    fn run_kept(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        score_requested: &mut [Option<[i64; 2]>],
+        kept: &mut KeptScan,
+        outcome: &mut ScanOutcome<'c>,
+    ) {
+        /// Marks a kept node that is gone.
+        const GONE: u64 = u64::MAX;
+        let cluster = self.placement.cluster();
+        let KeptScan {
+            nodes: kept_nodes,
+            tally: kept_tally,
+        } = kept;
+        outcome.failures.extend(kept_tally.iter().copied());
+        // A kept reason that no longer stands leaves both tallies (a taint
+        // is in neither: it is counted scan by scan).
+        let forget = |reason: KeptReason,
+                      kept_tally: &mut Vec<(Unfit<'static>, usize)>,
+                      failures: &mut Vec<(Unfit<'c>, usize)>| {
+            if let KeptReason::Own(reason) = reason {
+                untally(kept_tally, reason);
+                untally(failures, reason);
+            }
+        };
+        let mut next = 0;
+        let mut gone = false;
+        let mut came: Vec<KeptNode> = Vec::new();
+        let mut failures = RunTally::default();
+        for (position, &(id, node)) in nodes.iter().enumerate() {
+            while let Some(was) = kept_nodes.get_mut(next).filter(|was| was.id < id) {
+                if let Some(reason) = was.reason.take() {
+                    forget(reason, kept_tally, &mut outcome.failures);
+                }
+                was.revision = GONE;
+                gone = true;
+                next += 1;
+            }
+            let revision = cluster.node_revision(id);
+            let as_in_cluster = !self.placement.has_binds_on(id);
+            let mut entry = match kept_nodes.get_mut(next) {
+                Some(was) if was.id == id => {
+                    next += 1;
+                    Some(was)
+                }
+                _ => None,
+            };
+            if let Some(was) = entry.as_deref_mut() {
+                if was.revision == revision && as_in_cluster {
+                    match was.reason {
+                        Some(KeptReason::Own(_)) => continue,
+                        Some(KeptReason::Taint(at)) => {
+                            if let Some(taint) = node.taints.get(at) {
+                                failures.add(&mut outcome.failures, Unfit::UntoleratedTaint(taint));
+                                continue;
+                            }
+                        }
+                        None => {}
+                    }
+                }
+                if let Some(reason) = was.reason.take() {
+                    forget(reason, kept_tally, &mut outcome.failures);
+                }
+            }
+            let reason = match self.judge(id, node, &mut score_requested[position]) {
+                Ok(candidate) => {
+                    outcome.feasible.push(candidate);
+                    None
+                }
+                Err(unfit) => {
+                    failures.add(&mut outcome.failures, unfit);
+                    KeptReason::of(unfit, node).filter(|_| as_in_cluster)
+                }
+            };
+            if let Some(KeptReason::Own(reason)) = reason {
+                tally(kept_tally, reason, 1);
+            }
+            let now = KeptNode {
+                id,
+                revision,
+                reason,
+            };
+            match entry {
+                Some(was) => *was = now,
+                None => came.push(now),
+            }
+        }
+        failures.finish(&mut outcome.failures);
+        for was in &mut kept_nodes[next..] {
+            if let Some(reason) = was.reason.take() {
+                forget(reason, kept_tally, &mut outcome.failures);
+            }
+            was.revision = GONE;
+            gone = true;
+        }
+        if gone {
+            kept_nodes.retain(|node| node.revision != GONE);
+        }
+        merge_by_id(kept_nodes, came);
     }
 
     /// The last scan's feasible nodes, for a pod of the spec the last pod
@@ -409,19 +533,17 @@ impl<'c> NodeScan<'_, 'c, '_> {
     /// Filters `nodes` that the room check lets through (with their free
     /// room and their slots of the per-node score sums, summed the first
     /// time a node is feasible), adding the feasible ones with their raw
-    /// scores and tallying why the others fail; returns how many it skipped.
+    /// scores and tallying why the others fail.
     fn run(
         &self,
         nodes: &[(NodeId, &'c Node)],
         free: &[Room],
         score_requested: &mut [Option<[i64; 2]>],
         outcome: &mut ScanOutcome<'c>,
-    ) -> usize {
-        let mut skipped = 0;
+    ) {
         let mut failures = RunTally::default();
         for ((&(id, node), free), score) in nodes.iter().zip(free).zip(score_requested) {
             if !self.want.may_fit(free) {
-                skipped += 1;
                 continue;
             }
             match self.judge(id, node, score) {
@@ -430,7 +552,6 @@ impl<'c> NodeScan<'_, 'c, '_> {
             }
         }
         failures.finish(&mut outcome.failures);
-        skipped
     }
 
     /// Filters one node (with its slot of the per-node score sums, summed
@@ -501,6 +622,37 @@ fn tally<'c>(failures: &mut Vec<(Unfit<'c>, usize)>, unfit: Unfit<'c>, count: us
     match failures.iter_mut().find(|(u, _)| *u == unfit) {
         Some((_, n)) => *n += count,
         None => failures.push((unfit, count)),
+    }
+}
+
+/// Adds the nodes of `came` (in id order, none of them in `nodes`) to
+/// `nodes` (in id order), keeping the order.
+fn merge_by_id(nodes: &mut Vec<KeptNode>, came: Vec<KeptNode>) {
+    let Some(first) = came.first() else {
+        return;
+    };
+    if nodes.last().is_none_or(|last| last.id < first.id) {
+        nodes.extend(came);
+        return;
+    }
+    let was = std::mem::take(nodes);
+    nodes.reserve(was.len() + came.len());
+    let (mut was, mut came) = (was.into_iter().peekable(), came.into_iter().peekable());
+    while let (Some(a), Some(b)) = (was.peek(), came.peek()) {
+        let next = if a.id < b.id { was.next() } else { came.next() };
+        nodes.extend(next);
+    }
+    nodes.extend(was);
+    nodes.extend(came);
+}
+
+/// Takes one node failing for `unfit` off the tally.
+fn untally<'c>(failures: &mut Vec<(Unfit<'c>, usize)>, unfit: Unfit<'c>) {
+    if let Some(at) = failures.iter().position(|(u, _)| *u == unfit) {
+        failures[at].1 -= 1;
+        if failures[at].1 == 0 {
+            failures.swap_remove(at);
+        }
     }
 }
 

@@ -99,21 +99,24 @@ pub enum Unfit<'n> {
 }
 
 impl Unfit<'_> {
-    /// The same reason without its borrow of the node: `None` for an
-    /// untolerated taint (which names one).
-    pub fn without_taint(self) -> Option<Unfit<'static>> {
+    /// The same reason when one of the plugins that read only the node and
+    /// the pods bound to it gave it (those before topology spread and
+    /// inter-pod affinity), without its borrow of the node: `None` for an
+    /// untolerated taint (which names one) and for the plugins that read
+    /// other nodes too.
+    pub fn node_local(self) -> Option<Unfit<'static>> {
         Some(match self {
-            Unfit::UntoleratedTaint(_) => return None,
             Unfit::NotRegistered => Unfit::NotRegistered,
             Unfit::Unschedulable => Unfit::Unschedulable,
             Unfit::NodeAffinity => Unfit::NodeAffinity,
             Unfit::HostPorts => Unfit::HostPorts,
             Unfit::Resources(short) => Unfit::Resources(short),
-            Unfit::SpreadMissingLabel => Unfit::SpreadMissingLabel,
-            Unfit::Spread => Unfit::Spread,
-            Unfit::PodAffinity => Unfit::PodAffinity,
-            Unfit::PodAntiAffinity => Unfit::PodAntiAffinity,
-            Unfit::ExistingPodsAntiAffinity => Unfit::ExistingPodsAntiAffinity,
+            Unfit::UntoleratedTaint(_)
+            | Unfit::SpreadMissingLabel
+            | Unfit::Spread
+            | Unfit::PodAffinity
+            | Unfit::PodAntiAffinity
+            | Unfit::ExistingPodsAntiAffinity => return None,
         })
     }
 

@@ -1,11 +1,12 @@
-//! What kube-scheduler's failed scans found on nodes without room, kept
-//! across calls. A node without a pod's cpu, memory or pod slots free fails
-//! it on its own account: the first failing plugin is NodeUnschedulable,
-//! TaintToleration, NodeAffinity, NodePorts or NodeResourcesFit, which read
-//! only the node and the pods bound to it (topology spread and inter-pod
-//! affinity come after NodeResourcesFit). So while the node's revision
-//! stands, a pod of the same template fails there for the same reason, and
-//! a template's next failed scan filters only the nodes that changed.
+//! What kube-scheduler's failed scans found, kept across calls. A node
+//! that fails a pod in one of the plugins that read only the node and the
+//! pods bound to it (NodeUnschedulable, TaintToleration, NodeAffinity,
+//! NodePorts, NodeResourcesFit, which run before topology spread and
+//! inter-pod affinity) fails it on its own account: while the node's
+//! revision stands, a pod of the same template fails there for the same
+//! reason. So a template's next scan filters only the nodes that changed
+//! (or came, or took a pod earlier in the same call), and its message
+//! starts from the kept tally of the others.
 //!
 //! Also kept: each node's scoring sums (the requests of the pods bound to
 //! it, with scoring's defaults for pods that request nothing), which stand
@@ -18,8 +19,8 @@ use crate::cluster::{Cluster, Node, NodeId};
 use crate::kube::pod::PodSpec;
 use crate::scheduler::filter::Unfit;
 
-/// Per pod template (pods of one workload share a spec), the reasons its
-/// last failed scan found on nodes without room.
+/// Per pod template (pods of one workload share a spec), what its last
+/// failed scan found.
 #[derive(Debug, Default)]
 pub struct FailureMemo {
     /// By the spec's address; the entry holds the spec, so the address is
@@ -27,50 +28,80 @@ pub struct FailureMemo {
     templates: HashMap<usize, TemplateFailures>,
 }
 
-/// Node, its revision, and why it failed, in node id order.
-pub(super) type Reasons = Vec<(NodeId, u64, Unfit<'static>)>;
-
 #[derive(Debug)]
 struct TemplateFailures {
     _spec: Arc<PodSpec>,
-    reasons: Reasons,
-    /// The list before, emptied: the next scan writes into it (a scan's
-    /// list has an entry per node without room, written anew every time).
-    spare: Reasons,
+    scan: KeptScan,
     used: bool,
 }
 
+/// A template's failed scan: every node it looked at, in node id order,
+/// with the node's revision then and the reason it failed there when that
+/// reason was the node's own (`None`: filter it again next time), and the
+/// count of each kept reason but taints.
+#[derive(Debug, Default)]
+pub(super) struct KeptScan {
+    pub(super) nodes: Vec<KeptNode>,
+    pub(super) tally: Vec<(Unfit<'static>, usize)>,
+}
+
+/// One node of a [`KeptScan`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KeptNode {
+    pub(super) id: NodeId,
+    pub(super) revision: u64,
+    pub(super) reason: Option<KeptReason>,
+}
+
+/// Why a node failed a template, read from the node alone.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum KeptReason {
+    /// A reason without a borrow of the node (in the scan's tally).
+    Own(Unfit<'static>),
+    /// TaintToleration, for the node's taint at this position (the node
+    /// names it; counted scan by scan).
+    Taint(usize),
+}
+
+impl KeptReason {
+    /// The reason to keep for a node that failed for `unfit` (see
+    /// [`Unfit::node_local`]; a taint is kept by its place among `node`'s).
+    pub(super) fn of(unfit: Unfit<'_>, node: &Node) -> Option<KeptReason> {
+        match unfit {
+            Unfit::UntoleratedTaint(taint) => node
+                .taints
+                .iter()
+                .position(|t| std::ptr::eq(t, taint))
+                .map(KeptReason::Taint),
+            other => other.node_local().map(KeptReason::Own),
+        }
+    }
+}
+
 impl FailureMemo {
-    /// The reasons kept for `spec`'s template, and an empty list to write
-    /// the new ones into.
-    pub(super) fn take(&mut self, spec: &Arc<PodSpec>) -> (Remembered, Reasons) {
+    /// The last failed scan kept for `spec`'s template, if any (handed
+    /// back with [`FailureMemo::keep`]).
+    pub(super) fn take(&mut self, spec: &Arc<PodSpec>) -> Option<KeptScan> {
         let key = Arc::as_ptr(spec) as usize;
-        let (reasons, spare) = self
-            .templates
+        self.templates
             .get_mut(&key)
-            .map(|t| (std::mem::take(&mut t.reasons), std::mem::take(&mut t.spare)))
-            .unwrap_or_default();
-        (Remembered { reasons, next: 0 }, spare)
+            .map(|t| std::mem::take(&mut t.scan))
     }
 
-    /// Keeps `reasons` (made from a walk of `walked`) for `spec`, marked as
-    /// used in this call, and `walked`'s list for the next scan to write.
-    pub(super) fn keep(&mut self, spec: &Arc<PodSpec>, reasons: Reasons, walked: Remembered) {
+    /// Keeps `scan` for `spec`, marked as used in this call.
+    pub(super) fn keep(&mut self, spec: &Arc<PodSpec>, scan: KeptScan) {
         let key = Arc::as_ptr(spec) as usize;
-        let mut spare = walked.reasons;
-        spare.clear();
         self.templates.insert(
             key,
             TemplateFailures {
                 _spec: spec.clone(),
-                reasons,
-                spare,
+                scan,
                 used: true,
             },
         );
     }
 
-    /// Forgets the templates no scan of this call failed (their pods were
+    /// Forgets the templates no scan of this call used (their pods were
     /// bound or are gone), and starts the next call's marks.
     pub(super) fn end_call(&mut self) {
         self.templates.retain(|_, t| std::mem::take(&mut t.used));
@@ -80,29 +111,6 @@ impl FailureMemo {
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.templates.len()
-    }
-}
-
-/// A template's kept reasons, looked up in node id order.
-pub(super) struct Remembered {
-    reasons: Reasons,
-    next: usize,
-}
-
-impl Remembered {
-    /// The reason kept for `node` at `revision`, if any. Calls must come in
-    /// ascending node id order.
-    pub(super) fn reason(&mut self, node: NodeId, revision: u64) -> Option<Unfit<'static>> {
-        while let Some(&(id, kept_revision, unfit)) = self.reasons.get(self.next) {
-            if id > node {
-                return None;
-            }
-            self.next += 1;
-            if id == node {
-                return (kept_revision == revision).then_some(unfit);
-            }
-        }
-        None
     }
 }
 

@@ -416,7 +416,8 @@ fn split_node_scans_decide_as_one_thread() {
 /// finds no node gets the message a fresh call gives, counted from every
 /// node; a node that took a pod earlier in the same call is judged as it
 /// is now (here a host port the earlier pod took, which NodePorts reports
-/// before NodeResourcesFit); and a template whose pod binds is forgotten.
+/// before NodeResourcesFit); a node that now has room is found; and a
+/// template is forgotten after a call that scans none of its pods.
 #[test]
 fn remembered_failures_follow_every_change() {
     let mut cluster = Cluster::new();
@@ -478,11 +479,20 @@ fn remembered_failures_follow_every_change() {
     );
     cluster.bind(first_in_queue, busy);
 
-    // Room at last: the template's pod binds and is forgotten.
+    // Room at last: the template's pod binds (its scan is kept for the
+    // next pod of the template) ...
     cluster.node_mut(small[2]).unwrap().allocatable =
         Resources::cpu_mem(4000, 16 * GIB).with(crate::kube::resources::ResourceKind::Pods, 110);
     let (bound, kept) = same_as_fresh(&cluster, &[pod]);
     assert_eq!(bound, ["small-2"]);
+    assert_eq!(kept, 1);
+    cluster.bind(pod, small[2]);
+
+    // ... and is forgotten once a call scans none of its pods.
+    let other = cluster.add_pod(PodBuilder::new("other").requests(100, GIB).build());
+    let (other_bound, kept) = same_as_fresh(&cluster, &[other]);
+    assert_eq!(other_bound.len(), 1);
+    assert!(!other_bound[0].starts_with('-'), "{other_bound:?}");
     assert_eq!(kept, 0);
 }
 
@@ -625,13 +635,14 @@ proptest::proptest! {
 
     /// A kept scheduler decides as a fresh call does, call after call on an
     /// evolving cluster: pods of a few templates arrive, some of the
-    /// decisions are applied, nodes come, are cordoned or go, and bound
-    /// pods finish, with calls in between that change nothing (whatever a
+    /// decisions are applied, nodes come, are cordoned, tainted,
+    /// unregistered or go, and bound pods finish, with calls in between
+    /// that change nothing (whatever a
     /// kept scheduler remembers of failed scans and scoring sums stands
     /// only while what it read does).
     #[test]
     fn a_kept_scheduler_decides_as_a_fresh_call_after_every_change(
-        steps in proptest::collection::vec((0..6u8, 0..4usize, 0..3usize), 1..24),
+        steps in proptest::collection::vec((0..9u8, 0..4usize, 0..3usize), 1..24),
     ) {
         let mut cluster = Cluster::new();
         let mut kept = KubeScheduler::new(LEAST);
@@ -660,6 +671,29 @@ proptest::proptest! {
                         bound.retain(|&p| p != pod);
                     }
                 }
+                5 => {
+                    if let Some(&n) = nodes.get(template) {
+                        let node = cluster.node_mut(n).unwrap();
+                        if node.taints.is_empty() {
+                            node.taints.push(Taint::new("dedicated", "gpu", TaintEffect::NoSchedule));
+                        } else {
+                            node.taints.clear();
+                        }
+                    }
+                }
+                6 => {
+                    if let Some(&n) = nodes.get(template) {
+                        let node = cluster.node_mut(n).unwrap();
+                        node.registered = !node.registered;
+                    }
+                }
+                7 if template < nodes.len() => {
+                    let n = nodes.remove(template);
+                    for pod in cluster.node(n).unwrap().pods.clone() {
+                        bound.retain(|&p| p != pod);
+                    }
+                    cluster.remove_node(n);
+                }
                 _ => {}
             }
             let pending: Vec<PodId> = cluster.pending_pods().map(|(id, _)| id).collect();
@@ -676,4 +710,27 @@ proptest::proptest! {
             }
         }
     }
+}
+
+/// Nodes that came since a template's kept scan join its list in node id
+/// order, between the kept ones or after them.
+#[test]
+fn nodes_that_came_join_the_kept_scan_in_id_order() {
+    let kept = |ids: &[u32]| -> Vec<KeptNode> {
+        ids.iter()
+            .map(|&id| KeptNode {
+                id: NodeId(id),
+                revision: u64::from(id),
+                reason: None,
+            })
+            .collect()
+    };
+    let ids = |nodes: &[KeptNode]| nodes.iter().map(|n| n.id.0).collect::<Vec<_>>();
+    let mut nodes = kept(&[1, 4, 7]);
+    merge_by_id(&mut nodes, kept(&[0, 5, 9]));
+    assert_eq!(ids(&nodes), [0, 1, 4, 5, 7, 9]);
+    merge_by_id(&mut nodes, kept(&[10, 12]));
+    assert_eq!(ids(&nodes), [0, 1, 4, 5, 7, 9, 10, 12]);
+    merge_by_id(&mut nodes, Vec::new());
+    assert_eq!(nodes.len(), 8);
 }
