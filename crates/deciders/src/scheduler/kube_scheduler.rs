@@ -27,9 +27,11 @@
 //! Once a template's scan has failed, a [`FailureMemo`] kept across calls
 //! has why each node failed it where the node alone decided; the
 //! template's later scans filter only the nodes that changed since, came,
-//! or took a pod earlier in the call (or whose reason read other nodes),
-//! so a pending pod retried call after call costs O(changed nodes) filter
-//! checks plus an O(N) walk comparing revisions. A pod without topology terms
+//! or took a pod earlier in the call (or whose reason read other nodes).
+//! The nodes whose revision changed since the last call are found once
+//! per call, so a template kept from that call, over the same nodes,
+//! costs O(changed nodes) per scan; one kept from further back compares
+//! every node's revision. A pod without topology terms
 //! that follows one of its own spec bound just before keeps that pod's
 //! feasible nodes and filters again only the node it went to. A pod's
 //! scan over many nodes with room is split over the current rayon pool's
@@ -160,6 +162,7 @@ fn schedule_remembering(
     }
 
     let nodes: Vec<_> = cluster.nodes().filter(|(_, n)| n.registered).collect();
+    let changes = memo.begin_call(cluster, &nodes);
     let mut placement = Placement::new(cluster);
     // Scoring weighs pods without requests at defaults: keep those sums
     // apart, summed for a node the first time it is feasible unless kept
@@ -220,14 +223,44 @@ fn schedule_remembering(
             outcome.feasible.clear();
             outcome.failures.clear();
             if let Some(mut kept) = memo.take(&pod.spec) {
-                scan.run_kept(&nodes, &mut score_requested, &mut kept, &mut outcome);
+                // A scan kept from this call or the last, over the same
+                // nodes, says which nodes it must look at again.
+                let since = match kept.call {
+                    call if call == changes.call => Some(&[][..]),
+                    call if call + 1 == changes.call && changes.same_nodes => {
+                        Some(&changes.changed[..])
+                    }
+                    _ => None,
+                }
+                .filter(|_| kept.nodes.len() == nodes.len());
+                match since {
+                    Some(changed) => {
+                        let bound = placement.nodes_with_binds().filter_map(|id| {
+                            nodes.binary_search_by_key(&id, |(node, _)| *node).ok()
+                        });
+                        let attend: Vec<usize> = changed.iter().copied().chain(bound).collect();
+                        scan.run_changed(
+                            &nodes,
+                            &mut score_requested,
+                            (&mut kept, changes.call),
+                            attend,
+                            &mut outcome,
+                        );
+                    }
+                    None => {
+                        scan.run_kept(&nodes, &mut score_requested, &mut kept, &mut outcome);
+                        kept.index(changes.call);
+                    }
+                }
                 memo.keep(&pod.spec, kept);
             } else {
                 scan.run_over(&nodes, &free, &mut score_requested, &mut outcome);
                 if outcome.feasible.is_empty() {
                     // The message tallies every node by its first failing
                     // plugin; what it finds is kept for the next scan.
-                    let kept = scan.run_short(&nodes, &free, &mut score_requested, &mut outcome);
+                    let mut kept =
+                        scan.run_short(&nodes, &free, &mut score_requested, &mut outcome);
+                    kept.index(changes.call);
                     memo.keep(&pod.spec, kept);
                 }
             }
@@ -374,7 +407,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         let cluster = self.placement.cluster();
         let mut kept = KeptScan {
             nodes: Vec::with_capacity(nodes.len()),
-            tally: Vec::new(),
+            ..KeptScan::default()
         };
         let mut failures = RunTally::default();
         for (position, &(id, node)) in nodes.iter().enumerate() {
@@ -420,6 +453,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         let KeptScan {
             nodes: kept_nodes,
             tally: kept_tally,
+            ..
         } = kept;
         outcome.failures.extend(kept_tally.iter().copied());
         // A kept reason that no longer stands leaves both tallies (a taint
@@ -506,6 +540,87 @@ impl<'c> NodeScan<'_, 'c, '_> {
             kept_nodes.retain(|node| node.revision != GONE);
         }
         merge_by_id(kept_nodes, came);
+    }
+
+    /// [`Self::run_kept`] for a scan `kept` made in this call or the last
+    /// over the same nodes, so that it is known which nodes may have
+    /// changed since: those at the positions of `attend` (whose revision
+    /// changed since the last call, or that took a pod earlier in this
+    /// one). They, and the nodes without a kept reason, are filtered
+    /// again; the nodes kept failing on a taint are counted by it; the
+    /// others fail as they did.
+    fn run_changed(
+        &self,
+        nodes: &[(NodeId, &'c Node)],
+        score_requested: &mut [Option<[i64; 2]>],
+        (kept, call): (&mut KeptScan, u64),
+        mut attend: Vec<usize>,
+        outcome: &mut ScanOutcome<'c>,
+    ) {
+        let cluster = self.placement.cluster();
+        attend.extend_from_slice(&kept.unkept);
+        attend.sort_unstable();
+        attend.dedup();
+        outcome.failures.extend(kept.tally.iter().copied());
+        let mut failures = RunTally::default();
+        // Nodes kept failing on a taint and not looked at again.
+        let mut tainted = Vec::with_capacity(kept.tainted.len());
+        for &(position, at) in &kept.tainted {
+            if attend.binary_search(&position).is_err()
+                && let Some(taint) = nodes[position].1.taints.get(at)
+            {
+                failures.add(&mut outcome.failures, Unfit::UntoleratedTaint(taint));
+                tainted.push((position, at));
+            }
+        }
+        let mut unkept = Vec::new();
+        for &position in &attend {
+            let (id, node) = nodes[position];
+            let was = &mut kept.nodes[position];
+            let revision = cluster.node_revision(id);
+            let as_in_cluster = !self.placement.has_binds_on(id);
+            if was.id == id && was.revision == revision && as_in_cluster {
+                match was.reason {
+                    Some(KeptReason::Own(_)) => continue,
+                    Some(KeptReason::Taint(at)) => {
+                        if let Some(taint) = node.taints.get(at) {
+                            failures.add(&mut outcome.failures, Unfit::UntoleratedTaint(taint));
+                            tainted.push((position, at));
+                            continue;
+                        }
+                    }
+                    None => {}
+                }
+            }
+            if let Some(KeptReason::Own(reason)) = was.reason.take() {
+                untally(&mut kept.tally, reason);
+                untally(&mut outcome.failures, reason);
+            }
+            let reason = match self.judge(id, node, &mut score_requested[position]) {
+                Ok(candidate) => {
+                    outcome.feasible.push(candidate);
+                    None
+                }
+                Err(unfit) => {
+                    failures.add(&mut outcome.failures, unfit);
+                    KeptReason::of(unfit, node).filter(|_| as_in_cluster)
+                }
+            };
+            match reason {
+                Some(KeptReason::Own(reason)) => tally(&mut kept.tally, reason, 1),
+                Some(KeptReason::Taint(at)) => tainted.push((position, at)),
+                None => unkept.push(position),
+            }
+            *was = KeptNode {
+                id,
+                revision,
+                reason,
+            };
+        }
+        failures.finish(&mut outcome.failures);
+        kept.unkept = unkept;
+        kept.tainted = tainted;
+        kept.call = call;
     }
 
     /// The last scan's feasible nodes, for a pod of the spec the last pod

@@ -139,6 +139,11 @@ impl<'c> Placement<'c> {
             .map_or(&[], |(_, _, pods)| pods.as_slice())
     }
 
+    /// The nodes this pass bound something to.
+    pub fn nodes_with_binds(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.added.iter().map(|(node, _, _)| *node)
+    }
+
     /// Whether this pass bound anything to `node`.
     pub fn has_binds_on(&self, node: NodeId) -> bool {
         self.added_on(node).is_some()

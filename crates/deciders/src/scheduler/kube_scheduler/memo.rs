@@ -6,7 +6,9 @@
 //! revision stands, a pod of the same template fails there for the same
 //! reason. So a template's next scan filters only the nodes that changed
 //! (or came, or took a pod earlier in the same call), and its message
-//! starts from the kept tally of the others.
+//! starts from the kept tally of the others. Each call notes which nodes
+//! changed since the last one, so that a scan kept from the last call
+//! needs no walk over every node to find them.
 //!
 //! Also kept: each node's scoring sums (the requests of the pods bound to
 //! it, with scoring's defaults for pods that request nothing), which stand
@@ -26,6 +28,21 @@ pub struct FailureMemo {
     /// By the spec's address; the entry holds the spec, so the address is
     /// not given to another spec while the entry lives.
     templates: HashMap<usize, TemplateFailures>,
+    /// Calls begun.
+    call: u64,
+    /// The registered nodes of the last call begun, with their revisions.
+    last_nodes: Vec<(NodeId, u64)>,
+}
+
+/// How the registered nodes of this call differ from the last call's.
+#[derive(Debug, Default)]
+pub(super) struct CallChanges {
+    /// This call's number.
+    pub(super) call: u64,
+    /// Whether the nodes are the last call's, in the same order.
+    pub(super) same_nodes: bool,
+    /// When they are, the positions of those whose revision changed since.
+    pub(super) changed: Vec<usize>,
 }
 
 #[derive(Debug)]
@@ -39,10 +56,35 @@ struct TemplateFailures {
 /// with the node's revision then and the reason it failed there when that
 /// reason was the node's own (`None`: filter it again next time), and the
 /// count of each kept reason but taints.
+///
+/// Also, for a scan made in the last call or this one, so that the next
+/// can look only at what changed: the call it was made in, and the
+/// positions of the nodes to filter again and of those that failed on a
+/// taint.
 #[derive(Debug, Default)]
 pub(super) struct KeptScan {
     pub(super) nodes: Vec<KeptNode>,
     pub(super) tally: Vec<(Unfit<'static>, usize)>,
+    pub(super) call: u64,
+    pub(super) unkept: Vec<usize>,
+    pub(super) tainted: Vec<(usize, usize)>,
+}
+
+impl KeptScan {
+    /// Lists the positions of the nodes without a kept reason and of those
+    /// that failed on a taint (with the taint's place), made in `call`.
+    pub(super) fn index(&mut self, call: u64) {
+        self.call = call;
+        self.unkept.clear();
+        self.tainted.clear();
+        for (position, node) in self.nodes.iter().enumerate() {
+            match node.reason {
+                None => self.unkept.push(position),
+                Some(KeptReason::Taint(at)) => self.tainted.push((position, at)),
+                Some(KeptReason::Own(_)) => {}
+            }
+        }
+    }
 }
 
 /// One node of a [`KeptScan`].
@@ -99,6 +141,41 @@ impl FailureMemo {
                 used: true,
             },
         );
+    }
+
+    /// Begins a call over `nodes` (registered, in id order): how they
+    /// differ from the last call's.
+    pub(super) fn begin_call(
+        &mut self,
+        cluster: &Cluster,
+        nodes: &[(NodeId, &Node)],
+    ) -> CallChanges {
+        self.call += 1;
+        let same_nodes = self.last_nodes.len() == nodes.len()
+            && self
+                .last_nodes
+                .iter()
+                .zip(nodes)
+                .all(|((was, _), (id, _))| was == id);
+        let mut changed = Vec::new();
+        if same_nodes {
+            for (position, (id, revision)) in self.last_nodes.iter_mut().enumerate() {
+                let now = cluster.node_revision(*id);
+                if now != *revision {
+                    changed.push(position);
+                    *revision = now;
+                }
+            }
+        } else {
+            self.last_nodes.clear();
+            self.last_nodes
+                .extend(nodes.iter().map(|&(id, _)| (id, cluster.node_revision(id))));
+        }
+        CallChanges {
+            call: self.call,
+            same_nodes,
+            changed,
+        }
     }
 
     /// Forgets the templates no scan of this call used (their pods were
