@@ -505,16 +505,9 @@ impl<'c> NodeScan<'_, 'c, '_> {
                     forget(reason, kept_tally, &mut outcome.failures);
                 }
             }
-            let reason = match self.judge(id, node, &mut score_requested[position]) {
-                Ok(candidate) => {
-                    outcome.feasible.push(candidate);
-                    None
-                }
-                Err(unfit) => {
-                    failures.add(&mut outcome.failures, unfit);
-                    KeptReason::of(unfit, node).filter(|_| as_in_cluster)
-                }
-            };
+            let score = &mut score_requested[position];
+            let reason =
+                self.judge_for_kept(id, node, score, as_in_cluster, &mut failures, outcome);
             if let Some(KeptReason::Own(reason)) = reason {
                 tally(kept_tally, reason, 1);
             }
@@ -596,16 +589,9 @@ impl<'c> NodeScan<'_, 'c, '_> {
                 untally(&mut kept.tally, reason);
                 untally(&mut outcome.failures, reason);
             }
-            let reason = match self.judge(id, node, &mut score_requested[position]) {
-                Ok(candidate) => {
-                    outcome.feasible.push(candidate);
-                    None
-                }
-                Err(unfit) => {
-                    failures.add(&mut outcome.failures, unfit);
-                    KeptReason::of(unfit, node).filter(|_| as_in_cluster)
-                }
-            };
+            let score = &mut score_requested[position];
+            let reason =
+                self.judge_for_kept(id, node, score, as_in_cluster, &mut failures, outcome);
             match reason {
                 Some(KeptReason::Own(reason)) => tally(&mut kept.tally, reason, 1),
                 Some(KeptReason::Taint(at)) => tainted.push((position, at)),
@@ -621,6 +607,30 @@ impl<'c> NodeScan<'_, 'c, '_> {
         kept.unkept = unkept;
         kept.tainted = tainted;
         kept.call = call;
+    }
+
+    /// Filters one node for a kept scan: a feasible node joins the
+    /// outcome, a failing one the tally, with its reason to keep (see
+    /// [`KeptReason::of`]) unless it took a pod earlier in this call.
+    fn judge_for_kept(
+        &self,
+        id: NodeId,
+        node: &'c Node,
+        score: &mut Option<[i64; 2]>,
+        as_in_cluster: bool,
+        failures: &mut RunTally<'c>,
+        outcome: &mut ScanOutcome<'c>,
+    ) -> Option<KeptReason> {
+        match self.judge(id, node, score) {
+            Ok(candidate) => {
+                outcome.feasible.push(candidate);
+                None
+            }
+            Err(unfit) => {
+                failures.add(&mut outcome.failures, unfit);
+                KeptReason::of(unfit, node).filter(|_| as_in_cluster)
+            }
+        }
     }
 
     /// The last scan's feasible nodes, for a pod of the spec the last pod
