@@ -447,8 +447,6 @@ impl<'c> NodeScan<'_, 'c, '_> {
         kept: &mut KeptScan,
         outcome: &mut ScanOutcome<'c>,
     ) {
-        /// Marks a kept node that is gone.
-        const GONE: u64 = u64::MAX;
         let cluster = self.placement.cluster();
         let KeptScan {
             nodes: kept_nodes,
@@ -456,26 +454,13 @@ impl<'c> NodeScan<'_, 'c, '_> {
             ..
         } = kept;
         outcome.failures.extend(kept_tally.iter().copied());
-        // A kept reason that no longer stands leaves both tallies (a taint
-        // is in neither: it is counted scan by scan).
-        let forget = |reason: KeptReason,
-                      kept_tally: &mut Vec<(Unfit<'static>, usize)>,
-                      failures: &mut Vec<(Unfit<'c>, usize)>| {
-            if let KeptReason::Own(reason) = reason {
-                untally(kept_tally, reason);
-                untally(failures, reason);
-            }
-        };
         let mut next = 0;
         let mut gone = false;
         let mut came: Vec<KeptNode> = Vec::new();
         let mut failures = RunTally::default();
         for (position, &(id, node)) in nodes.iter().enumerate() {
             while let Some(was) = kept_nodes.get_mut(next).filter(|was| was.id < id) {
-                if let Some(reason) = was.reason.take() {
-                    forget(reason, kept_tally, &mut outcome.failures);
-                }
-                was.revision = GONE;
+                forget_gone(was, kept_tally, &mut outcome.failures);
                 gone = true;
                 next += 1;
             }
@@ -501,9 +486,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
                         None => {}
                     }
                 }
-                if let Some(reason) = was.reason.take() {
-                    forget(reason, kept_tally, &mut outcome.failures);
-                }
+                forget(was.reason.take(), kept_tally, &mut outcome.failures);
             }
             let score = &mut score_requested[position];
             let reason =
@@ -523,10 +506,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         }
         failures.finish(&mut outcome.failures);
         for was in &mut kept_nodes[next..] {
-            if let Some(reason) = was.reason.take() {
-                forget(reason, kept_tally, &mut outcome.failures);
-            }
-            was.revision = GONE;
+            forget_gone(was, kept_tally, &mut outcome.failures);
             gone = true;
         }
         if gone {
@@ -540,8 +520,9 @@ impl<'c> NodeScan<'_, 'c, '_> {
     /// changed since: those at the positions of `attend` (whose revision
     /// changed since the last call, or that took a pod earlier in this
     /// one). They, and the nodes without a kept reason, are filtered
-    /// again; the nodes kept failing on a taint are counted by it; the
-    /// others fail as they did.
+    /// again (each of them changed, took a pod or has no reason kept, so
+    /// none is asked whether its kept reason stands); the nodes kept
+    /// failing on a taint are counted by it; the others fail as they did.
     fn run_changed(
         &self,
         nodes: &[(NodeId, &'c Node)],
@@ -556,39 +537,31 @@ impl<'c> NodeScan<'_, 'c, '_> {
         attend.dedup();
         outcome.failures.extend(kept.tally.iter().copied());
         let mut failures = RunTally::default();
-        // Nodes kept failing on a taint and not looked at again.
+        // Nodes kept failing on a taint and not looked at again (an
+        // unchanged node has the taint still; one that had not would be
+        // filtered again).
         let mut tainted = Vec::with_capacity(kept.tainted.len());
+        let mut taint_gone = Vec::new();
         for &(position, at) in &kept.tainted {
-            if attend.binary_search(&position).is_err()
-                && let Some(taint) = nodes[position].1.taints.get(at)
-            {
-                failures.add(&mut outcome.failures, Unfit::UntoleratedTaint(taint));
-                tainted.push((position, at));
+            if attend.binary_search(&position).is_ok() {
+                continue;
+            }
+            match nodes[position].1.taints.get(at) {
+                Some(taint) => {
+                    failures.add(&mut outcome.failures, Unfit::UntoleratedTaint(taint));
+                    tainted.push((position, at));
+                }
+                None => taint_gone.push(position),
             }
         }
+        attend.extend(taint_gone);
         let mut unkept = Vec::new();
         for &position in &attend {
             let (id, node) = nodes[position];
             let was = &mut kept.nodes[position];
             let revision = cluster.node_revision(id);
             let as_in_cluster = !self.placement.has_binds_on(id);
-            if was.id == id && was.revision == revision && as_in_cluster {
-                match was.reason {
-                    Some(KeptReason::Own(_)) => continue,
-                    Some(KeptReason::Taint(at)) => {
-                        if let Some(taint) = node.taints.get(at) {
-                            failures.add(&mut outcome.failures, Unfit::UntoleratedTaint(taint));
-                            tainted.push((position, at));
-                            continue;
-                        }
-                    }
-                    None => {}
-                }
-            }
-            if let Some(KeptReason::Own(reason)) = was.reason.take() {
-                untally(&mut kept.tally, reason);
-                untally(&mut outcome.failures, reason);
-            }
+            forget(was.reason.take(), &mut kept.tally, &mut outcome.failures);
             let score = &mut score_requested[position];
             let reason =
                 self.judge_for_kept(id, node, score, as_in_cluster, &mut failures, outcome);
@@ -769,6 +742,33 @@ fn merge_by_id(nodes: &mut Vec<KeptNode>, came: Vec<KeptNode>) {
     }
     nodes.extend(was);
     nodes.extend(came);
+}
+
+/// Marks a kept node that is gone (see [`forget_gone`]).
+const GONE: u64 = u64::MAX;
+
+/// A kept reason that no longer stands leaves both tallies (a taint is in
+/// neither: it is counted scan by scan).
+fn forget<'c>(
+    reason: Option<KeptReason>,
+    kept_tally: &mut Vec<(Unfit<'static>, usize)>,
+    failures: &mut Vec<(Unfit<'c>, usize)>,
+) {
+    if let Some(KeptReason::Own(reason)) = reason {
+        untally(kept_tally, reason);
+        untally(failures, reason);
+    }
+}
+
+/// A kept node that is no longer registered: its reason leaves both
+/// tallies and it is marked [`GONE`], to be dropped from the list.
+fn forget_gone<'c>(
+    was: &mut KeptNode,
+    kept_tally: &mut Vec<(Unfit<'static>, usize)>,
+    failures: &mut Vec<(Unfit<'c>, usize)>,
+) {
+    forget(was.reason.take(), kept_tally, failures);
+    was.revision = GONE;
 }
 
 /// Takes one node failing for `unfit` off the tally.
