@@ -17,7 +17,10 @@
 //!   and has room for all the pods put there; or keeps its place in the
 //!   try order (name, initialization) and takes those pods again one
 //!   after another; and the NodePools' limit charges are the same where a
-//!   NodePool has limits;
+//!   NodePool has limits, unless in both passes every limit leaves room
+//!   for more new NodeClaims than the solve took pods (each of which
+//!   opens at most one), so that no limit drops an option (see
+//!   [`OpenViews::claims_within_limits`]);
 //! - no view that grew (opened, gained room, or changed otherwise since)
 //!   could take a pod before the node it went to (or, for a pod put on no
 //!   existing node, at all).
@@ -77,6 +80,9 @@ struct Kept {
 struct PassViews {
     pass: u64,
     views: OpenViews,
+    /// New NodeClaims a solve over `views` may open before a limit could
+    /// drop an option.
+    claims_within_limits: u64,
 }
 
 #[derive(Debug)]
@@ -136,16 +142,11 @@ impl Verdicts {
         let kept = &mut *kept;
         let holds = match kept.verdicts.get(&node) {
             Some(verdict) if ctx.input.is_quiet(node) => {
-                let limits = ctx
-                    .input
-                    .nodepools
-                    .iter()
-                    .any(|c| !c.pool.limits.is_empty());
                 let changes = kept
                     .changes
                     .entry(verdict.views.pass)
                     .or_insert_with(|| current.views.changes_since(&verdict.views.views));
-                verdict.holds(ctx, candidate, &current.views, changes, limits)
+                verdict.holds(ctx, candidate, &current, changes)
             }
             _ => false,
         };
@@ -204,9 +205,24 @@ impl Kept {
         let pass = self.pass;
         self.current
             .get_or_insert_with(|| {
+                let input = ctx.input;
+                let views = ctx.consolidation_view().open_views();
+                let claims_within_limits =
+                    if input.nodepools.iter().all(|c| c.pool.limits.is_empty()) {
+                        u64::MAX
+                    } else {
+                        input.prepared.map_or(0, |prepared| {
+                            views.claims_within_limits(
+                                input.nodepools,
+                                prepared,
+                                input.node_count_resource,
+                            )
+                        })
+                    };
                 Arc::new(PassViews {
                     pass,
-                    views: ctx.consolidation_view().open_views(),
+                    views,
+                    claims_within_limits,
                 })
             })
             .clone()
@@ -218,15 +234,25 @@ impl Verdict {
         &self,
         ctx: &PassContext<'_, '_>,
         candidate: &Candidate,
-        now: &OpenViews,
+        current: &PassViews,
         changes: &ViewChanges,
-        limits: bool,
     ) -> bool {
         let input = ctx.input;
         let node = candidate.node;
+        let now = &current.views;
+        // Each pod the solve took opened at most one NodeClaim.
+        let taken = match &self.stopped_on {
+            Some(stop) => stop.taken.len(),
+            None => self.pods.pods.len(),
+        } as u64;
+        let limits_far = self
+            .views
+            .claims_within_limits
+            .min(current.claims_within_limits)
+            > taken;
         if self.revision != input.cluster.node_revision(node)
             || self.to_beat != price_to_beat(input, &[candidate])
-            || !changes.same_surroundings(limits)
+            || !changes.same_surroundings(limits_far)
         {
             return false;
         }

@@ -9,6 +9,11 @@
 //! whose labels or taints changed but whose name and initialization did
 //! not keeps its place in that order. The disruption controller reads
 //! this to reuse a what-if's verdict while nothing it rested on changed.
+//!
+//! NodePool limits enter a solve only when a template's largest option no
+//! longer fits what is left of them (the solve then drops options); with
+//! limits far from reached ([`OpenViews::claims_within_limits`]), what the
+//! nodes charge them with may change without changing any step.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -17,8 +22,9 @@ use super::existing::{ExistingNode, PoolUsage};
 use super::pod::PodWork;
 use super::queue::QueueKey;
 use super::topology::PodTopology;
+use super::{NodePoolContext, Prepared};
 use super::{PreferencePolicy, SchedulingPolicies};
-use crate::kube::resources::Resources;
+use crate::kube::resources::{ResourceKind, Resources};
 use crate::scheduler::{Cluster, NodeId, PodId};
 
 /// The views open under one closure, by node id, with what the closure
@@ -68,6 +74,49 @@ impl std::fmt::Debug for ViewChanges {
 }
 
 impl OpenViews {
+    /// How many new NodeClaims a solve over these views (with `prepared`
+    /// for `nodepools`) can open before a NodePool's limits could drop an
+    /// option of its template: while fewer are open, what is left of
+    /// every limit holds the template's largest option, as each claim
+    /// opened charges at most that (`u64::MAX` without limits). Counted
+    /// from what the open nodes charge; a solve that closes a node has
+    /// that much more left.
+    pub fn claims_within_limits(
+        &self,
+        nodepools: &[NodePoolContext<'_>],
+        prepared: &Prepared,
+        node_count_resource: Option<ResourceKind>,
+    ) -> u64 {
+        let mut claims = u64::MAX;
+        for (index, ctx) in nodepools.iter().enumerate() {
+            // A pool without a template or options opens no NodeClaim.
+            let Ok(template) = prepared.template(index) else {
+                continue;
+            };
+            if ctx.pool.limits.is_empty() || template.options.is_empty() {
+                continue;
+            }
+            let usage = self
+                .pool_usage
+                .get(&ctx.pool.name)
+                .copied()
+                .unwrap_or_default();
+            for (&kind, &limit) in &ctx.pool.limits {
+                let (used, largest) = if node_count_resource == Some(kind) {
+                    (usage.nodes, 1)
+                } else {
+                    (usage.capacity.get(kind), template.max_capacity.get(kind))
+                };
+                if largest <= 0 {
+                    continue;
+                }
+                let left = (limit - used).max(0);
+                claims = claims.min((left / largest) as u64);
+            }
+        }
+        claims
+    }
+
     /// How the views changed from `earlier` to these.
     pub fn changes_since(&self, earlier: &OpenViews) -> ViewChanges {
         let mut changes = ViewChanges {
@@ -177,10 +226,12 @@ fn tried_before(a: &ExistingNode, b: &ExistingNode) -> bool {
 
 impl ViewChanges {
     /// Whether what a solve reads beyond the nodes themselves is the
-    /// same: the NodePools' limit charges (when `limits` matter) and no
-    /// anti-affinity of running pods.
-    pub fn same_surroundings(&self, limits: bool) -> bool {
-        self.no_anti_affinity && (self.same_pool_usage || !limits)
+    /// same: the NodePools' limit charges (unless `limits_far`: no limit
+    /// could drop an option in either pass, see
+    /// [`OpenViews::claims_within_limits`]) and no anti-affinity of
+    /// running pods.
+    pub fn same_surroundings(&self, limits_far: bool) -> bool {
+        self.no_anti_affinity && (self.same_pool_usage || limits_far)
     }
 
     /// Whether `node`'s view is the very one of then.

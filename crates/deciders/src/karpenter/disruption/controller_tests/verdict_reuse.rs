@@ -11,6 +11,7 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::karpenter::provisioning::Provisioner;
+use crate::kube::pod::DoNotDisrupt;
 use crate::kube::taints::{Taint, TaintEffect};
 
 /// A change between two passes.
@@ -217,6 +218,20 @@ proptest! {
         Run::new(&initial, 1).passes_match(&changes)?;
     }
 
+    /// So do they under a CPU limit that nodes coming and going bring
+    /// near (where it may drop an option of the 40-vCPU-wide template)
+    /// or leave far.
+    #[test]
+    fn verdict_reuse_under_limits_decides_as_full_re_evaluation(
+        initial in proptest::collection::vec((0..4usize, proptest::collection::vec(600..2000i64, 1..4)), 2..7),
+        changes in proptest::collection::vec(change(), 1..16),
+        limit_vcpu in 4..400i64,
+    ) {
+        let mut run = Run::new(&initial, 1);
+        run.env.pool_mut().limits.insert(ResourceKind::Cpu, limit_vcpu * 1000);
+        run.passes_match(&changes)?;
+    }
+
     /// The kept multi-node search gives the decisions of full
     /// re-evaluation, also while nodes leave their `consolidateAfter`
     /// window with nothing else changing.
@@ -405,4 +420,40 @@ fn a_stopped_what_if_keeps_its_verdict_while_new_pods_queue_behind() {
     let (command, reused) = pass(&env);
     assert!(command.is_none());
     assert_eq!(reused, 0, "the new pod queues before a's pod");
+}
+
+/// A node launched elsewhere changes what the nodes charge the NodePool's
+/// CPU limit with: a quiet candidate's verdict still holds while the limit
+/// leaves room for more NodeClaims than its solve took pods (the largest
+/// fake type has 40 vCPU; `a`'s solve took one pod), and not once it may
+/// leave room for only one.
+#[test]
+fn a_verdict_outlives_a_new_node_only_while_limits_are_far() {
+    // 3 + 2 vCPU before the new node's 2, and room for 40 more at least
+    // twice over (far), or for 40 more once (near).
+    for (limit_vcpu, reused_after_launch) in [(7 + 80, 1), (7 + 79, 0)] {
+        let (mut env, _, b, _) = two_nodes();
+        env.pool_mut()
+            .limits
+            .insert(ResourceKind::Cpu, limit_vcpu * 1000);
+        let mut disruption = Disruption::new(env.options);
+        let provisioner = Provisioner::new();
+        let mut pass = |env: &Env| pass_counting_reuse(&mut disruption, &provisioner, env);
+        let (command, _) = pass(&env);
+        assert!(command.is_none(), "neither node can go: {command:?}");
+        env.now += SimDuration::from_secs(10);
+        env.pod(b, 50);
+        assert_eq!(
+            pass(&env).1,
+            1,
+            "b's pods changed, the limit's charges did not"
+        );
+        // A full node that cannot go, too small for a's pod.
+        env.now += SimDuration::from_secs(10);
+        let c = env.node("c", "fake-it-1", CapacityType::OnDemand);
+        env.pod_with(c, 1000, |s| s.do_not_disrupt = Some(DoNotDisrupt::Always));
+        let (command, reused) = pass(&env);
+        assert!(command.is_none());
+        assert_eq!(reused, reused_after_launch, "limit {limit_vcpu} vCPU");
+    }
 }
