@@ -22,8 +22,9 @@
 //! domain count vectors) plus O(M·N) for the M distinct matchers; nothing is
 //! allocated per (pod, node) pair except on nodes that fail (one tally
 //! entry per distinct reason). Nodes without the pod's cpu, memory or pod
-//! slots free (kept per node through the call's binds) fail for sure and
-//! are skipped unless no node fits, when the message needs their reasons.
+//! slots free (kept per node through the call's binds, and from call to
+//! call while the node's revision stands) fail for sure and are skipped
+//! unless no node fits, when the message needs their reasons.
 //! Once a template's scan has failed, a [`FailureMemo`] kept across calls
 //! has why each node failed it where the node alone decided; the
 //! template's later scans filter only the nodes that changed since, came,
@@ -53,7 +54,7 @@ use super::score::{
 use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
-pub use memo::{FailureMemo, ScoreSums};
+pub use memo::{FailureMemo, NodeSums};
 use memo::{KeptNode, KeptReason, KeptScan};
 
 /// Scheduler settings.
@@ -93,7 +94,7 @@ struct Candidate {
 pub struct KubeScheduler {
     config: SchedulerConfig,
     memo: FailureMemo,
-    score_sums: ScoreSums,
+    node_sums: NodeSums,
 }
 
 impl KubeScheduler {
@@ -102,7 +103,7 @@ impl KubeScheduler {
         KubeScheduler {
             config,
             memo: FailureMemo::default(),
-            score_sums: ScoreSums::default(),
+            node_sums: NodeSums::default(),
         }
     }
 
@@ -118,7 +119,7 @@ impl KubeScheduler {
             pending,
             &self.config,
             &mut self.memo,
-            &mut self.score_sums,
+            &mut self.node_sums,
         )
     }
 }
@@ -136,7 +137,7 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         pending,
         config,
         &mut FailureMemo::default(),
-        &mut ScoreSums::default(),
+        &mut NodeSums::default(),
     )
 }
 
@@ -148,7 +149,7 @@ fn schedule_remembering(
     pending: &[PodId],
     config: &SchedulerConfig,
     memo: &mut FailureMemo,
-    score_sums: &mut ScoreSums,
+    node_sums: &mut NodeSums,
 ) -> Vec<Decision> {
     let mut queue: Vec<_> = pending
         .iter()
@@ -167,8 +168,9 @@ fn schedule_remembering(
     // Scoring weighs pods without requests at defaults: keep those sums
     // apart, summed for a node the first time it is feasible unless kept
     // from an earlier call; by position in `nodes` (in id order), as a long
-    // run gives out far more node ids than it has nodes.
-    let mut score_requested = score_sums.seed(cluster, &nodes);
+    // run gives out far more node ids than it has nodes. Also free cpu,
+    // memory and pod slots per node, following this call's binds.
+    let (mut score_requested, mut free) = node_sums.seed(cluster, &nodes, &changes);
 
     let mut decisions = Vec::with_capacity(queue.len());
     let mut outcome = ScanOutcome::default();
@@ -177,12 +179,6 @@ fn schedule_remembering(
     // fails with the same message (kept only for pods whose filters read
     // nothing but the node they check and the pods bound so far).
     let mut failed_since_bind: Vec<(&PodSpec, Arc<str>)> = Vec::new();
-    // Free cpu, memory and pod slots per node (by position in `nodes`),
-    // following this call's binds.
-    let mut free: Vec<Room> = nodes
-        .iter()
-        .map(|(_, node)| Room::of(&(node.allocatable - node.requested)))
-        .collect();
     // The last pod, when it had no topology terms and was bound: its spec
     // and the node it went to (by position in `nodes`). The next pod of
     // that spec finds every other node as the last one did (its filters
@@ -290,9 +286,10 @@ fn schedule_remembering(
         decisions.push(Decision::Bind(pod_id, best));
     }
     memo.end_call();
-    score_sums.keep(cluster, &nodes, &score_requested, |node| {
-        summed_score_requests(placement.pods_bound_here(node))
-    });
+    let bound = placement
+        .nodes_with_binds()
+        .filter_map(|id| nodes.binary_search_by_key(&id, |(node, _)| *node).ok());
+    node_sums.keep(&nodes, score_requested, free, bound);
     decisions
 }
 
@@ -301,6 +298,11 @@ fn schedule_remembering(
 struct Room([i64; 3]);
 
 impl Room {
+    /// What `node` has free.
+    fn free_on(node: &Node) -> Room {
+        Room::of(&(node.allocatable - node.requested))
+    }
+
     fn of(amounts: &Resources) -> Room {
         Room([amounts.cpu_millis(), amounts.memory_bytes(), amounts.pods()])
     }

@@ -10,13 +10,16 @@
 //! changed since the last one, so that a scan kept from the last call
 //! needs no walk over every node to find them.
 //!
-//! Also kept: each node's scoring sums (the requests of the pods bound to
-//! it, with scoring's defaults for pods that request nothing), which stand
-//! while the node's revision does.
+//! Also kept, by the node's place among the registered nodes: its scoring
+//! sums (the requests of the pods bound to it, with scoring's defaults for
+//! pods that request nothing) and its free room, which stand while the
+//! node's revision does; a call over the same nodes as the last redoes
+//! them only for the nodes that changed.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::Room;
 use crate::cluster::{Cluster, Node, NodeId};
 use crate::kube::pod::PodSpec;
 use crate::scheduler::filter::Unfit;
@@ -43,6 +46,8 @@ pub(super) struct CallChanges {
     pub(super) same_nodes: bool,
     /// When they are, the positions of those whose revision changed since.
     pub(super) changed: Vec<usize>,
+    /// When they are not, the last call's nodes with their revisions then.
+    pub(super) previous: Vec<(NodeId, u64)>,
 }
 
 #[derive(Debug)]
@@ -158,6 +163,7 @@ impl FailureMemo {
                 .zip(nodes)
                 .all(|((was, _), (id, _))| was == id);
         let mut changed = Vec::new();
+        let mut previous = Vec::new();
         if same_nodes {
             for (position, (id, revision)) in self.last_nodes.iter_mut().enumerate() {
                 let now = cluster.node_revision(*id);
@@ -167,7 +173,7 @@ impl FailureMemo {
                 }
             }
         } else {
-            self.last_nodes.clear();
+            previous = std::mem::take(&mut self.last_nodes);
             self.last_nodes
                 .extend(nodes.iter().map(|&(id, _)| (id, cluster.node_revision(id))));
         }
@@ -175,6 +181,7 @@ impl FailureMemo {
             call: self.call,
             same_nodes,
             changed,
+            previous,
         }
     }
 
@@ -191,53 +198,65 @@ impl FailureMemo {
     }
 }
 
-/// Per node, the scoring sums of the pods bound to it (cpu, memory) at a
-/// revision, in node id order.
+/// Per registered node of the last call (by position, in id order), as
+/// the cluster had it then: the scoring sums of the pods bound to it (when
+/// a scan needed them) and its free room.
 #[derive(Debug, Default)]
-pub struct ScoreSums {
-    sums: Vec<(NodeId, u64, [i64; 2])>,
+pub struct NodeSums {
+    score: Vec<Option<[i64; 2]>>,
+    free: Vec<Room>,
 }
 
-impl ScoreSums {
-    /// A slot per node of `nodes` (in id order): the kept sums of the nodes
-    /// unchanged since, none for the others.
+impl NodeSums {
+    /// A slot per node of `nodes` (registered, in id order): the kept
+    /// scoring sums of the nodes unchanged since the last call (none for
+    /// the others), and every node's free room.
     pub(super) fn seed(
-        &self,
-        cluster: &Cluster,
-        nodes: &[(NodeId, &Node)],
-    ) -> Vec<Option<[i64; 2]>> {
-        let mut kept = self.sums.iter().peekable();
-        nodes
-            .iter()
-            .map(|&(id, _)| {
-                while kept.next_if(|(kept_id, _, _)| *kept_id < id).is_some() {}
-                kept.next_if(|(kept_id, _, _)| *kept_id == id)
-                    .filter(|(_, revision, _)| *revision == cluster.node_revision(id))
-                    .map(|&(_, _, sums)| sums)
-            })
-            .collect()
-    }
-
-    /// Keeps the sums of `slots` (by position in `nodes`, in id order) as
-    /// the cluster has them, `bound_this_call` giving what this call's
-    /// binds added to a node's slot.
-    pub(super) fn keep(
         &mut self,
         cluster: &Cluster,
         nodes: &[(NodeId, &Node)],
-        slots: &[Option<[i64; 2]>],
-        bound_this_call: impl Fn(NodeId) -> [i64; 2],
-    ) {
-        self.sums.clear();
-        for (&(id, _), slot) in nodes.iter().zip(slots) {
-            if let Some([cpu, mem]) = *slot {
-                let [bound_cpu, bound_mem] = bound_this_call(id);
-                self.sums.push((
-                    id,
-                    cluster.node_revision(id),
-                    [cpu - bound_cpu, mem - bound_mem],
-                ));
+        changes: &CallChanges,
+    ) -> (Vec<Option<[i64; 2]>>, Vec<Room>) {
+        let mut score = std::mem::take(&mut self.score);
+        let mut free = std::mem::take(&mut self.free);
+        if changes.same_nodes && score.len() == nodes.len() && free.len() == nodes.len() {
+            for &position in &changes.changed {
+                score[position] = None;
+                free[position] = Room::free_on(nodes[position].1);
             }
+            return (score, free);
         }
+        // Other nodes than the last call's: match the kept slots by id.
+        let mut kept = changes.previous.iter().zip(score).peekable();
+        let score = nodes
+            .iter()
+            .map(|&(id, _)| {
+                while kept.next_if(|((kept_id, _), _)| *kept_id < id).is_some() {}
+                kept.next_if(|((kept_id, _), _)| *kept_id == id)
+                    .filter(|((_, revision), _)| *revision == cluster.node_revision(id))
+                    .and_then(|(_, sums)| sums)
+            })
+            .collect();
+        free.clear();
+        free.extend(nodes.iter().map(|(_, node)| Room::free_on(node)));
+        (score, free)
+    }
+
+    /// Keeps `score` and `free` (from [`NodeSums::seed`], changed by the
+    /// call's binds) as the cluster has them: the slots of the nodes at
+    /// `bound` (positions of the nodes the call bound pods to) are redone.
+    pub(super) fn keep(
+        &mut self,
+        nodes: &[(NodeId, &Node)],
+        mut score: Vec<Option<[i64; 2]>>,
+        mut free: Vec<Room>,
+        bound: impl Iterator<Item = usize>,
+    ) {
+        for position in bound {
+            score[position] = None;
+            free[position] = Room::free_on(nodes[position].1);
+        }
+        self.score = score;
+        self.free = free;
     }
 }

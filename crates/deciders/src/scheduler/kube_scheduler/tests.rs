@@ -433,7 +433,7 @@ fn remembered_failures_follow_every_change() {
             pending,
             &LEAST,
             &mut memo,
-            &mut ScoreSums::default(),
+            &mut NodeSums::default(),
         );
         assert_eq!(remembered, schedule(cluster, pending, &LEAST));
         (placed(cluster, &remembered), memo.len())
@@ -733,4 +733,51 @@ fn nodes_that_came_join_the_kept_scan_in_id_order() {
     assert_eq!(ids(&nodes), [0, 1, 4, 5, 7, 9, 10, 12]);
     merge_by_id(&mut nodes, Vec::new());
     assert_eq!(nodes.len(), 8);
+}
+
+/// A kept scheduler's free room per node follows the cluster: a node whose
+/// pods finished is offered its freed room in the next call (there it
+/// scores best), and a node a call picked for a pod whose bind was not
+/// applied is offered its whole room again.
+#[test]
+fn kept_free_room_follows_finished_pods_and_unapplied_binds() {
+    let pod = |cluster: &mut Cluster, name: &str, cpu: i64| {
+        cluster.add_pod(PodBuilder::new(name).requests(cpu, GIB / 4).build())
+    };
+    // `a` full but for 500m, `b` empty: a 1000m pod goes to `b`; once
+    // `a`'s pod finished, the next 1000m pod goes to the emptier `a`.
+    let mut cluster = Cluster::new();
+    let a = cluster.add_node(node("a").cpu_mem(4000, 8 * GIB).build());
+    let b = cluster.add_node(node("b").cpu_mem(2000, 8 * GIB).build());
+    let filler = pod(&mut cluster, "filler", 3500);
+    cluster.bind(filler, a);
+    let mut kept = KubeScheduler::new(LEAST);
+    let first = pod(&mut cluster, "first", 1000);
+    assert_eq!(
+        kept.schedule(&cluster, &[first]),
+        [Decision::Bind(first, b)]
+    );
+    cluster.bind(first, b);
+    cluster.finish_pod(filler, PodPhase::Succeeded);
+    let second = pod(&mut cluster, "second", 1000);
+    assert_eq!(
+        kept.schedule(&cluster, &[second]),
+        [Decision::Bind(second, a)]
+    );
+
+    // `c` (2000m) scores above half-used `d` (4000m) for a 1500m pod; the
+    // call's bind is not applied, so the next call picks `c` again.
+    let mut cluster = Cluster::new();
+    let c = cluster.add_node(node("c").cpu_mem(2000, 8 * GIB).build());
+    let d = cluster.add_node(node("d").cpu_mem(4000, 8 * GIB).build());
+    let half = pod(&mut cluster, "half", 2000);
+    cluster.bind(half, d);
+    let mut kept = KubeScheduler::new(LEAST);
+    let wanted = pod(&mut cluster, "wanted", 1500);
+    for _ in 0..2 {
+        assert_eq!(
+            kept.schedule(&cluster, &[wanted]),
+            [Decision::Bind(wanted, c)]
+        );
+    }
 }
