@@ -54,7 +54,7 @@ use super::score::{
 use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
-pub use memo::{FailureMemo, NodeSums};
+pub use memo::{FailureMemo, MessageCache, NodeSums};
 use memo::{KeptNode, KeptReason, KeptScan};
 
 /// Scheduler settings.
@@ -95,6 +95,7 @@ pub struct KubeScheduler {
     config: SchedulerConfig,
     memo: FailureMemo,
     node_sums: NodeSums,
+    messages: MessageCache,
 }
 
 impl KubeScheduler {
@@ -104,6 +105,7 @@ impl KubeScheduler {
             config,
             memo: FailureMemo::default(),
             node_sums: NodeSums::default(),
+            messages: MessageCache::default(),
         }
     }
 
@@ -120,6 +122,7 @@ impl KubeScheduler {
             &self.config,
             &mut self.memo,
             &mut self.node_sums,
+            &mut self.messages,
         )
     }
 }
@@ -138,6 +141,7 @@ pub fn schedule(cluster: &Cluster, pending: &[PodId], config: &SchedulerConfig) 
         config,
         &mut FailureMemo::default(),
         &mut NodeSums::default(),
+        &mut MessageCache::default(),
     )
 }
 
@@ -150,6 +154,7 @@ fn schedule_remembering(
     config: &SchedulerConfig,
     memo: &mut FailureMemo,
     node_sums: &mut NodeSums,
+    messages: &mut MessageCache,
 ) -> Vec<Decision> {
     let mut queue: Vec<_> = pending
         .iter()
@@ -263,8 +268,9 @@ fn schedule_remembering(
         }
         drop(filter);
         let Some(best) = best_node(cluster, &outcome.feasible) else {
-            let message: Arc<str> =
-                unschedulable_message(cluster, nodes.len(), &outcome.failures).into();
+            let message: Arc<str> = messages.get(nodes.len(), &outcome.failures, || {
+                unschedulable_message(cluster, nodes.len(), &outcome.failures)
+            });
             if plain {
                 failed_since_bind.push((spec, message.clone()));
             }

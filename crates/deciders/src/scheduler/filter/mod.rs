@@ -98,25 +98,40 @@ pub enum Unfit<'n> {
     ExistingPodsAntiAffinity,
 }
 
-impl Unfit<'_> {
+impl<'n> Unfit<'n> {
     /// The same reason when one of the plugins that read only the node and
     /// the pods bound to it gave it (those before topology spread and
     /// inter-pod affinity), without its borrow of the node: `None` for an
     /// untolerated taint (which names one) and for the plugins that read
     /// other nodes too.
     pub fn node_local(self) -> Option<Unfit<'static>> {
-        Some(match self {
+        match self.without_borrow() {
+            Ok(
+                local @ (Unfit::NotRegistered
+                | Unfit::Unschedulable
+                | Unfit::NodeAffinity
+                | Unfit::HostPorts
+                | Unfit::Resources(_)),
+            ) => Some(local),
+            _ => None,
+        }
+    }
+
+    /// The same reason without its borrow of the node, or the untolerated
+    /// taint it names.
+    pub fn without_borrow(self) -> Result<Unfit<'static>, &'n Taint> {
+        Ok(match self {
+            Unfit::UntoleratedTaint(taint) => return Err(taint),
             Unfit::NotRegistered => Unfit::NotRegistered,
             Unfit::Unschedulable => Unfit::Unschedulable,
             Unfit::NodeAffinity => Unfit::NodeAffinity,
             Unfit::HostPorts => Unfit::HostPorts,
             Unfit::Resources(short) => Unfit::Resources(short),
-            Unfit::UntoleratedTaint(_)
-            | Unfit::SpreadMissingLabel
-            | Unfit::Spread
-            | Unfit::PodAffinity
-            | Unfit::PodAntiAffinity
-            | Unfit::ExistingPodsAntiAffinity => return None,
+            Unfit::SpreadMissingLabel => Unfit::SpreadMissingLabel,
+            Unfit::Spread => Unfit::Spread,
+            Unfit::PodAffinity => Unfit::PodAffinity,
+            Unfit::PodAntiAffinity => Unfit::PodAntiAffinity,
+            Unfit::ExistingPodsAntiAffinity => Unfit::ExistingPodsAntiAffinity,
         })
     }
 

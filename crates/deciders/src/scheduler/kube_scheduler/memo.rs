@@ -15,8 +15,12 @@
 //! pods that request nothing) and its free room, which stand while the
 //! node's revision does; a call over the same nodes as the last redoes
 //! them only for the nodes that changed.
+//!
+//! And the last FailedScheduling messages built, with the failure tally
+//! each was built from: a template that fails as it did (most retries,
+//! call after call) gets its message without building it again.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use super::Room;
@@ -258,5 +262,87 @@ impl NodeSums {
         }
         self.score = score;
         self.free = free;
+    }
+}
+
+/// How many messages [`MessageCache`] keeps.
+const MESSAGES_KEPT: usize = 32;
+
+/// The last FailedScheduling messages built (most recent last), each with
+/// the node count and failure tally it was built from.
+#[derive(Debug, Default)]
+pub struct MessageCache {
+    messages: VecDeque<KeptMessage>,
+}
+
+#[derive(Debug)]
+struct KeptMessage {
+    nodes: usize,
+    tally: Vec<(TallyEntry, usize)>,
+    message: Arc<str>,
+}
+
+/// A failure reason as a message reads it, without a borrow of the node:
+/// an untolerated taint by its key and value (what the message quotes).
+#[derive(Debug, PartialEq)]
+enum TallyEntry {
+    Reason(Unfit<'static>),
+    Taint(String, String),
+}
+
+impl TallyEntry {
+    fn of(unfit: Unfit<'_>) -> TallyEntry {
+        match unfit.without_borrow() {
+            Ok(reason) => TallyEntry::Reason(reason),
+            Err(taint) => TallyEntry::Taint(taint.key.clone(), taint.value.clone()),
+        }
+    }
+
+    fn is(&self, unfit: Unfit<'_>) -> bool {
+        match (self, unfit.without_borrow()) {
+            (TallyEntry::Reason(kept), Ok(reason)) => *kept == reason,
+            (TallyEntry::Taint(key, value), Err(taint)) => {
+                *key == taint.key && *value == taint.value
+            }
+            _ => false,
+        }
+    }
+}
+
+impl MessageCache {
+    /// The message for `node_count` nodes failing as `failures` tally,
+    /// kept or made by `build`.
+    pub(super) fn get(
+        &mut self,
+        node_count: usize,
+        failures: &[(Unfit<'_>, usize)],
+        build: impl FnOnce() -> String,
+    ) -> Arc<str> {
+        let same = |kept: &&KeptMessage| {
+            kept.nodes == node_count
+                && kept.tally.len() == failures.len()
+                && kept
+                    .tally
+                    .iter()
+                    .zip(failures)
+                    .all(|((entry, n), (unfit, m))| n == m && entry.is(*unfit))
+        };
+        if let Some(kept) = self.messages.iter().rev().find(same) {
+            return kept.message.clone();
+        }
+        let message: Arc<str> = build().into();
+        if self.messages.len() == MESSAGES_KEPT {
+            self.messages.pop_front();
+        }
+        let tally = failures
+            .iter()
+            .map(|(unfit, n)| (TallyEntry::of(*unfit), *n))
+            .collect();
+        self.messages.push_back(KeptMessage {
+            nodes: node_count,
+            tally,
+            message: message.clone(),
+        });
+        message
     }
 }

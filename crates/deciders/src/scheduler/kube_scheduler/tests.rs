@@ -434,6 +434,7 @@ fn remembered_failures_follow_every_change() {
             &LEAST,
             &mut memo,
             &mut NodeSums::default(),
+            &mut MessageCache::default(),
         );
         assert_eq!(remembered, schedule(cluster, pending, &LEAST));
         (placed(cluster, &remembered), memo.len())
@@ -780,4 +781,75 @@ fn kept_free_room_follows_finished_pods_and_unapplied_binds() {
             [Decision::Bind(wanted, c)]
         );
     }
+}
+
+/// A kept message is handed back only for the same node count and the
+/// same tally: other counts, another reason or another taint's value build
+/// a new one, and the one built is what `unschedulable_message` says.
+#[test]
+fn kept_messages_answer_only_the_same_tally() {
+    let cluster = Cluster::new();
+    let gpu = Taint::new("dedicated", "gpu", TaintEffect::NoSchedule);
+    let infra = Taint::new("dedicated", "infra", TaintEffect::NoSchedule);
+    let mut cache = MessageCache::default();
+    let mut built = 0;
+    let mut message = |cache: &mut MessageCache, nodes: usize, failures: &[(Unfit<'_>, usize)]| {
+        cache.get(nodes, failures, || {
+            built += 1;
+            unschedulable_message(&cluster, nodes, failures)
+        })
+    };
+    let tainted = [
+        (Unfit::UntoleratedTaint(&gpu), 2),
+        (Unfit::Unschedulable, 1),
+    ];
+    let first = message(&mut cache, 3, &tainted);
+    assert_eq!(
+        &*first,
+        "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated taint {dedicated: gpu}."
+    );
+    let again = message(
+        &mut cache,
+        3,
+        &[
+            (Unfit::UntoleratedTaint(&gpu.clone()), 2),
+            (Unfit::Unschedulable, 1),
+        ],
+    );
+    assert!(
+        Arc::ptr_eq(&first, &again),
+        "the same tally, another borrow"
+    );
+    for (nodes, failures) in [
+        (
+            4,
+            vec![
+                (Unfit::UntoleratedTaint(&gpu), 2),
+                (Unfit::Unschedulable, 1),
+            ],
+        ),
+        (
+            3,
+            vec![
+                (Unfit::UntoleratedTaint(&gpu), 1),
+                (Unfit::Unschedulable, 2),
+            ],
+        ),
+        (
+            3,
+            vec![
+                (Unfit::UntoleratedTaint(&infra), 2),
+                (Unfit::Unschedulable, 1),
+            ],
+        ),
+        (
+            3,
+            vec![(Unfit::UntoleratedTaint(&gpu), 2), (Unfit::NodeAffinity, 1)],
+        ),
+    ] {
+        let other = message(&mut cache, nodes, &failures);
+        assert_eq!(&*other, unschedulable_message(&cluster, nodes, &failures));
+        assert_ne!(other, first);
+    }
+    assert_eq!(built, 5);
 }
