@@ -172,14 +172,6 @@ impl<'c> Placement<'c> {
             .map(|p| p.spec.as_ref())
     }
 
-    /// Specs of the pods this pass bound to `node`, in order.
-    pub fn pods_bound_here(&self, node: NodeId) -> impl Iterator<Item = &PodSpec> + '_ {
-        self.bound_here(node)
-            .iter()
-            .filter_map(|&id| self.cluster.pod(id))
-            .map(|p| p.spec.as_ref())
-    }
-
     /// Host ports in use on `node`.
     pub fn host_ports_on<'s>(
         &'s self,

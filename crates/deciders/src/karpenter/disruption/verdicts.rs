@@ -207,18 +207,10 @@ impl Kept {
             .get_or_insert_with(|| {
                 let input = ctx.input;
                 let views = ctx.consolidation_view().open_views();
-                let claims_within_limits =
-                    if input.nodepools.iter().all(|c| c.pool.limits.is_empty()) {
-                        u64::MAX
-                    } else {
-                        input.prepared.map_or(0, |prepared| {
-                            views.claims_within_limits(
-                                input.nodepools,
-                                prepared,
-                                input.node_count_resource,
-                            )
-                        })
-                    };
+                // A pass that keeps verdicts has its solve setup here.
+                let claims_within_limits = input.prepared.map_or(0, |prepared| {
+                    views.claims_within_limits(input.nodepools, prepared, input.node_count_resource)
+                });
                 Arc::new(PassViews {
                     pass,
                     views,
