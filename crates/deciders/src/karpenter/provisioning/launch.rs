@@ -83,7 +83,9 @@ pub(super) fn choose_offering(
         drop_exotic(&mut candidates);
         drop_pricey_spot(&mut candidates, requirements);
     }
-    candidates.sort_by_cached_key(|c| (c.cheapest().map(|o| o.price), c.instance_type.name()));
+    // A catalog's types are in name order, so their indices order them by
+    // name (upstream's tie-break) without comparing the names.
+    candidates.sort_by_cached_key(|c| (c.cheapest().map(|o| o.price), c.index));
     candidates.truncate(MAX_LAUNCH_INSTANCE_TYPES);
     // The provider's `Truncate` checks minValues under Strict only.
     if min_values && claim.min_values_relaxed.is_none() {
@@ -115,12 +117,7 @@ pub(super) fn choose_offering(
         .filter(|(o, _)| o.capacity_type == capacity_type)
         .collect();
     choices.sort_by(|(a, ca), (b, cb)| {
-        (a.price, rank(a), ca.instance_type.name(), a.zone).cmp(&(
-            b.price,
-            rank(b),
-            cb.instance_type.name(),
-            b.zone,
-        ))
+        (a.price, rank(a), ca.index, a.zone).cmp(&(b.price, rank(b), cb.index, b.zone))
     });
     let Some(&(offering, candidate)) = choices.first() else {
         return Err(LaunchError::InsufficientCapacity(format!(
