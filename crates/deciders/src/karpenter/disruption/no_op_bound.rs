@@ -32,7 +32,7 @@
 //! here whenever it fits the whole room, so leaving the other resources
 //! out only rules out less.
 
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 use std::sync::Arc;
 
 use super::types::{Amounts, amounts};
@@ -304,7 +304,7 @@ pub(crate) struct KeptRulings {
     /// The rooms and launch rooms of the last bound built.
     last: Option<LastBound>,
     epoch: u64,
-    ruled_out: HashMap<NodeId, Ruling>,
+    ruled_out: FastMap<NodeId, Ruling>,
 }
 
 #[derive(Debug)]

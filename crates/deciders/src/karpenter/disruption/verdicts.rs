@@ -40,7 +40,8 @@
 //! views of a pass that reused them, which holds them to that pass's
 //! rooms, so few view sets stay alive.
 
-use std::collections::{BTreeMap, HashMap};
+use crate::fast_hash::FastMap;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::cache::SetupBound;
@@ -68,7 +69,7 @@ struct Kept {
     current: Option<Arc<PassViews>>,
     /// How the current pass's views changed since those of earlier passes
     /// (by pass), made on first use.
-    changes: HashMap<u64, ViewChanges>,
+    changes: FastMap<u64, ViewChanges>,
     /// The verdicts, with the solve setup they were made with.
     verdicts: SetupBound<BTreeMap<NodeId, Verdict>>,
     /// Verdicts reused so far.

@@ -3,7 +3,7 @@
 //! nodes again and again. Kept by the solve setup (`prepared`), read by
 //! existing-node views and topology.
 
-use std::collections::HashMap;
+use crate::fast_hash::FastMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::cluster::NodeId;
@@ -15,11 +15,11 @@ use crate::kube::requirements::{Requirement, Requirements};
 pub(super) struct NodeRequirements {
     /// By node, with the labels they were made from (a node whose labels
     /// differ is made again).
-    from_labels: Mutex<HashMap<NodeId, (Labels, Arc<Requirements>)>>,
+    from_labels: Mutex<FastMap<NodeId, (Labels, Arc<Requirements>)>>,
     /// Existing nodes' label requirements with and without their hostname
     /// requirement, by node, with the labels and hostname they were made
     /// from.
-    existing: Mutex<HashMap<NodeId, ExistingNodeRequirements>>,
+    existing: Mutex<FastMap<NodeId, ExistingNodeRequirements>>,
 }
 
 /// A node's labels and hostname, and the requirements made from them.

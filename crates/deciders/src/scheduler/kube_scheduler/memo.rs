@@ -20,7 +20,8 @@
 //! each was built from: a template that fails as it did (most retries,
 //! call after call) gets its message without building it again.
 
-use std::collections::{HashMap, VecDeque};
+use crate::fast_hash::FastMap;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::Room;
@@ -34,7 +35,7 @@ use crate::scheduler::filter::Unfit;
 pub struct FailureMemo {
     /// By the spec's address; the entry holds the spec, so the address is
     /// not given to another spec while the entry lives.
-    templates: HashMap<usize, TemplateFailures>,
+    templates: FastMap<usize, TemplateFailures>,
     /// Calls begun.
     call: u64,
     /// The registered nodes of the last call begun, with their revisions.
