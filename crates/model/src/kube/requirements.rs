@@ -588,6 +588,49 @@ impl Requirements {
     }
 }
 
+/// [`Requirements::is_intersecting`] of many requirement sets against one
+/// (`incoming`), for sets that mostly hold the same keys in the same
+/// places (a catalog's instance types): each incoming key is looked for
+/// first where the previous set held it, so a set costs one key
+/// comparison per incoming key instead of a walk over both key lists.
+pub struct IntersectionProbe<'a> {
+    incoming: &'a [Requirement],
+    /// Per incoming key, where the last set asked held it.
+    found_at: Vec<usize>,
+}
+
+impl<'a> IntersectionProbe<'a> {
+    /// A probe for sets that must intersect `incoming`.
+    pub fn new(incoming: &'a Requirements) -> IntersectionProbe<'a> {
+        IntersectionProbe {
+            incoming: incoming.slice(),
+            found_at: vec![0; incoming.slice().len()],
+        }
+    }
+
+    /// `existing.is_intersecting(incoming)`.
+    pub fn intersects(&mut self, existing: &Requirements) -> bool {
+        let own = existing.slice();
+        for (incoming, found_at) in self.incoming.iter().zip(&mut self.found_at) {
+            let key = incoming.key();
+            let existing = match own.get(*found_at) {
+                Some(at_hint) if at_hint.key() == key => at_hint,
+                _ => match own.binary_search_by(|r| r.key().cmp(key)) {
+                    Ok(at) => {
+                        *found_at = at;
+                        &own[at]
+                    }
+                    Err(_) => continue,
+                },
+            };
+            if !key_pair_intersects(existing, incoming) {
+                return false;
+            }
+        }
+        true
+    }
+}
+
 #[inline]
 fn key_pair_intersects(existing: &Requirement, incoming: &Requirement) -> bool {
     existing.has_intersection(incoming) || (existing.is_negative() && incoming.is_negative())

@@ -13,7 +13,7 @@ use super::template::OfferingFilter;
 use super::{FleetOverride, LaunchDecision, LaunchError, NewNodeClaim};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Offering, Price, ReservationType};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_INSTANCE_SIZE};
-use crate::kube::requirements::Requirements;
+use crate::kube::requirements::{IntersectionProbe, Requirements};
 use crate::kube::resources::ResourceKind;
 
 /// The AWS provider's cap on types sent to CreateFleet.
@@ -41,13 +41,14 @@ pub(super) fn choose_offering(
 ) -> Result<LaunchDecision, LaunchError> {
     let requirements = &claim.requirements;
     let allowed = OfferingFilter::new(requirements);
+    let mut compatible = IntersectionProbe::new(requirements);
     // Compatible and available, with room for the requests.
     let mut candidates: Vec<Candidate<'_>> = claim
         .instance_types
         .iter()
         .filter_map(|&index| {
             let instance_type = catalog.instance_types().get(index)?;
-            if !catalog.type_requirements()[index].is_intersecting(requirements)
+            if !compatible.intersects(&catalog.type_requirements()[index])
                 || !claim.requests.fits(&instance_type.allocatable)
             {
                 return None;

@@ -852,3 +852,47 @@ fn copies_change_alone() {
     assert_eq!(hash(&removed), hash(&Requirements::new()));
     assert_ne!(added, original);
 }
+
+/// `IntersectionProbe` answers as `is_intersecting` over a run of sets
+/// whose keys come and go (so the remembered places are sometimes wrong,
+/// and sometimes point at another key), with every upstream fixture.
+#[test]
+fn intersection_probe_agrees_with_is_intersecting() {
+    let keys = ["a.example/k", "b.example/k", "c.example/k", "d.example/k"];
+    // A fixed pseudo-random walk over fixtures and absent keys.
+    let mut state = 0x2545_f491_u64;
+    let mut next = |n: usize| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (state >> 33) as usize % n
+    };
+    let mut random_set = |absent_one_in: usize| {
+        let mut set = Requirements::new();
+        for key in keys {
+            if next(absent_one_in) != 0 {
+                set.add(fixture(key, NAMES[next(NAMES.len())]));
+            }
+        }
+        set
+    };
+    let existing: Vec<Requirements> = (0..300).map(|_| random_set(3)).collect();
+    let incoming: Vec<Requirements> = (0..60).map(|_| random_set(2)).collect();
+    let (mut agree_yes, mut agree_no) = (0, 0);
+    for incoming in &incoming {
+        let mut probe = IntersectionProbe::new(incoming);
+        for set in &existing {
+            let expected = set.is_intersecting(incoming);
+            assert_eq!(probe.intersects(set), expected, "{set} against {incoming}");
+            if expected {
+                agree_yes += 1;
+            } else {
+                agree_no += 1;
+            }
+        }
+    }
+    assert!(
+        agree_yes > 1000 && agree_no > 1000,
+        "{agree_yes} / {agree_no}"
+    );
+}
