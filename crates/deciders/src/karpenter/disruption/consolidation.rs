@@ -21,7 +21,7 @@ use super::types::{Candidate, Command, Method, PassInput};
 use crate::cloud::{CapacityType, Catalog, InstanceType, Price};
 use crate::karpenter::provisioning::{Closure, NewNodeClaim, OfferingKeys, Prepared, PriceToBeat};
 use crate::kube::labels::{LABEL_CAPACITY_TYPE, LABEL_TOPOLOGY_ZONE};
-use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::requirements::{IntersectionProbe, Requirement, Requirements};
 use crate::nodepool::DisruptionReason;
 use crate::pdb::PdbLimits;
 use crate::scheduler::{NodeId, PodId};
@@ -364,9 +364,10 @@ fn spot_to_spot(
     }
     pin_to_spot(&mut claim);
     let requirements = &claim.requirements;
+    let mut compatible_with = IntersectionProbe::new(requirements);
     claim.instance_types.retain(|&i| {
         catalog.instance_types().get(i).is_some_and(|it| {
-            catalog.type_requirements()[i].is_intersecting(requirements)
+            compatible_with.intersects(&catalog.type_requirements()[i])
                 && it
                     .offerings
                     .iter()

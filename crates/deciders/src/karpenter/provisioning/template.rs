@@ -23,7 +23,7 @@ use crate::kube::labels::{
     LABEL_TOPOLOGY_ZONE_ID, well_known_labels,
 };
 use crate::kube::pod::{HostPort, PodSpec};
-use crate::kube::requirements::{Requirement, Requirements};
+use crate::kube::requirements::{IntersectionProbe, Requirement, Requirements};
 use crate::kube::resources::{ResourceKind, Resources, SLOTS};
 use crate::kube::taints::tolerates_all;
 use crate::nodepool::NodePool;
@@ -240,6 +240,7 @@ impl Template<'_> {
         let mut failure = FilterFailure::default();
         let blocked = self.port_blocked_groups(pod_ports, claim_ports);
         let mut remaining = Vec::new();
+        let mut compatible_with = IntersectionProbe::new(requirements);
         for &index in options {
             let group = self.group_of[index as usize] as usize;
             if blocked.holds(group) {
@@ -250,7 +251,7 @@ impl Template<'_> {
             let total = *requests + self.groups[group].overhead;
             let fits = total.fits(&it.allocatable);
             let offering = offerings.allows_any(self.catalog, index, zone_mask);
-            let compatible = self.type_requirements[index as usize].is_intersecting(requirements);
+            let compatible = compatible_with.intersects(&self.type_requirements[index as usize]);
             failure.requirements_met |= compatible;
             failure.fits |= fits;
             failure.offering |= offering;
