@@ -253,6 +253,37 @@ pub struct Cluster {
     maybe_pending: BTreeSet<PodId>,
     /// How many pods with required pod anti-affinity were ever added.
     anti_affinity_pods_added: usize,
+    /// [`NodeTotals`] of the live nodes, except those in `unsettled`.
+    totals: NodeTotals,
+    /// Nodes that may have changed since the totals were last read: their
+    /// share was taken out of `totals` before the change and is added back
+    /// at the next read, so a read costs what changed, not every node.
+    unsettled: Vec<NodeId>,
+    /// Per node slot, whether it is in `unsettled`.
+    is_unsettled: Vec<bool>,
+}
+
+/// CPU and memory requested and allocatable, summed over the live nodes
+/// (what the usage integrals read after every event).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeTotals {
+    /// Requested CPU, millicores.
+    pub cpu_requested_millis: i64,
+    /// Requested memory, bytes.
+    pub memory_requested_bytes: i64,
+    /// Allocatable CPU, millicores.
+    pub cpu_allocatable_millis: i64,
+    /// Allocatable memory, bytes.
+    pub memory_allocatable_bytes: i64,
+}
+
+impl NodeTotals {
+    fn add(&mut self, node: &Node, sign: i64) {
+        self.cpu_requested_millis += sign * node.requested.cpu_millis();
+        self.memory_requested_bytes += sign * node.requested.memory_bytes();
+        self.cpu_allocatable_millis += sign * node.allocatable.cpu_millis();
+        self.memory_allocatable_bytes += sign * node.allocatable.memory_bytes();
+    }
 }
 
 /// Revisions are drawn from one process-wide clock, so that two copies of
@@ -271,8 +302,54 @@ impl Cluster {
         self.nodes.push(Some(Box::new(node)));
         let id = NodeId((self.nodes.len() - 1) as u32);
         self.live_nodes.push(id);
+        // Not yet counted: the next read of the totals adds it.
+        self.mark_unsettled(id);
         self.touch(id);
         id
+    }
+
+    /// Takes a live node's share out of the totals before it may change
+    /// (see [`Cluster::node_totals`]).
+    #[inline]
+    fn unsettle(&mut self, id: NodeId) {
+        if self
+            .is_unsettled
+            .get(id.0 as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            return;
+        }
+        let Some(node) = self.nodes.get(id.0 as usize).and_then(|n| n.as_deref()) else {
+            return;
+        };
+        self.totals.add(node, -1);
+        self.mark_unsettled(id);
+    }
+
+    fn mark_unsettled(&mut self, id: NodeId) {
+        let slot = id.0 as usize;
+        if self.is_unsettled.len() <= slot {
+            self.is_unsettled.resize(slot + 1, false);
+        }
+        self.is_unsettled[slot] = true;
+        self.unsettled.push(id);
+    }
+
+    /// CPU and memory requested and allocatable over the live nodes. Kept
+    /// as nodes change; a read adds back the nodes changed since the last
+    /// one (hence `&mut`).
+    pub fn node_totals(&mut self) -> NodeTotals {
+        let mut unsettled = std::mem::take(&mut self.unsettled);
+        for &id in &unsettled {
+            self.is_unsettled[id.0 as usize] = false;
+            if let Some(node) = self.nodes.get(id.0 as usize).and_then(|n| n.as_deref()) {
+                self.totals.add(node, 1);
+            }
+        }
+        unsettled.clear();
+        self.unsettled = unsettled;
+        self.totals
     }
 
     /// Records that something about `id` changed.
@@ -303,6 +380,7 @@ impl Cluster {
 
     /// Removes a node, unbinding (not deleting) its pods; returns it.
     pub fn remove_node(&mut self, id: NodeId) -> Option<Node> {
+        self.unsettle(id);
         let pods = self.node(id)?.pods.clone();
         for pod in pods {
             self.unbind(pod);
@@ -356,6 +434,7 @@ impl Cluster {
         pod.phase = PodPhase::Running;
         pod.unschedulable = false;
         self.maybe_pending.remove(&pod_id);
+        self.unsettle(node_id);
         if let Some(node) = self
             .nodes
             .get_mut(node_id.0 as usize)
@@ -387,6 +466,7 @@ impl Cluster {
         }
         let requests = pod.spec.requests;
         let was_counted = !pod.phase.is_terminal();
+        self.unsettle(node_id);
         if let Some(node) = self
             .nodes
             .get_mut(node_id.0 as usize)
@@ -418,6 +498,7 @@ impl Cluster {
         self.maybe_pending.remove(&pod_id);
         if let Some(node_id) = pod.node {
             let requests = pod.spec.requests;
+            self.unsettle(node_id);
             if let Some(node) = self
                 .nodes
                 .get_mut(node_id.0 as usize)
@@ -453,6 +534,7 @@ impl Cluster {
     /// A node by id, mutably.
     #[inline]
     pub fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
+        self.unsettle(id);
         self.touch(id);
         self.nodes
             .get_mut(id.0 as usize)
@@ -742,5 +824,65 @@ mod tests {
         cluster.pod_mut(pods[2]).unwrap().phase = PodPhase::Pending;
         assert_eq!(indexed(&cluster), scan(&cluster));
         assert_eq!(indexed(&cluster), vec![pods[0], pods[1], pods[2]]);
+    }
+
+    /// The kept totals equal a recount over the live nodes after every
+    /// step of a fixed pseudo-random run of adds, binds, unbinds, finished
+    /// pods, direct node edits and removals, read at random moments (so
+    /// some nodes change several times, or go, between two reads).
+    #[test]
+    fn kept_node_totals_follow_every_change() {
+        fn recount(cluster: &Cluster) -> NodeTotals {
+            let mut totals = NodeTotals::default();
+            for (_, node) in cluster.nodes() {
+                totals.add(node, 1);
+            }
+            totals
+        }
+        let mut cluster = Cluster::new();
+        let mut state = 0x9e37_79b9_u64;
+        let mut next = |n: u64| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) % n
+        };
+        let (mut nodes, mut pods) = (Vec::new(), Vec::new());
+        let mut reads = 0;
+        for step in 0..3000 {
+            match next(7) {
+                0 => nodes.push(cluster.add_node(node(&format!("n{step}")))),
+                1 if !nodes.is_empty() => {
+                    let id = nodes.swap_remove(next(nodes.len() as u64) as usize);
+                    cluster.remove_node(id);
+                }
+                2 if !nodes.is_empty() => {
+                    let id = nodes[next(nodes.len() as u64) as usize];
+                    let n = cluster.node_mut(id).unwrap();
+                    n.allocatable = Resources::cpu_mem(1000 + 10 * next(100) as i64, 1 << 30);
+                }
+                3 if !pods.is_empty() => {
+                    let p = pods[next(pods.len() as u64) as usize];
+                    cluster.unbind(p);
+                }
+                4 if !pods.is_empty() => {
+                    let p = pods[next(pods.len() as u64) as usize];
+                    cluster.finish_pod(p, PodPhase::Succeeded);
+                }
+                _ if !nodes.is_empty() => {
+                    let p = cluster.add_pod(pod(100 + next(900) as i64));
+                    pods.push(p);
+                    cluster.bind(p, nodes[next(nodes.len() as u64) as usize]);
+                }
+                _ => {}
+            }
+            if next(3) == 0 {
+                reads += 1;
+                assert_eq!(cluster.node_totals(), recount(&cluster), "step {step}");
+            }
+        }
+        assert!(reads > 500);
+        assert_eq!(cluster.node_totals(), recount(&cluster));
+        assert!(cluster.node_totals().cpu_requested_millis > 0);
     }
 }

@@ -923,9 +923,6 @@ struct Recorder<'a> {
 #[derive(Default)]
 struct UsageIntegrals {
     integrated_until: SimTime,
-    /// The nodes' summed requests and allocatable, with the cluster
-    /// revision they were summed at (most events change no node).
-    usage_sums: Option<(u64, record::UsageSums)>,
     cpu_requested_ms: i128,
     cpu_allocatable_ms: i128,
     memory_requested_ms: i128,

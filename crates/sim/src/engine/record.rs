@@ -7,7 +7,6 @@ use super::{Autoscaler, Engine};
 use crate::cloud::{CapacityType, Price};
 use crate::ledger::MicroUsd;
 use crate::percentile::SortedSamples;
-use crate::scheduler::Cluster;
 use crate::time::{SimDuration, SimTime};
 
 /// `kubectl get events` type.
@@ -457,8 +456,7 @@ impl Engine<'_> {
     }
 
     /// Adds the usage integrals (and the cost lower bound's) from the last
-    /// integration up to `to`; the node sums are recounted only when the
-    /// cluster changed since.
+    /// integration up to `to`.
     pub(super) fn integrate_until(&mut self, to: SimTime) {
         let dt = i128::from(
             to.saturating_duration_since(self.record.usage.integrated_until)
@@ -466,55 +464,18 @@ impl Engine<'_> {
         );
         if dt > 0 {
             // Summed first, multiplied once: Σ(xᵢ·dt) = (Σxᵢ)·dt exactly.
-            let revision = self.cluster.revision();
-            let UsageSums {
-                cpu_requested,
-                memory_requested,
-                cpu_allocatable,
-                memory_allocatable,
-            } = match self.record.usage.usage_sums {
-                Some((at, sums)) if at == revision => sums,
-                _ => {
-                    let sums = UsageSums::of(&self.cluster);
-                    self.record.usage.usage_sums = Some((revision, sums));
-                    sums
-                }
-            };
-            self.record.usage.cpu_requested_ms += i128::from(cpu_requested) * dt;
-            self.record.usage.cpu_allocatable_ms += cpu_allocatable * dt;
-            self.record.usage.memory_requested_ms += i128::from(memory_requested) * dt;
-            self.record.usage.memory_allocatable_ms += memory_allocatable * dt;
-            self.record
-                .bound
-                .integrate(dt as u64, cpu_requested, memory_requested);
+            let totals = self.cluster.node_totals();
+            let usage = &mut self.record.usage;
+            usage.cpu_requested_ms += i128::from(totals.cpu_requested_millis) * dt;
+            usage.cpu_allocatable_ms += i128::from(totals.cpu_allocatable_millis) * dt;
+            usage.memory_requested_ms += i128::from(totals.memory_requested_bytes) * dt;
+            usage.memory_allocatable_ms += i128::from(totals.memory_allocatable_bytes) * dt;
+            self.record.bound.integrate(
+                dt as u64,
+                totals.cpu_requested_millis,
+                totals.memory_requested_bytes,
+            );
         }
         self.record.usage.integrated_until = self.record.usage.integrated_until.max(to);
-    }
-}
-
-/// The nodes' requests and allocatable, summed over every live node.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct UsageSums {
-    cpu_requested: i64,
-    memory_requested: i64,
-    cpu_allocatable: i128,
-    memory_allocatable: i128,
-}
-
-impl UsageSums {
-    fn of(cluster: &Cluster) -> UsageSums {
-        let mut sums = UsageSums {
-            cpu_requested: 0,
-            memory_requested: 0,
-            cpu_allocatable: 0,
-            memory_allocatable: 0,
-        };
-        for (_, node) in cluster.nodes() {
-            sums.cpu_requested += node.requested.cpu_millis();
-            sums.memory_requested += node.requested.memory_bytes();
-            sums.cpu_allocatable += i128::from(node.allocatable.cpu_millis());
-            sums.memory_allocatable += i128::from(node.allocatable.memory_bytes());
-        }
-        sums
     }
 }
