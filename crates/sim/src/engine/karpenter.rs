@@ -348,30 +348,25 @@ impl Engine<'_> {
                 reservation: decision.reservation,
             });
         }
+        let now = self.now();
+        self.end_outages(now);
         let catalog = &self.autoscaler.kp().catalogs[pool];
-        let requested: Vec<(OfferingKey, FleetOverride)> = decision
-            .overrides
-            .iter()
-            .map(|o| {
-                let key = OfferingKey {
-                    instance_type: catalog.instance_types()[o.instance_type].name().to_string(),
-                    zone: o.zone.to_string(),
-                    capacity_type: decision.capacity_type,
-                };
-                (key, *o)
-            })
-            .collect();
         let mut unavailable = Vec::new();
         let mut outage = false;
         let mut launched = None;
-        for (key, o) in requested {
-            match self.capacity_short(&key) {
+        for o in &decision.overrides {
+            let name = catalog.instance_types()[o.instance_type].name();
+            match self.offering_short(now, name, o.zone, decision.capacity_type) {
                 Some(by_outage) => {
                     outage |= by_outage;
-                    unavailable.push(key);
+                    unavailable.push(OfferingKey {
+                        instance_type: name.to_string(),
+                        zone: o.zone.to_string(),
+                        capacity_type: decision.capacity_type,
+                    });
                 }
                 None => {
-                    launched.get_or_insert(o);
+                    launched.get_or_insert(*o);
                 }
             }
         }

@@ -289,15 +289,40 @@ impl Engine<'_> {
     /// shortage, `Some(true)` for a storm outage over the offering's
     /// capacity type, `None` when it has capacity.
     pub(super) fn capacity_short(&mut self, key: &OfferingKey) -> Option<bool> {
-        if self.input.capacity_shortages.contains(key) {
+        let now = self.now();
+        self.end_outages(now);
+        self.offering_short(now, &key.instance_type, &key.zone, key.capacity_type)
+    }
+
+    /// Forgets the storm outages over by `now`.
+    pub(super) fn end_outages(&mut self, now: SimTime) {
+        self.spot.outages.retain(|o| o.until > now);
+    }
+
+    /// [`Self::capacity_short`] of the offering (type, zone, capacity
+    /// type) at `now`, once [`Self::end_outages`] has run for `now`; no
+    /// key is made unless a test shortage must be looked up.
+    pub(super) fn offering_short(
+        &self,
+        now: SimTime,
+        instance_type: &str,
+        zone: &str,
+        capacity_type: CapacityType,
+    ) -> Option<bool> {
+        let shortages = &self.input.capacity_shortages;
+        if !shortages.is_empty()
+            && shortages.contains(&OfferingKey {
+                instance_type: instance_type.to_string(),
+                zone: zone.to_string(),
+                capacity_type,
+            })
+        {
             return Some(false);
         }
-        let now = self.now();
-        self.spot.outages.retain(|o| o.until > now);
         self.spot
             .outages
             .iter()
-            .any(|o| o.covers(&key.instance_type, &key.zone, key.capacity_type, now))
+            .any(|o| o.covers(instance_type, zone, capacity_type, now))
             .then_some(true)
     }
 
