@@ -354,19 +354,23 @@ impl Engine<'_> {
         let mut unavailable = Vec::new();
         let mut outage = false;
         let mut launched = None;
-        for o in &decision.overrides {
-            let name = catalog.instance_types()[o.instance_type].name();
-            match self.offering_short(now, name, o.zone, decision.capacity_type) {
-                Some(by_outage) => {
-                    outage |= by_outage;
-                    unavailable.push(OfferingKey {
-                        instance_type: name.to_string(),
-                        zone: o.zone.to_string(),
-                        capacity_type: decision.capacity_type,
-                    });
-                }
-                None => {
-                    launched.get_or_insert(*o);
+        if self.every_offering_has_capacity() {
+            launched = decision.overrides.first().copied();
+        } else {
+            for o in &decision.overrides {
+                let name = catalog.instance_types()[o.instance_type].name();
+                match self.offering_short(now, name, o.zone, decision.capacity_type) {
+                    Some(by_outage) => {
+                        outage |= by_outage;
+                        unavailable.push(OfferingKey {
+                            instance_type: name.to_string(),
+                            zone: o.zone.to_string(),
+                            capacity_type: decision.capacity_type,
+                        });
+                    }
+                    None => {
+                        launched.get_or_insert(*o);
+                    }
                 }
             }
         }

@@ -294,6 +294,12 @@ impl Engine<'_> {
         self.offering_short(now, &key.instance_type, &key.zone, key.capacity_type)
     }
 
+    /// Whether EC2 has capacity for every offering (no test shortage, no
+    /// storm outage left once [`Self::end_outages`] has run).
+    pub(super) fn every_offering_has_capacity(&self) -> bool {
+        self.input.capacity_shortages.is_empty() && self.spot.outages.is_empty()
+    }
+
     /// Forgets the storm outages over by `now`.
     pub(super) fn end_outages(&mut self, now: SimTime) {
         self.spot.outages.retain(|o| o.until > now);

@@ -27,12 +27,22 @@ struct Candidate<'c> {
 }
 
 impl Candidate<'_> {
-    fn cheapest(&self) -> Option<&Offering> {
-        self.offerings
-            .iter()
-            .copied()
-            .min_by_key(|o| (o.price, o.zone))
+    fn cheapest_price(&self) -> Option<Price> {
+        self.offerings.iter().map(|o| o.price).min()
     }
+}
+
+/// One offering of the chosen capacity type, with what orders the
+/// CreateFleet overrides: price, then a reserved offering's rank, then
+/// the type's name (a catalog's types are in name order, so its index),
+/// then the zone.
+struct Choice<'c> {
+    price: Price,
+    rank: Option<Price>,
+    type_index: usize,
+    zone: &'static str,
+    offering: &'c Offering,
+    instance_type: &'c InstanceType,
 }
 
 pub(super) fn choose_offering(
@@ -86,7 +96,7 @@ pub(super) fn choose_offering(
     }
     // A catalog's types are in name order, so their indices order them by
     // name (upstream's tie-break) without comparing the names.
-    candidates.sort_by_cached_key(|c| (c.cheapest().map(|o| o.price), c.index));
+    candidates.sort_by_cached_key(|c| (c.cheapest_price(), c.index));
     candidates.truncate(MAX_LAUNCH_INSTANCE_TYPES);
     // The provider's `Truncate` checks minValues under Strict only.
     if min_values && claim.min_values_relaxed.is_none() {
@@ -112,32 +122,43 @@ pub(super) fn choose_offering(
         .into_iter()
         .find(|&ct| capacity_allowed(ct) && offered(ct))
         .unwrap_or(CapacityType::OnDemand);
-    let mut choices: Vec<(&Offering, &Candidate<'_>)> = candidates
+    let mut choices: Vec<Choice<'_>> = candidates
         .iter()
-        .flat_map(|c| c.offerings.iter().map(move |o| (*o, c)))
-        .filter(|(o, _)| o.capacity_type == capacity_type)
+        .flat_map(|c| {
+            c.offerings.iter().map(move |o| Choice {
+                price: o.price,
+                rank: rank(o),
+                type_index: c.index,
+                zone: o.zone,
+                offering: o,
+                instance_type: c.instance_type,
+            })
+        })
+        .filter(|choice| choice.offering.capacity_type == capacity_type)
         .collect();
-    choices.sort_by(|(a, ca), (b, cb)| {
-        (a.price, rank(a), ca.index, a.zone).cmp(&(b.price, rank(b), cb.index, b.zone))
+    choices.sort_by(|a, b| {
+        (a.price, a.rank, a.type_index, a.zone).cmp(&(b.price, b.rank, b.type_index, b.zone))
     });
-    let Some(&(offering, candidate)) = choices.first() else {
+    let Some(first) = choices.first() else {
         return Err(LaunchError::InsufficientCapacity(format!(
             "no available {capacity_type} offering among {} instance types",
             candidates.len()
         )));
     };
+    let (offering, instance_type, type_index) =
+        (first.offering, first.instance_type, first.type_index);
     let overrides = choices
         .iter()
-        .map(|(o, c)| FleetOverride {
-            instance_type: c.index,
-            zone: o.zone,
-            price: o.price,
-            reservation: o.reservation.map(|r| r.id),
+        .map(|c| FleetOverride {
+            instance_type: c.type_index,
+            zone: c.zone,
+            price: c.price,
+            reservation: c.offering.reservation.map(|r| r.id),
         })
         .collect();
     Ok(LaunchDecision {
         overrides,
-        instance_type: candidate.index,
+        instance_type: type_index,
         zone: offering.zone,
         capacity_type,
         price: offering.price,
@@ -146,7 +167,7 @@ pub(super) fn choose_offering(
         explanation: format!(
             "cheapest of {} compatible offerings: {} {} {} {}/h",
             choices.len(),
-            candidate.instance_type.name(),
+            instance_type.name(),
             capacity_type,
             offering.zone,
             offering.price
