@@ -614,7 +614,7 @@ impl ExistingNodes {
 
     /// Whether it was built from a cluster with as many nodes as `cluster`.
     pub(super) fn fits(&self, cluster: &Cluster) -> bool {
-        self.cluster_nodes == cluster.nodes().count()
+        self.cluster_nodes == cluster.node_count()
     }
 }
 

@@ -79,4 +79,22 @@ impl NodeRequirements {
         );
         (from_labels, with_hostname)
     }
+
+    /// Takes over what `other` made (it keeps nothing): requirements
+    /// depend on labels and hostname alone, so a new solve setup starts
+    /// with the last one's.
+    pub(super) fn take_from(&self, other: &NodeRequirements) {
+        let from_labels = take(&other.from_labels);
+        let existing = take(&other.existing);
+        *self
+            .from_labels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = from_labels;
+        *self.existing.lock().unwrap_or_else(PoisonError::into_inner) = existing;
+    }
+}
+
+/// The map behind `lock`, leaving it empty.
+fn take<T: Default>(lock: &Mutex<T>) -> T {
+    std::mem::take(&mut *lock.lock().unwrap_or_else(PoisonError::into_inner))
 }

@@ -328,6 +328,25 @@ impl Prepared {
         )
     }
 
+    /// Takes over what `previous` kept that neither NodePools nor catalogs
+    /// decide: node label requirements and, when built from the same
+    /// DaemonSets, the last node views (a build reads only the cluster,
+    /// the DaemonSets and node labels), so a catalog change (an offering
+    /// found unavailable, new spot prices) does not remake every view.
+    fn carry_over(&self, previous: &Prepared) {
+        self.node_requirements
+            .take_from(&previous.node_requirements);
+        let same_daemonsets = self.daemonsets.len() == previous.daemonsets.len()
+            && self
+                .daemonsets
+                .iter()
+                .zip(&previous.daemonsets)
+                .all(|(a, b)| Arc::ptr_eq(a, b));
+        if same_daemonsets {
+            self.keep_existing_views(previous.take_existing_views());
+        }
+    }
+
     /// Keeps what the last build of node views made.
     pub(super) fn keep_existing_views(&self, kept: KeptViews) {
         *self
@@ -397,7 +416,9 @@ impl std::fmt::Debug for Prepared {
 /// [`PreparedCache::clear`], as a price change is not detected.
 #[derive(Debug, Default)]
 pub struct PreparedCache {
-    current: Mutex<Option<Arc<Prepared>>>,
+    /// The setup kept, and whether it may still be handed out (a retired
+    /// one is kept only for what the next one takes over).
+    current: Mutex<Option<(Arc<Prepared>, bool)>>,
 }
 
 impl PreparedCache {
@@ -410,18 +431,36 @@ impl PreparedCache {
     ) -> Arc<Prepared> {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         match current.as_ref() {
-            Some(prepared) if prepared.matches(nodepools, daemonsets) => prepared.clone(),
+            Some((prepared, true)) if prepared.matches(nodepools, daemonsets) => prepared.clone(),
             _ => {
                 let prepared = Arc::new(Prepared::new(nodepools, daemonsets));
-                *current = Some(prepared.clone());
+                if let Some((previous, _)) = current.take() {
+                    prepared.carry_over(&previous);
+                }
+                *current = Some((prepared.clone(), true));
                 prepared
             }
         }
     }
 
-    /// Drops the kept setup: the next [`PreparedCache::get`] rebuilds.
+    /// Drops the kept setup: the next [`PreparedCache::get`] rebuilds
+    /// from nothing.
     pub fn clear(&self) {
         *self.current.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    }
+
+    /// Retires the kept setup after a catalog changed in place: the next
+    /// [`PreparedCache::get`] builds another, which takes over the node
+    /// label requirements and node views (see `Prepared::carry_over`).
+    pub fn retire(&self) {
+        if let Some((_, usable)) = self
+            .current
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()
+        {
+            *usable = false;
+        }
     }
 }
 

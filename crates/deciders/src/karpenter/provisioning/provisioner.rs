@@ -54,10 +54,12 @@ impl Provisioner {
     }
 
     /// A catalog in force changed in place (an offering's availability or
-    /// price): the kept setup, which priced it, is dropped. Replacing the
-    /// NodePools or DaemonSets needs no call; they are compared.
+    /// price): the kept setup, which priced it, is retired (the next one
+    /// takes over its per-node caches, which no catalog decides).
+    /// Replacing the NodePools or DaemonSets needs no call; they are
+    /// compared.
     pub fn catalogs_changed(&self) {
-        self.prepared.clear();
+        self.prepared.retire();
     }
 
     /// A node left the cluster; after [`PREPARED_NODE_REMOVALS`] of them

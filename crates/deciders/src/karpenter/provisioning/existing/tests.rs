@@ -427,3 +427,59 @@ fn kept_builds_match_fresh_ones_through_random_changes() {
     assert!(views_kept > 1000, "views are kept ({views_kept})");
     assert!(resorted > 30, "the order changed often ({resorted})");
 }
+
+/// A setup retired after a catalog change hands its node views to the
+/// next one: a build over the unchanged cluster is the last build itself,
+/// and after a change only that node's view is remade. A cleared cache,
+/// or one whose DaemonSets changed, starts from nothing.
+#[test]
+fn a_retired_setup_hands_its_views_on() {
+    use crate::karpenter::provisioning::prepared::PreparedCache;
+
+    let mut rng = SimRng::seed_from_u64(13);
+    let (mut world, nodes) = random_world(&mut rng, 12);
+    let cache = PreparedCache::default();
+    let build = |world: &World, cache: &PreparedCache| {
+        let prepared = cache.get(&world.contexts(), &world.daemonsets);
+        (
+            ExistingNodes::new(&world.cluster, &world.daemonsets, &prepared),
+            prepared,
+        )
+    };
+    let (first, first_setup) = build(&world, &cache);
+    cache.retire();
+    let (second, second_setup) = build(&world, &cache);
+    assert!(
+        !Arc::ptr_eq(&first_setup, &second_setup),
+        "a retired setup is not handed out"
+    );
+    assert!(Arc::ptr_eq(&first, &second), "the views came along");
+
+    world.add_running(pod(250, 256), nodes[5]);
+    cache.retire();
+    let (third, _) = build(&world, &cache);
+    for (a, b) in second.nodes.iter().zip(&third.nodes) {
+        assert_eq!(a.id, b.id);
+        assert_eq!(Arc::ptr_eq(a, b), a.id != nodes[5], "node {:?}", a.id);
+    }
+
+    cache.clear();
+    let (fourth, _) = build(&world, &cache);
+    assert!(
+        fourth
+            .nodes
+            .iter()
+            .zip(&third.nodes)
+            .all(|(a, b)| !Arc::ptr_eq(a, b))
+    );
+    cache.retire();
+    world.daemonsets.push(Arc::new(pod(100, 128)));
+    let (fifth, _) = build(&world, &cache);
+    assert!(
+        fifth
+            .nodes
+            .iter()
+            .zip(&fourth.nodes)
+            .all(|(a, b)| !Arc::ptr_eq(a, b))
+    );
+}
