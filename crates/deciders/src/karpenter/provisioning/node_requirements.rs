@@ -38,12 +38,16 @@ impl NodeRequirements {
             .from_labels
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some((seen, requirements)) = cache.get(&id)
+        let seen = cache.get(&id);
+        if let Some((seen, requirements)) = seen
             && seen == labels
         {
             return requirements.clone();
         }
-        let requirements = Arc::new(Requirements::from_labels(labels));
+        let requirements = Arc::new(requirements_of(
+            labels,
+            seen.map(|(labels, requirements)| (labels, &**requirements)),
+        ));
         cache.insert(id, (labels.clone(), requirements.clone()));
         requirements
     }
@@ -64,7 +68,10 @@ impl NodeRequirements {
         {
             return (seen.from_labels.clone(), seen.with_hostname.clone());
         }
-        let from_labels = Arc::new(Requirements::from_labels(labels));
+        let seen = cache
+            .get(&id)
+            .map(|seen| (&seen.labels, &*seen.from_labels));
+        let from_labels = Arc::new(requirements_of(labels, seen));
         let mut with_hostname = Requirements::clone(&from_labels);
         with_hostname.add(Requirement::in_values(LABEL_HOSTNAME, [hostname]));
         let with_hostname = Arc::new(with_hostname);
@@ -97,4 +104,94 @@ impl NodeRequirements {
 /// The map behind `lock`, leaving it empty.
 fn take<T: Default>(lock: &Mutex<T>) -> T {
     std::mem::take(&mut *lock.lock().unwrap_or_else(PoisonError::into_inner))
+}
+
+/// `Requirements::from_labels(labels)`, made from the requirements of the
+/// labels `seen` before when `labels` only adds to them (a node gains its
+/// registered and initialized labels): adding a label's requirement is
+/// the same in any order, as `from_labels` adds them one by one.
+fn requirements_of(labels: &Labels, seen: Option<(&Labels, &Requirements)>) -> Requirements {
+    let Some((seen_labels, seen_requirements)) = seen else {
+        return Requirements::from_labels(labels);
+    };
+    let mut added = Vec::new();
+    let mut before = seen_labels.iter().peekable();
+    for (key, value) in labels.iter() {
+        match before.peek() {
+            Some(&(was_key, was_value)) if was_key == key => {
+                if was_value != value {
+                    return Requirements::from_labels(labels);
+                }
+                before.next();
+            }
+            Some(&(was_key, _)) if was_key < key => return Requirements::from_labels(labels),
+            _ => added.push((key, value)),
+        }
+    }
+    if before.next().is_some() {
+        return Requirements::from_labels(labels);
+    }
+    let mut requirements = seen_requirements.clone();
+    for (key, value) in added {
+        requirements.add(Requirement::in_values(key, [value]));
+    }
+    requirements
+}
+
+#[cfg(test)]
+mod tests {
+    use super::requirements_of;
+    use crate::kube::labels::{LABEL_BETA_ZONE, LABEL_TOPOLOGY_ZONE, Labels};
+    use crate::kube::requirements::Requirements;
+
+    /// Requirements made from earlier labels equal `from_labels` of the
+    /// new ones for every change: labels added (also a beta key beside
+    /// its GA key, agreeing or not), removed, changed, or none.
+    #[test]
+    fn requirements_from_earlier_labels_equal_a_fresh_make() {
+        let labels = |pairs: &[(&str, &str)]| -> Labels { pairs.iter().copied().collect() };
+        let base = labels(&[("a", "1"), ("m", "2"), (LABEL_TOPOLOGY_ZONE, "z1")]);
+        let changes = [
+            labels(&[
+                ("a", "1"),
+                ("m", "2"),
+                (LABEL_TOPOLOGY_ZONE, "z1"),
+                ("b", "3"),
+            ]),
+            labels(&[
+                ("0", "x"),
+                ("a", "1"),
+                ("m", "2"),
+                (LABEL_TOPOLOGY_ZONE, "z1"),
+                ("z", "y"),
+            ]),
+            labels(&[
+                ("a", "1"),
+                ("m", "2"),
+                (LABEL_TOPOLOGY_ZONE, "z1"),
+                (LABEL_BETA_ZONE, "z1"),
+            ]),
+            labels(&[
+                ("a", "1"),
+                ("m", "2"),
+                (LABEL_TOPOLOGY_ZONE, "z1"),
+                (LABEL_BETA_ZONE, "z2"),
+            ]),
+            labels(&[("a", "1"), (LABEL_TOPOLOGY_ZONE, "z1")]),
+            labels(&[("a", "1"), ("m", "9"), (LABEL_TOPOLOGY_ZONE, "z1")]),
+            labels(&[("a", "1"), ("n", "2"), (LABEL_TOPOLOGY_ZONE, "z1")]),
+            base.clone(),
+        ];
+        let seen = Requirements::from_labels(&base);
+        for now in &changes {
+            assert_eq!(
+                requirements_of(now, Some((&base, &seen))),
+                Requirements::from_labels(now),
+                "{now:?}"
+            );
+        }
+        // The beta zone that disagrees leaves the zone key with no value.
+        let disagreeing = requirements_of(&changes[3], Some((&base, &seen)));
+        assert_ne!(disagreeing, seen);
+    }
 }
