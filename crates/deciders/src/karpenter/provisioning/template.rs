@@ -55,6 +55,10 @@ pub(super) struct TemplateCore {
     /// Catalog indices that passed the empty-pod pre-filter.
     pub options: Vec<u32>,
     pub groups: Vec<DaemonGroup>,
+    /// The resource kinds of which some group's overhead has a positive
+    /// amount (most filters ask for all of them, and then no group's
+    /// overhead can be what alone exceeds a type).
+    overhead_kinds: Vec<ResourceKind>,
     /// Catalog index → group index (meaningful for `options` only).
     pub group_of: Vec<u32>,
     /// Catalog index → allocatable − its group's DaemonSet overhead
@@ -97,6 +101,7 @@ impl TemplateCore {
                 overhead: Resources::ZERO,
                 host_ports: Vec::new(),
             }],
+            overhead_kinds: Vec::new(),
             group_of: vec![0; catalog.len()],
             room: vec![Resources::ZERO; catalog.len()],
             max_capacity: Resources::ZERO,
@@ -179,6 +184,15 @@ impl TemplateCore {
             });
             self.group_of[index as usize] = group;
         }
+        let mut kinds: Vec<ResourceKind> = Vec::new();
+        for group in &self.groups {
+            for (kind, amount) in group.overhead.iter() {
+                if amount > 0 && !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+        }
+        self.overhead_kinds = kinds;
     }
 }
 
@@ -338,9 +352,13 @@ impl Template<'_> {
         }
         // Usually no group has any: then no per-group list is made.
         let overhead_only: Vec<Vec<(ResourceKind, i64)>> = if self
-            .groups
+            .overhead_kinds
             .iter()
-            .any(|g| overhead_only_of(g, requests).next().is_some())
+            .any(|&kind| requests.get(kind) <= 0)
+            && self
+                .groups
+                .iter()
+                .any(|g| overhead_only_of(g, requests).next().is_some())
         {
             self.groups
                 .iter()
