@@ -463,23 +463,17 @@ fn a_retired_setup_hands_its_views_on() {
         assert_eq!(Arc::ptr_eq(a, b), a.id != nodes[5], "node {:?}", a.id);
     }
 
+    let no_view_shared = |a: &ExistingNodes, b: &ExistingNodes| {
+        a.nodes
+            .iter()
+            .zip(&b.nodes)
+            .all(|(a, b)| !Arc::ptr_eq(a, b))
+    };
     cache.clear();
     let (fourth, _) = build(&world, &cache);
-    assert!(
-        fourth
-            .nodes
-            .iter()
-            .zip(&third.nodes)
-            .all(|(a, b)| !Arc::ptr_eq(a, b))
-    );
+    assert!(no_view_shared(&fourth, &third));
     cache.retire();
     world.daemonsets.push(Arc::new(pod(100, 128)));
     let (fifth, _) = build(&world, &cache);
-    assert!(
-        fifth
-            .nodes
-            .iter()
-            .zip(&fourth.nodes)
-            .all(|(a, b)| !Arc::ptr_eq(a, b))
-    );
+    assert!(no_view_shared(&fifth, &fourth));
 }
