@@ -111,31 +111,37 @@ fn take<T: Default>(lock: &Mutex<T>) -> T {
 /// registered and initialized labels): adding a label's requirement is
 /// the same in any order, as `from_labels` adds them one by one.
 fn requirements_of(labels: &Labels, seen: Option<(&Labels, &Requirements)>) -> Requirements {
-    let Some((seen_labels, seen_requirements)) = seen else {
+    let grown = seen.and_then(|(seen_labels, seen_requirements)| {
+        Some((labels_added(seen_labels, labels)?, seen_requirements))
+    });
+    let Some((added, seen_requirements)) = grown else {
         return Requirements::from_labels(labels);
     };
-    let mut added = Vec::new();
-    let mut before = seen_labels.iter().peekable();
-    for (key, value) in labels.iter() {
-        match before.peek() {
-            Some(&(was_key, was_value)) if was_key == key => {
-                if was_value != value {
-                    return Requirements::from_labels(labels);
-                }
-                before.next();
-            }
-            Some(&(was_key, _)) if was_key < key => return Requirements::from_labels(labels),
-            _ => added.push((key, value)),
-        }
-    }
-    if before.next().is_some() {
-        return Requirements::from_labels(labels);
-    }
     let mut requirements = seen_requirements.clone();
     for (key, value) in added {
         requirements.add(Requirement::in_values(key, [value]));
     }
     requirements
+}
+
+/// The labels of `now` that `before` lacks, when `now` keeps every label
+/// of `before` with its value; `None` when one went or changed.
+fn labels_added<'l>(before: &Labels, now: &'l Labels) -> Option<Vec<(&'l str, &'l str)>> {
+    let mut added = Vec::new();
+    let mut before = before.iter().peekable();
+    for (key, value) in now.iter() {
+        match before.peek() {
+            Some(&(was_key, was_value)) if was_key == key => {
+                if was_value != value {
+                    return None;
+                }
+                before.next();
+            }
+            Some(&(was_key, _)) if was_key < key => return None,
+            _ => added.push((key, value)),
+        }
+    }
+    before.next().is_none().then_some(added)
 }
 
 #[cfg(test)]

@@ -220,7 +220,13 @@ impl Prepared {
                     && Arc::ptr_eq(&prepared.type_requirements, ctx.catalog.type_requirements())
                     && prepared.pool == *ctx.pool
             })
-            && self.daemonsets.len() == daemonsets.len()
+            && self.built_from_daemonsets(daemonsets)
+    }
+
+    /// Whether it was built from these DaemonSet templates (the same ones,
+    /// not equal copies).
+    fn built_from_daemonsets(&self, daemonsets: &[Arc<PodSpec>]) -> bool {
+        self.daemonsets.len() == daemonsets.len()
             && self
                 .daemonsets
                 .iter()
@@ -336,13 +342,7 @@ impl Prepared {
     fn carry_over(&self, previous: &Prepared) {
         self.node_requirements
             .take_from(&previous.node_requirements);
-        let same_daemonsets = self.daemonsets.len() == previous.daemonsets.len()
-            && self
-                .daemonsets
-                .iter()
-                .zip(&previous.daemonsets)
-                .all(|(a, b)| Arc::ptr_eq(a, b));
-        if same_daemonsets {
+        if self.built_from_daemonsets(&previous.daemonsets) {
             self.keep_existing_views(previous.take_existing_views());
         }
     }

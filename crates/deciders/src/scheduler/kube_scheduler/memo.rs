@@ -225,10 +225,12 @@ impl NodeSums {
         let mut score = std::mem::take(&mut self.score);
         let mut free = std::mem::take(&mut self.free);
         if changes.same_nodes && score.len() == nodes.len() && free.len() == nodes.len() {
-            for &position in &changes.changed {
-                score[position] = None;
-                free[position] = Room::free_on(nodes[position].1);
-            }
+            redo(
+                nodes,
+                &mut score,
+                &mut free,
+                changes.changed.iter().copied(),
+            );
             return (score, free);
         }
         // Other nodes than the last call's: match the kept slots by id.
@@ -257,12 +259,24 @@ impl NodeSums {
         mut free: Vec<Room>,
         bound: impl Iterator<Item = usize>,
     ) {
-        for position in bound {
-            score[position] = None;
-            free[position] = Room::free_on(nodes[position].1);
-        }
+        redo(nodes, &mut score, &mut free, bound);
         self.score = score;
         self.free = free;
+    }
+}
+
+/// Redoes the slots of the nodes at `positions` as the cluster has them:
+/// no scoring sums (summed again when a scan needs them) and their free
+/// room read again.
+fn redo(
+    nodes: &[(NodeId, &Node)],
+    score: &mut [Option<[i64; 2]>],
+    free: &mut [Room],
+    positions: impl Iterator<Item = usize>,
+) {
+    for position in positions {
+        score[position] = None;
+        free[position] = Room::free_on(nodes[position].1);
     }
 }
 
