@@ -141,17 +141,16 @@ impl NoOpBound {
             .map_or([-1; 3], |last| self.most_allocatable[last]);
         let mut total = NOTHING;
         let mut stranded = NOTHING;
-        // Replicas come in runs of one shape: the last answer is reused.
-        let mut last: Option<(Amounts, bool)> = None;
-        for &wanted in requests {
-            total = plus(&total, &wanted);
-            let fits_elsewhere = match last {
-                Some((shape, fits)) if shape == wanted => fits,
-                _ => self.fits_elsewhere(&wanted, candidates),
-            };
-            last = Some((wanted, fits_elsewhere));
-            if !fits_elsewhere {
-                stranded = plus(&stranded, &wanted);
+        // Replicas come in runs of one shape: a run is judged at once. As
+        // requests are never negative, what is stranded only grows, so it
+        // outgrows `most` within a run exactly when it has at its end.
+        for run in requests.chunk_by(|a, b| a == b) {
+            let shape = run[0];
+            let count = run.len() as i64;
+            let sum = shape.map(|amount| amount * count);
+            total = plus(&total, &sum);
+            if !self.fits_elsewhere(&shape, candidates) {
+                stranded = plus(&stranded, &sum);
                 if !fits(&stranded, &most) {
                     return true;
                 }
@@ -583,6 +582,63 @@ mod tests {
                 });
                 prop_assert_eq!(bound.fits_elsewhere(&wanted, &candidates), expected);
             }
+        }
+
+        /// Judging replicas a run of one shape at a time rules out
+        /// exactly what judging them one pod at a time does (each pod's
+        /// requests added to what is stranded, checked after every pod).
+        #[test]
+        fn runs_of_one_shape_are_judged_as_pod_by_pod(
+            rooms in prop::collection::vec((0i64..4000, 0i64..8, 0i64..20), 1..8),
+            shapes in prop::collection::vec((0i64..3000, 0i64..6, 0i64..2), 1..4),
+            runs in prop::collection::vec((0usize..4, 1usize..6), 1..8),
+            price in 1i64..600_000,
+            own in 0usize..8,
+        ) {
+            let launch = launch_rooms(&[
+                (40_000, 1000, 2), (90_000, 2000, 4), (180_000, 4000, 8), (500_000, 16000, 64),
+            ]);
+            let rooms: Vec<(u32, Amounts)> = rooms
+                .iter()
+                .enumerate()
+                .map(|(i, &(cpu, gib, slots))| (i as u32, [cpu, gib * GIB, slots]))
+                .collect();
+            let bound = bound(&rooms, &launch);
+            let requests: Vec<Amounts> = runs
+                .iter()
+                .flat_map(|&(shape, count)| {
+                    let (cpu, gib, slots) = shapes[shape % shapes.len()];
+                    std::iter::repeat_n([cpu, gib * GIB, slots], count)
+                })
+                .collect();
+            let candidates = [NodeId(own as u32)];
+            let price = Price::from_micros(price);
+            // The bound's rule, one pod at a time.
+            let cheaper = bound.launch_rooms.partition_point(|l| l.price < price);
+            let most = cheaper.checked_sub(1).map_or([-1; 3], |l| bound.most_allocatable[l]);
+            let mut total = NOTHING;
+            let mut stranded = NOTHING;
+            let mut stranded_out = false;
+            for wanted in &requests {
+                total = plus(&total, wanted);
+                if !bound.fits_elsewhere(wanted, &candidates) {
+                    stranded = plus(&stranded, wanted);
+                    stranded_out |= !fits(&stranded, &most);
+                }
+            }
+            let expected = stranded_out || {
+                let own_room = bound
+                    .rooms
+                    .iter()
+                    .find(|(id, room)| *id == candidates[0] && room.iter().all(|&a| a >= 0))
+                    .map_or(NOTHING, |(_, room)| *room);
+                let needs_claim = max(&stranded, &less(&total, &less(&bound.room_sum, &own_room)));
+                needs_claim != NOTHING
+                    && !bound.launch_rooms[..cheaper]
+                        .iter()
+                        .any(|l| fits(&needs_claim, &amounts(&l.allocatable)))
+            };
+            prop_assert_eq!(bound.rules_out(&candidates, price, &requests), expected);
         }
 
         /// Whatever the bound ruled out stays ruled out by every later
