@@ -388,6 +388,8 @@ impl Template<'_> {
             }
             return self.unless_min_values_missed(remaining, merged);
         }
+        // Only CPU, memory and pods asked for: the packed rooms answer.
+        let packed_wants = cpu_memory_pods_wants(requests);
         let wants: Vec<(usize, i64)> = requests
             .iter()
             .filter(|&(_, amount)| amount > 0)
@@ -398,11 +400,20 @@ impl Template<'_> {
             if blocked.holds(group) {
                 continue;
             }
-            let room = &self.room[index as usize];
-            if !wants
-                .iter()
-                .all(|&(slot, want)| room.amount_at(slot) >= want)
-            {
+            let room_holds = match packed_wants {
+                Some([cpu, memory, pods]) => {
+                    let [room_cpu, room_memory, room_pods] =
+                        self.room_cpu_memory_pods[index as usize];
+                    room_cpu >= cpu && room_memory >= memory && room_pods >= pods
+                }
+                None => {
+                    let room = &self.room[index as usize];
+                    wants
+                        .iter()
+                        .all(|&(slot, want)| room.amount_at(slot) >= want)
+                }
+            };
+            if !room_holds {
                 continue;
             }
             if let Some(overhead_only) = overhead_only.get(group)
@@ -627,5 +638,84 @@ impl<'r> OfferingFilter<'r> {
                         .reservation_type
                         .is_none_or(|r| r.has(res.reservation_type.label()))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cloud::Arch;
+    use crate::cloud::fake::{DEFAULT_OFFERINGS, FAKE_ZONES, catalog, instance_type};
+    use crate::karpenter::provisioning::tests::default_pool;
+    use crate::kube::labels::LABEL_INSTANCE_TYPE;
+    use crate::kube::resources::GIB;
+    use proptest::prelude::*;
+
+    /// Types of varied CPU, memory, pod slots and ephemeral storage (the
+    /// last asked for only by filters that cannot use the packed rooms).
+    fn varied_catalog() -> Catalog {
+        let types = (0..24i64)
+            .map(|i| {
+                let capacity = Resources::cpu_mem((i % 8 + 1) * 1000, (i % 5 + 1) * 2 * GIB)
+                    .with(ResourceKind::Pods, (i % 3 + 1) * 10)
+                    .with(ResourceKind::EphemeralStorage, (i % 4) * 10 * GIB);
+                instance_type(
+                    &format!("fake-it-{i}"),
+                    Arch::Amd64,
+                    capacity,
+                    &DEFAULT_OFFERINGS,
+                )
+            })
+            .collect();
+        catalog(types)
+    }
+
+    proptest! {
+        /// A refilter keeps exactly the options a full filter keeps under
+        /// the merged requirements: with CPU, memory and pods asked (the
+        /// packed rooms), with ephemeral storage too, with the template's
+        /// own requirements (the same set) or with a zone or instance
+        /// types added.
+        #[test]
+        fn refilter_keeps_what_filter_keeps(
+            cpu in 0i64..9000,
+            gib in 0i64..11,
+            pods in 0i64..31,
+            storage_gib in 0i64..40,
+            zone in 0usize..4,
+            types in prop::collection::vec(0usize..24, 0..3),
+        ) {
+            let catalog = varied_catalog();
+            let pool = default_pool();
+            let core = TemplateCore::new(&pool, &catalog, catalog.type_requirements().clone(), &[])
+                .expect("the types pass an empty pod");
+            let template = Template {
+                pool_index: 0,
+                pool: &pool,
+                catalog: &catalog,
+                core: &core,
+                relax_min_values: false,
+            };
+            let mut requests = Resources::cpu_mem(cpu, gib * GIB).with(ResourceKind::Pods, pods);
+            if storage_gib % 2 == 1 {
+                requests.set(ResourceKind::EphemeralStorage, storage_gib * GIB);
+            }
+            let mut added = core.requirements.clone();
+            if let Some(zone) = FAKE_ZONES.get(zone) {
+                added.add(Requirement::in_values(LABEL_TOPOLOGY_ZONE, [zone.name]));
+            }
+            if !types.is_empty() {
+                let names: Vec<String> = types.iter().map(|i| format!("fake-it-{i}")).collect();
+                added.add(Requirement::in_values(LABEL_INSTANCE_TYPE, names.iter().map(String::as_str)));
+            }
+            let merged = if zone == FAKE_ZONES.len() && types.is_empty() {
+                &core.requirements
+            } else {
+                &added
+            };
+            let expected = template.filter(&core.options, merged, &requests, &[], &[]).ok();
+            let found = template.refilter(&core.options, &core.requirements, merged, &requests, &[], &[]);
+            prop_assert_eq!(found, expected);
+        }
     }
 }
