@@ -115,29 +115,25 @@ impl NodeFacts {
                 .iter()
                 .filter_map(|id| cluster.pod(*id).map(|p| (*id, p)))
         };
-        let active: Vec<PodId> = pods()
-            .filter(|(_, p)| is_active(p))
-            .map(|(id, _)| id)
-            .collect();
-        let protected = active
-            .iter()
-            .copied()
-            .filter(|id| {
-                cluster
-                    .pod(*id)
-                    .is_some_and(|p| p.spec.do_not_disrupt.is_some())
-            })
-            .collect();
-        let reschedulable: Arc<[PodId]> = pods()
-            .filter(|(_, p)| is_reschedulable(p))
-            .map(|(id, _)| id)
-            .collect();
-        // One walk of the reschedulable pods for their requests and cost.
-        let mut reschedulable_requests: Vec<Amounts> = Vec::with_capacity(reschedulable.len());
+        // One walk for the active, protected and reschedulable pods, in
+        // the node's order, and the reschedulable ones' requests and cost.
+        let mut active: Vec<PodId> = Vec::new();
+        let mut protected: Vec<PodId> = Vec::new();
+        let mut reschedulable: Vec<PodId> = Vec::new();
+        let mut reschedulable_requests: Vec<Amounts> = Vec::new();
         let mut reschedule_cost = 0.0;
-        for pod in reschedulable.iter().filter_map(|id| cluster.pod(*id)) {
-            reschedulable_requests.push(amounts(&pod.spec.requests));
-            reschedule_cost += eviction_cost(pod).max(0.0);
+        for (id, pod) in pods() {
+            if is_active(pod) {
+                active.push(id);
+                if pod.spec.do_not_disrupt.is_some() {
+                    protected.push(id);
+                }
+            }
+            if is_reschedulable(pod) {
+                reschedulable.push(id);
+                reschedulable_requests.push(amounts(&pod.spec.requests));
+                reschedule_cost += eviction_cost(pod).max(0.0);
+            }
         }
         let all_pods_cost = pods().map(|(_, p)| eviction_cost(p)).sum::<f64>();
         // The NodeClaim's copy of the name is shared by the pool's nodes
@@ -156,7 +152,7 @@ impl NodeFacts {
                 .find(|label| !node.labels.contains_key(label)),
             active,
             protected,
-            reschedulable,
+            reschedulable: reschedulable.into(),
             reschedulable_requests: reschedulable_requests.into(),
             reschedulable_run: OnceLock::new(),
             reschedule_cost,
