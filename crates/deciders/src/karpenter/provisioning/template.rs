@@ -368,17 +368,37 @@ impl Template<'_> {
             Vec::new()
         };
         let mut remaining = Vec::with_capacity(options.len());
-        // The common case: only CPU, memory and pods asked for, nothing
-        // else to check per type but its offerings.
-        let plain_wants = (blocked.0.is_none() && overhead_only.is_empty() && matchers.is_empty())
-            .then(|| cpu_memory_pods_wants(requests))
-            .flatten();
-        if let Some([cpu, memory, pods]) = plain_wants {
-            for &index in options {
+        // Only CPU, memory and pods asked for: the packed rooms answer.
+        let packed_wants = cpu_memory_pods_wants(requests);
+        let wants: Vec<(usize, i64)> = match packed_wants {
+            Some(_) => Vec::new(),
+            None => requests
+                .iter()
+                .filter(|&(_, amount)| amount > 0)
+                .map(|(kind, amount)| (kind.slot(), amount))
+                .collect(),
+        };
+        let room_holds = |index: u32| match packed_wants {
+            Some([cpu, memory, pods]) => {
                 let [room_cpu, room_memory, room_pods] = self.room_cpu_memory_pods[index as usize];
-                if room_cpu >= cpu
-                    && room_memory >= memory
-                    && room_pods >= pods
+                room_cpu >= cpu && room_memory >= memory && room_pods >= pods
+            }
+            None => {
+                let room = &self.room[index as usize];
+                wants
+                    .iter()
+                    .all(|&(slot, want)| room.amount_at(slot) >= want)
+            }
+        };
+        // The common case: nothing else to check per type but its
+        // offerings.
+        if packed_wants.is_some()
+            && blocked.0.is_none()
+            && overhead_only.is_empty()
+            && matchers.is_empty()
+        {
+            for &index in options {
+                if room_holds(index)
                     && offerings
                         .as_ref()
                         .is_none_or(|(filter, mask)| filter.allows_any(self.catalog, index, *mask))
@@ -388,32 +408,12 @@ impl Template<'_> {
             }
             return self.unless_min_values_missed(remaining, merged);
         }
-        // Only CPU, memory and pods asked for: the packed rooms answer.
-        let packed_wants = cpu_memory_pods_wants(requests);
-        let wants: Vec<(usize, i64)> = requests
-            .iter()
-            .filter(|&(_, amount)| amount > 0)
-            .map(|(kind, amount)| (kind.slot(), amount))
-            .collect();
         for &index in options {
             let group = self.group_of[index as usize] as usize;
             if blocked.holds(group) {
                 continue;
             }
-            let room_holds = match packed_wants {
-                Some([cpu, memory, pods]) => {
-                    let [room_cpu, room_memory, room_pods] =
-                        self.room_cpu_memory_pods[index as usize];
-                    room_cpu >= cpu && room_memory >= memory && room_pods >= pods
-                }
-                None => {
-                    let room = &self.room[index as usize];
-                    wants
-                        .iter()
-                        .all(|&(slot, want)| room.amount_at(slot) >= want)
-                }
-            };
-            if !room_holds {
+            if !room_holds(index) {
                 continue;
             }
             if let Some(overhead_only) = overhead_only.get(group)
@@ -644,8 +644,7 @@ impl<'r> OfferingFilter<'r> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cloud::Arch;
-    use crate::cloud::fake::{DEFAULT_OFFERINGS, FAKE_ZONES, catalog, instance_type};
+    use crate::cloud::fake::{FAKE_ZONES, instance_types_of};
     use crate::karpenter::provisioning::tests::default_pool;
     use crate::kube::labels::LABEL_INSTANCE_TYPE;
     use crate::kube::resources::GIB;
@@ -654,20 +653,11 @@ mod tests {
     /// Types of varied CPU, memory, pod slots and ephemeral storage (the
     /// last asked for only by filters that cannot use the packed rooms).
     fn varied_catalog() -> Catalog {
-        let types = (0..24i64)
-            .map(|i| {
-                let capacity = Resources::cpu_mem((i % 8 + 1) * 1000, (i % 5 + 1) * 2 * GIB)
-                    .with(ResourceKind::Pods, (i % 3 + 1) * 10)
-                    .with(ResourceKind::EphemeralStorage, (i % 4) * 10 * GIB);
-                instance_type(
-                    &format!("fake-it-{i}"),
-                    Arch::Amd64,
-                    capacity,
-                    &DEFAULT_OFFERINGS,
-                )
-            })
-            .collect();
-        catalog(types)
+        instance_types_of((0..24i64).map(|i| {
+            Resources::cpu_mem((i % 8 + 1) * 1000, (i % 5 + 1) * 2 * GIB)
+                .with(ResourceKind::Pods, (i % 3 + 1) * 10)
+                .with(ResourceKind::EphemeralStorage, (i % 4) * 10 * GIB)
+        }))
     }
 
     proptest! {
