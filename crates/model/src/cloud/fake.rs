@@ -129,10 +129,18 @@ pub const DEFAULT_OFFERINGS: [(usize, CapacityType); 5] = [
 
 /// Upstream `fake.InstanceTypes(total)` as a catalog.
 pub fn instance_types(total: usize) -> Catalog {
-    let types = (0..total as i64)
-        .map(|i| {
-            let capacity = Resources::cpu_mem((i + 1) * 1000, (i + 1) * 2 * GIB)
-                .with(ResourceKind::Pods, (i + 1) * 10);
+    instance_types_of((0..total as i64).map(|i| {
+        Resources::cpu_mem((i + 1) * 1000, (i + 1) * 2 * GIB).with(ResourceKind::Pods, (i + 1) * 10)
+    }))
+}
+
+/// A fake-region catalog of amd64 types `fake-it-0`, `fake-it-1`, … with
+/// these capacities, each offered as [`DEFAULT_OFFERINGS`].
+pub fn instance_types_of(capacities: impl IntoIterator<Item = Resources>) -> Catalog {
+    let types = capacities
+        .into_iter()
+        .enumerate()
+        .map(|(i, capacity)| {
             instance_type(
                 &format!("fake-it-{i}"),
                 Arch::Amd64,

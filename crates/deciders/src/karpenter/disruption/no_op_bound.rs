@@ -429,6 +429,25 @@ mod tests {
             .collect()
     }
 
+    /// Four types from 1 to 16 vCPU, cheapest first.
+    fn four_launch_rooms() -> Arc<[LaunchRoom]> {
+        launch_rooms(&[
+            (40_000, 1000, 2),
+            (90_000, 2000, 4),
+            (180_000, 4000, 8),
+            (500_000, 16000, 64),
+        ])
+    }
+
+    /// Rooms of CPU, GiB and pod slots, numbered by node in order.
+    fn rooms_by_node(rooms: &[(i64, i64, i64)]) -> Vec<(u32, Amounts)> {
+        rooms
+            .iter()
+            .enumerate()
+            .map(|(i, &(cpu, gib, slots))| (i as u32, [cpu, gib * GIB, slots]))
+            .collect()
+    }
+
     fn bound(rooms: &[(u32, Amounts)], launch: &Arc<[LaunchRoom]>) -> NoOpBound {
         let rooms = rooms.iter().map(|&(id, room)| (NodeId(id), room)).collect();
         NoOpBound::from_rooms(rooms, launch.clone(), None)
@@ -595,14 +614,8 @@ mod tests {
             price in 1i64..600_000,
             own in 0usize..8,
         ) {
-            let launch = launch_rooms(&[
-                (40_000, 1000, 2), (90_000, 2000, 4), (180_000, 4000, 8), (500_000, 16000, 64),
-            ]);
-            let rooms: Vec<(u32, Amounts)> = rooms
-                .iter()
-                .enumerate()
-                .map(|(i, &(cpu, gib, slots))| (i as u32, [cpu, gib * GIB, slots]))
-                .collect();
+            let launch = four_launch_rooms();
+            let rooms: Vec<(u32, Amounts)> = rooms_by_node(&rooms);
             let bound = bound(&rooms, &launch);
             let requests: Vec<Amounts> = runs
                 .iter()
@@ -652,14 +665,8 @@ mod tests {
             price in 1i64..600_000,
             own in 0usize..8,
         ) {
-            let launch = launch_rooms(&[
-                (40_000, 1000, 2), (90_000, 2000, 4), (180_000, 4000, 8), (500_000, 16000, 64),
-            ]);
-            let then: Vec<(u32, Amounts)> = rooms
-                .iter()
-                .enumerate()
-                .map(|(i, &(cpu, gib, slots))| (i as u32, [cpu, gib * GIB, slots]))
-                .collect();
+            let launch = four_launch_rooms();
+            let then: Vec<(u32, Amounts)> = rooms_by_node(&rooms);
             let now: Vec<(u32, Amounts)> = then
                 .iter()
                 .zip(&shrink)
