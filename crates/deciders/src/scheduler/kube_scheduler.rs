@@ -156,18 +156,23 @@ fn schedule_remembering(
     node_sums: &mut NodeSums,
     messages: &mut MessageCache,
 ) -> Vec<Decision> {
-    let mut queue: Vec<_> = pending
-        .iter()
-        .filter_map(|&id| cluster.pod(id).map(|pod| (id, pod)))
-        .filter(|(_, pod)| pod.node.is_none() && pod.phase == PodPhase::Pending)
-        .collect();
-    queue.sort_by_key(|(id, pod)| (Reverse(pod.spec.priority), pod.uid, *id));
+    let mut queue = Vec::with_capacity(pending.len());
+    queue.extend(
+        pending
+            .iter()
+            .filter_map(|&id| cluster.pod(id).map(|pod| (id, pod)))
+            .filter(|(_, pod)| pod.node.is_none() && pod.phase == PodPhase::Pending),
+    );
+    // The key ends with the pod id, so no two pods tie and an unstable sort
+    // gives the stable order.
+    queue.sort_unstable_by_key(|(id, pod)| (Reverse(pod.spec.priority), pod.uid, *id));
     queue.dedup_by_key(|(id, _)| *id);
     if queue.is_empty() {
         return Vec::new();
     }
 
-    let nodes: Vec<_> = cluster.nodes().filter(|(_, n)| n.registered).collect();
+    let mut nodes = Vec::with_capacity(cluster.node_count());
+    nodes.extend(cluster.nodes().filter(|(_, n)| n.registered));
     let changes = memo.begin_call(cluster, &nodes);
     let mut placement = Placement::new(cluster);
     // Scoring weighs pods without requests at defaults: keep those sums

@@ -27,12 +27,13 @@ impl Engine<'_> {
     /// One kube-scheduler pass over every pending (non-DaemonSet) pod.
     pub(super) fn run_scheduler(&mut self) -> Result<(), EngineError> {
         self.scheduler.queued = false;
-        let pending: Vec<PodId> = self
-            .cluster
-            .pending_pods()
-            .filter(|(_, p)| !p.is_daemonset())
-            .map(|(id, _)| id)
-            .collect();
+        let maybe_pending = self.cluster.pending_pods();
+        let mut pending: Vec<PodId> = Vec::with_capacity(maybe_pending.size_hint().1.unwrap_or(0));
+        pending.extend(
+            maybe_pending
+                .filter(|(_, p)| !p.is_daemonset())
+                .map(|(id, _)| id),
+        );
         if pending.is_empty() {
             return Ok(());
         }

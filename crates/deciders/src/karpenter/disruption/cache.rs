@@ -117,10 +117,10 @@ impl NodeFacts {
         };
         // One walk for the active, protected and reschedulable pods, in
         // the node's order, and the reschedulable ones' requests and cost.
-        let mut active: Vec<PodId> = Vec::new();
+        let mut active: Vec<PodId> = Vec::with_capacity(node.pods.len());
         let mut protected: Vec<PodId> = Vec::new();
-        let mut reschedulable: Vec<PodId> = Vec::new();
-        let mut reschedulable_requests: Vec<Amounts> = Vec::new();
+        let mut reschedulable: Vec<PodId> = Vec::with_capacity(node.pods.len());
+        let mut reschedulable_requests: Vec<Amounts> = Vec::with_capacity(node.pods.len());
         let mut reschedule_cost = 0.0;
         for (id, pod) in pods() {
             if is_active(pod) {

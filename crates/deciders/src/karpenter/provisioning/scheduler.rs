@@ -282,7 +282,7 @@ fn solve_prepared<'a>(
         || stop.unless_cheaper_than.is_some()
         || stop.bound_pods_must_fit
         || !stop.not_on_uninitialized.is_empty();
-    let mut taken: Vec<PodId> = Vec::new();
+    let mut taken: Vec<PodId> = Vec::with_capacity(if stops { batch.capacity() } else { 0 });
     let mut requeued = false;
     let mut stopped = false;
     loop {
@@ -697,12 +697,13 @@ impl<'a> Scheduler<'a> {
 
     fn add(&mut self, pod: &PodWork<'_>) -> Result<(), String> {
         self.reserved_error = false;
+        // The groups that constrain the pod stay as they are until it is
+        // placed: looked up once for the three places tried.
+        let topology = self.topology.for_pod(pod);
         // 1. Existing nodes, initialized first, then by name.
-        let on_existing = {
-            let topology = self.topology.for_pod(pod);
-            self.existing
-                .first_fit(&pod.requests, |node| node.can_add(&topology, pod))
-        };
+        let on_existing = self
+            .existing
+            .first_fit(&pod.requests, |node| node.can_add(&topology, pod));
         if let Some((i, requirements)) = on_existing {
             let node = self.existing.view(i);
             if !self.stop.not_on_uninitialized.is_empty()
@@ -727,7 +728,6 @@ impl<'a> Scheduler<'a> {
         }
         // 2. NodeClaims opened in this solve, fewest pods first.
         let on_claim = {
-            let topology = self.topology.for_pod(pod);
             if topology.rejects_all_claims(self.claims.len()) {
                 None
             } else {
@@ -782,7 +782,6 @@ impl<'a> Scheduler<'a> {
         let mut opened = None;
         let mut short_of_reserved = None;
         {
-            let topology = self.topology.for_pod(pod);
             for t in 0..self.templates.len() {
                 let template = &self.templates[t];
                 let options = match self.options_within_limits(template) {
