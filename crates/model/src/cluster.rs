@@ -10,11 +10,11 @@
 //! removed slot is never reused within a run, so ids stay unambiguous in
 //! events and reports.
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::chunked::ChunkedVec;
+use crate::index_set::IndexSet;
 
 use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::Labels;
@@ -250,7 +250,7 @@ pub struct Cluster {
     revision: u64,
     /// Pods that may be pending, a superset of them in id order (pods
     /// leave it when bound, finished or removed).
-    maybe_pending: BTreeSet<PodId>,
+    maybe_pending: IndexSet,
     /// How many pods with required pod anti-affinity were ever added.
     anti_affinity_pods_added: usize,
     /// [`NodeTotals`] of the live nodes, except those in `unsettled`.
@@ -404,7 +404,7 @@ impl Cluster {
         self.pods.push(Some(pod));
         let id = PodId((self.pods.len() - 1) as u32);
         if pending {
-            self.maybe_pending.insert(id);
+            self.maybe_pending.insert(id.0);
         }
         if let Some(node) = bound_to {
             self.bind(id, node);
@@ -415,7 +415,7 @@ impl Cluster {
     /// Removes a pod, unbinding it first; returns it.
     pub fn remove_pod(&mut self, id: PodId) -> Option<Pod> {
         self.unbind(id);
-        self.maybe_pending.remove(&id);
+        self.maybe_pending.remove(id.0);
         self.pods.get_mut(id.0 as usize)?.take()
     }
 
@@ -433,7 +433,7 @@ impl Cluster {
         pod.node = Some(node_id);
         pod.phase = PodPhase::Running;
         pod.unschedulable = false;
-        self.maybe_pending.remove(&pod_id);
+        self.maybe_pending.remove(pod_id.0);
         self.unsettle(node_id);
         if let Some(node) = self
             .nodes
@@ -462,7 +462,7 @@ impl Cluster {
         // join the pending candidates (a caller that revives it does so
         // through `pod_mut`, which adds it).
         if !pod.phase.is_terminal() {
-            self.maybe_pending.insert(pod_id);
+            self.maybe_pending.insert(pod_id.0);
         }
         let requests = pod.spec.requests;
         let was_counted = !pod.phase.is_terminal();
@@ -495,7 +495,7 @@ impl Cluster {
             return;
         }
         pod.phase = phase;
-        self.maybe_pending.remove(&pod_id);
+        self.maybe_pending.remove(pod_id.0);
         if let Some(node_id) = pod.node {
             let requests = pod.spec.requests;
             self.unsettle(node_id);
@@ -558,7 +558,7 @@ impl Cluster {
         // The caller may change its phase; a bound pod joins the pending
         // candidates only when unbound (`unbind` adds it then).
         if self.pod(id).is_some_and(|p| p.node.is_none()) {
-            self.maybe_pending.insert(id);
+            self.maybe_pending.insert(id.0);
         }
         self.pods.get_mut(id.0 as usize).and_then(Option::as_mut)
     }
@@ -582,7 +582,7 @@ impl Cluster {
     pub fn pending_pods(&self) -> impl Iterator<Item = (PodId, &Pod)> + '_ {
         self.maybe_pending
             .iter()
-            .filter_map(|&id| self.pod(id).map(|p| (id, p)))
+            .filter_map(|index| self.pod(PodId(index)).map(|p| (PodId(index), p)))
             .filter(|(_, p)| p.node.is_none() && p.phase == PodPhase::Pending)
     }
 
@@ -804,7 +804,7 @@ mod tests {
         assert_eq!(indexed(&cluster), scan(&cluster));
         // Changing a bound pod does not make it a pending candidate.
         cluster.pod_mut(pods[2]).unwrap().unschedulable = false;
-        assert!(!cluster.maybe_pending.contains(&pods[2]));
+        assert!(!cluster.maybe_pending.contains(pods[2].0));
         cluster.unbind(pods[1]);
         cluster.pod_mut(pods[1]).unwrap().phase = PodPhase::Pending;
         cluster.finish_pod(pods[3], PodPhase::Failed);
@@ -819,7 +819,7 @@ mod tests {
         assert_eq!(indexed(&cluster), scan(&cluster));
         // A finished pod whose node went is not kept as a candidate: the
         // index stays the size of the pods that may still be pending.
-        assert!(!cluster.maybe_pending.contains(&done));
+        assert!(!cluster.maybe_pending.contains(done.0));
         // Unbound by the removal; pending once its owner says so.
         cluster.pod_mut(pods[2]).unwrap().phase = PodPhase::Pending;
         assert_eq!(indexed(&cluster), scan(&cluster));

@@ -2,7 +2,8 @@
 //! and its duration grammar ([`time`]), Kubernetes objects, quantities,
 //! labels, requirements and taints ([`kube`]), the AWS catalog types
 //! ([`cloud`]), the cluster arena the deciders read ([`cluster`], its pods
-//! in a [`chunked::ChunkedVec`]), and the
+//! in a [`chunked::ChunkedVec`], its pending candidates in an
+//! [`index_set::IndexSet`]), and the
 //! Kubernetes rules about pods ([`pods`]) and PodDisruptionBudgets
 //! ([`pdb`]); the `karpenter.sh/v1` NodePool as decisions read it
 //! ([`nodepool`]); builders of small clusters for tests ([`testing`]).
@@ -12,6 +13,7 @@
 pub mod chunked;
 pub mod cloud;
 pub mod cluster;
+pub mod index_set;
 pub mod kube;
 pub mod nodepool;
 pub mod pdb;
