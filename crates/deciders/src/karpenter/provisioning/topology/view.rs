@@ -16,6 +16,11 @@ impl Topology<'_> {
     /// The groups that constrain `pod`, looked up once for all the nodes
     /// it is tried on.
     pub fn for_pod(&self, pod: &PodWork<'_>) -> PodTopology<'_> {
+        if self.owned.is_empty() && self.inverse.is_empty() {
+            // No pod of this solve owns a group, and no anti-affinity group
+            // exists to select it.
+            return PodTopology::unconstrained();
+        }
         let owned = self.owned.get(&pod.id).map(Vec::as_slice).unwrap_or(&[]);
         // Inverse groups are anti-affinity groups, whose node filter admits
         // every node: selecting the pod is enough.
