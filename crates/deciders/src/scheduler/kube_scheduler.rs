@@ -54,8 +54,9 @@ use super::score::{
 use crate::cluster::{Cluster, Node, NodeId, PodId, PodPhase};
 use crate::kube::pod::PodSpec;
 use crate::kube::resources::Resources;
+use crate::kube::taints::Taint;
 pub use memo::{FailureMemo, MessageCache, NodeSums};
-use memo::{KeptNode, KeptReason, KeptScan};
+use memo::{KeptNode, KeptReason, KeptScan, TaintClasses};
 
 /// Scheduler settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -430,8 +431,9 @@ impl<'c> NodeScan<'_, 'c, '_> {
                     Ok(candidate) => outcome.feasible.push(candidate),
                     Err(unfit) => {
                         failures.add(&mut outcome.failures, unfit);
-                        reason = KeptReason::of(unfit, node)
-                            .filter(|_| !self.placement.has_binds_on(id));
+                        if !self.placement.has_binds_on(id) {
+                            reason = KeptReason::of(unfit, node, &mut kept.taint_classes);
+                        }
                     }
                 }
             }
@@ -464,6 +466,7 @@ impl<'c> NodeScan<'_, 'c, '_> {
         let KeptScan {
             nodes: kept_nodes,
             tally: kept_tally,
+            taint_classes,
             ..
         } = kept;
         outcome.failures.extend(kept_tally.iter().copied());
@@ -490,9 +493,9 @@ impl<'c> NodeScan<'_, 'c, '_> {
                 if was.revision == revision && as_in_cluster {
                     match was.reason {
                         Some(KeptReason::Own(_)) => continue,
-                        Some(KeptReason::Taint(at)) => {
+                        Some(KeptReason::Taint { at, class }) => {
                             if let Some(taint) = node.taints.get(at) {
-                                failures.add(&mut outcome.failures, Unfit::UntoleratedTaint(taint));
+                                failures.add_taint(&mut outcome.failures, taint, class);
                                 continue;
                             }
                         }
@@ -502,8 +505,13 @@ impl<'c> NodeScan<'_, 'c, '_> {
                 forget(was.reason.take(), kept_tally, &mut outcome.failures);
             }
             let score = &mut score_requested[position];
-            let reason =
-                self.judge_for_kept(id, node, score, as_in_cluster, &mut failures, outcome);
+            let reason = self.judge_for_kept(
+                (id, node),
+                score,
+                as_in_cluster,
+                (&mut failures, taint_classes),
+                outcome,
+            );
             if let Some(KeptReason::Own(reason)) = reason {
                 tally(kept_tally, reason, 1);
             }
@@ -555,14 +563,14 @@ impl<'c> NodeScan<'_, 'c, '_> {
         // filtered again).
         let mut tainted = Vec::with_capacity(kept.tainted.len());
         let mut taint_gone = Vec::new();
-        for &(position, at) in &kept.tainted {
+        for &(position, at, class) in &kept.tainted {
             if attend.binary_search(&position).is_ok() {
                 continue;
             }
             match nodes[position].1.taints.get(at) {
                 Some(taint) => {
-                    failures.add(&mut outcome.failures, Unfit::UntoleratedTaint(taint));
-                    tainted.push((position, at));
+                    failures.add_taint(&mut outcome.failures, taint, class);
+                    tainted.push((position, at, class));
                 }
                 None => taint_gone.push(position),
             }
@@ -576,18 +584,23 @@ impl<'c> NodeScan<'_, 'c, '_> {
             let as_in_cluster = !self.placement.has_binds_on(id);
             forget(was.reason.take(), &mut kept.tally, &mut outcome.failures);
             let score = &mut score_requested[position];
-            let reason =
-                self.judge_for_kept(id, node, score, as_in_cluster, &mut failures, outcome);
-            match reason {
-                Some(KeptReason::Own(reason)) => tally(&mut kept.tally, reason, 1),
-                Some(KeptReason::Taint(at)) => tainted.push((position, at)),
-                None => unkept.push(position),
-            }
+            let reason = self.judge_for_kept(
+                (id, node),
+                score,
+                as_in_cluster,
+                (&mut failures, &mut kept.taint_classes),
+                outcome,
+            );
             *was = KeptNode {
                 id,
                 revision,
                 reason,
             };
+            match reason {
+                Some(KeptReason::Own(reason)) => tally(&mut kept.tally, reason, 1),
+                Some(KeptReason::Taint { at, class }) => tainted.push((position, at, class)),
+                None => unkept.push(position),
+            }
         }
         failures.finish(&mut outcome.failures);
         kept.unkept = unkept;
@@ -600,11 +613,10 @@ impl<'c> NodeScan<'_, 'c, '_> {
     /// [`KeptReason::of`]) unless it took a pod earlier in this call.
     fn judge_for_kept(
         &self,
-        id: NodeId,
-        node: &'c Node,
+        (id, node): (NodeId, &'c Node),
         score: &mut Option<[i64; 2]>,
         as_in_cluster: bool,
-        failures: &mut RunTally<'c>,
+        (failures, taint_classes): (&mut RunTally<'c>, &mut TaintClasses),
         outcome: &mut ScanOutcome<'c>,
     ) -> Option<KeptReason> {
         match self.judge(id, node, score) {
@@ -614,7 +626,11 @@ impl<'c> NodeScan<'_, 'c, '_> {
             }
             Err(unfit) => {
                 failures.add(&mut outcome.failures, unfit);
-                KeptReason::of(unfit, node).filter(|_| as_in_cluster)
+                if as_in_cluster {
+                    KeptReason::of(unfit, node, taint_classes)
+                } else {
+                    None
+                }
             }
         }
     }
@@ -703,14 +719,20 @@ fn summed_score_requests<'s>(pods: impl Iterator<Item = &'s PodSpec>) -> [i64; 2
 /// Failures tallied as they come, nodes in a row that fail alike counted
 /// together (neighbouring nodes are often alike).
 #[derive(Default)]
-struct RunTally<'c>(Option<(Unfit<'c>, usize)>);
+struct RunTally<'c> {
+    run: Option<(Unfit<'c>, usize)>,
+    /// When the run is of an untolerated taint added with its class (see
+    /// [`TaintClasses`]): that class.
+    taint_class: Option<u32>,
+}
 
 impl<'c> RunTally<'c> {
     /// Counts one node failing for `unfit` (the run so far goes to
     /// `failures` when this one differs).
     #[inline]
     fn add(&mut self, failures: &mut Vec<(Unfit<'c>, usize)>, unfit: Unfit<'c>) {
-        match &mut self.0 {
+        self.taint_class = None;
+        match &mut self.run {
             Some((last, count)) if *last == unfit => *count += 1,
             run => {
                 if let Some((last, count)) = run.replace((unfit, 1)) {
@@ -720,9 +742,22 @@ impl<'c> RunTally<'c> {
         }
     }
 
+    /// [`RunTally::add`] for a node failing on `taint` of class `class`:
+    /// a run of that class is extended without comparing taints.
+    #[inline]
+    fn add_taint(&mut self, failures: &mut Vec<(Unfit<'c>, usize)>, taint: &'c Taint, class: u32) {
+        match &mut self.run {
+            Some((_, count)) if self.taint_class == Some(class) => *count += 1,
+            _ => {
+                self.add(failures, Unfit::UntoleratedTaint(taint));
+                self.taint_class = Some(class);
+            }
+        }
+    }
+
     /// Adds the run so far to `failures`.
     fn finish(self, failures: &mut Vec<(Unfit<'c>, usize)>) {
-        if let Some((last, count)) = self.0 {
+        if let Some((last, count)) = self.run {
             tally(failures, last, count);
         }
     }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use super::Room;
 use crate::cluster::{Cluster, Node, NodeId};
 use crate::kube::pod::PodSpec;
+use crate::kube::taints::Taint;
 use crate::scheduler::filter::Unfit;
 
 /// Per pod template (pods of one workload share a spec), what its last
@@ -70,19 +71,23 @@ struct TemplateFailures {
 /// Also, for a scan made in the last call or this one, so that the next
 /// can look only at what changed: the call it was made in, and the
 /// positions of the nodes to filter again and of those that failed on a
-/// taint.
+/// taint (with the taint's place among the node's and its class, see
+/// [`TaintClasses`]).
 #[derive(Debug, Default)]
 pub(super) struct KeptScan {
     pub(super) nodes: Vec<KeptNode>,
     pub(super) tally: Vec<(Unfit<'static>, usize)>,
     pub(super) call: u64,
     pub(super) unkept: Vec<usize>,
-    pub(super) tainted: Vec<(usize, usize)>,
+    pub(super) tainted: Vec<(usize, usize, u32)>,
+    /// The classes of the taints nodes failed on.
+    pub(super) taint_classes: TaintClasses,
 }
 
 impl KeptScan {
     /// Lists the positions of the nodes without a kept reason and of those
-    /// that failed on a taint (with the taint's place), made in `call`.
+    /// that failed on a taint (with the taint's place and class), made in
+    /// `call`.
     pub(super) fn index(&mut self, call: u64) {
         self.call = call;
         self.unkept.clear();
@@ -90,10 +95,31 @@ impl KeptScan {
         for (position, node) in self.nodes.iter().enumerate() {
             match node.reason {
                 None => self.unkept.push(position),
-                Some(KeptReason::Taint(at)) => self.tainted.push((position, at)),
+                Some(KeptReason::Taint { at, class }) => self.tainted.push((position, at, class)),
                 Some(KeptReason::Own(_)) => {}
             }
         }
+    }
+}
+
+/// Classes of taints: equal taints have one class. A node's taint lives
+/// apart from every other node's, so comparing the taints of two nodes
+/// reads two places in memory; their classes, kept with the nodes'
+/// reasons, are compared instead.
+#[derive(Debug, Default)]
+pub(super) struct TaintClasses(Vec<Taint>);
+
+impl TaintClasses {
+    /// The class of `taint`.
+    pub(super) fn of(&mut self, taint: &Taint) -> u32 {
+        let class = match self.0.iter().position(|t| t == taint) {
+            Some(class) => class,
+            None => {
+                self.0.push(taint.clone());
+                self.0.len() - 1
+            }
+        };
+        class as u32
     }
 }
 
@@ -110,21 +136,30 @@ pub(super) struct KeptNode {
 pub(super) enum KeptReason {
     /// A reason without a borrow of the node (in the scan's tally).
     Own(Unfit<'static>),
-    /// TaintToleration, for the node's taint at this position (the node
-    /// names it; counted scan by scan).
-    Taint(usize),
+    /// TaintToleration, for the node's taint at place `at` (the node
+    /// names it; counted scan by scan), of class `class` (see
+    /// [`TaintClasses`]).
+    Taint { at: usize, class: u32 },
 }
 
 impl KeptReason {
     /// The reason to keep for a node that failed for `unfit` (see
-    /// [`Unfit::node_local`]; a taint is kept by its place among `node`'s).
-    pub(super) fn of(unfit: Unfit<'_>, node: &Node) -> Option<KeptReason> {
+    /// [`Unfit::node_local`]; a taint is kept by its place among `node`'s
+    /// and its class among `classes`).
+    pub(super) fn of(
+        unfit: Unfit<'_>,
+        node: &Node,
+        classes: &mut TaintClasses,
+    ) -> Option<KeptReason> {
         match unfit {
             Unfit::UntoleratedTaint(taint) => node
                 .taints
                 .iter()
                 .position(|t| std::ptr::eq(t, taint))
-                .map(KeptReason::Taint),
+                .map(|at| KeptReason::Taint {
+                    at,
+                    class: classes.of(taint),
+                }),
             other => other.node_local().map(KeptReason::Own),
         }
     }

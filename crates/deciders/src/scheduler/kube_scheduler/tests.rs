@@ -636,8 +636,8 @@ proptest::proptest! {
 
     /// A kept scheduler decides as a fresh call does, call after call on an
     /// evolving cluster: pods of a few templates arrive, some of the
-    /// decisions are applied, nodes come, are cordoned, tainted,
-    /// unregistered or go, and bound pods finish, with calls in between
+    /// decisions are applied, nodes come, are cordoned, tainted (with one
+    /// of three taints), unregistered or go, and bound pods finish, with calls in between
     /// that change nothing (whatever a
     /// kept scheduler remembers of failed scans and scoring sums stands
     /// only while what it read does).
@@ -675,8 +675,10 @@ proptest::proptest! {
                 5 => {
                     if let Some(&n) = nodes.get(template) {
                         let node = cluster.node_mut(n).unwrap();
+                        // Neighbouring nodes may fail on different taints.
                         if node.taints.is_empty() {
-                            node.taints.push(Taint::new("dedicated", "gpu", TaintEffect::NoSchedule));
+                            let value = ["gpu", "infra", "batch"][size];
+                            node.taints.push(Taint::new("dedicated", value, TaintEffect::NoSchedule));
                         } else {
                             node.taints.clear();
                         }
@@ -710,6 +712,51 @@ proptest::proptest! {
                 }
             }
         }
+    }
+}
+
+/// A kept scan counts neighbouring nodes that failed on different taints
+/// apart, and on equal taints (of separate nodes) together, call after
+/// call, whether the next call looks only at the changed nodes or at
+/// every node (after a node came): each message is a fresh call's.
+#[test]
+fn kept_scans_count_each_taint_apart() {
+    let mut cluster = Cluster::new();
+    let taint = |value: &str| Taint::new("dedicated", value, TaintEffect::NoSchedule);
+    for (name, value) in [
+        ("a", "gpu"),
+        ("b", "gpu"),
+        ("c", "infra"),
+        ("d", "gpu"),
+        ("e", "infra"),
+    ] {
+        cluster.add_node(
+            node(name)
+                .cpu_mem(4000, 8 * GIB)
+                .taint(taint(value))
+                .build(),
+        );
+    }
+    let pods = add_pods(&mut cluster, 2, cpu_pod(500));
+    let mut kept = KubeScheduler::new(LEAST);
+    let expected = "- 0/5 nodes are available: 2 node(s) had untolerated taint {dedicated: infra}, 3 node(s) had untolerated taint {dedicated: gpu}.";
+    for call in 0..3 {
+        let decisions = kept.schedule(&cluster, &pods);
+        assert_eq!(decisions, schedule(&cluster, &pods, &LEAST), "call {call}");
+        assert_eq!(
+            placed(&cluster, &decisions),
+            [expected, expected],
+            "call {call}"
+        );
+    }
+    cluster.add_node(node("f").cpu_mem(100, GIB).build());
+    for call in 0..2 {
+        let decisions = kept.schedule(&cluster, &pods);
+        assert_eq!(
+            decisions,
+            schedule(&cluster, &pods, &LEAST),
+            "after a node came, call {call}"
+        );
     }
 }
 
