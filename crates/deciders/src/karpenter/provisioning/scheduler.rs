@@ -282,7 +282,13 @@ fn solve_prepared<'a>(
         || stop.unless_cheaper_than.is_some()
         || stop.bound_pods_must_fit
         || !stop.not_on_uninitialized.is_empty();
-    let mut taken: Vec<PodId> = Vec::with_capacity(if stops { batch.capacity() } else { 0 });
+    // Sized as a batch made as the queue reaches its pods: a stop ends most
+    // solves within it.
+    let mut taken: Vec<PodId> = Vec::with_capacity(if stops {
+        input.pods.len().min(BATCH_START)
+    } else {
+        0
+    });
     let mut requeued = false;
     let mut stopped = false;
     loop {

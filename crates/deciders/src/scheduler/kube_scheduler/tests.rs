@@ -637,10 +637,10 @@ proptest::proptest! {
     /// A kept scheduler decides as a fresh call does, call after call on an
     /// evolving cluster: pods of a few templates arrive, some of the
     /// decisions are applied, nodes come, are cordoned, tainted (with one
-    /// of three taints), unregistered or go, and bound pods finish, with calls in between
-    /// that change nothing (whatever a
-    /// kept scheduler remembers of failed scans and scoring sums stands
-    /// only while what it read does).
+    /// of three taints), unregistered or go, and bound pods finish, with
+    /// calls in between that change nothing (whatever a kept scheduler
+    /// remembers of failed scans and scoring sums stands only while what
+    /// it read does).
     #[test]
     fn a_kept_scheduler_decides_as_a_fresh_call_after_every_change(
         steps in proptest::collection::vec((0..9u8, 0..4usize, 0..3usize), 1..24),
