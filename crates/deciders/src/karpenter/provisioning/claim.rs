@@ -7,7 +7,7 @@ use std::borrow::Cow;
 
 use super::fit::{format_resources, merged_get, min_values_shortfall};
 use super::pod::PodWork;
-use super::template::Template;
+use super::template::{Refiltered, Template};
 use super::topology::PodTopology;
 use crate::kube::labels::{LABEL_HOSTNAME, well_known_labels};
 use crate::kube::pod::HostPort;
@@ -91,7 +91,8 @@ pub(super) struct Claim {
 pub(super) struct Accepted {
     /// `None` when the pod adds no requirement.
     pub requirements: Option<Requirements>,
-    pub options: Vec<u32>,
+    /// The claim's options the pod leaves.
+    pub options: Refiltered,
 }
 
 /// How a pod is tried on a NodeClaim.
@@ -163,6 +164,12 @@ impl Claim {
             memory = room.memory_bytes().max(memory);
             pods = room.pods().max(pods);
         }
+        self.set_headroom(cpu, memory, pods);
+    }
+
+    /// Sets the headroom's CPU, memory and pod amounts (see
+    /// `narrow_headroom`).
+    fn set_headroom(&mut self, cpu: i64, memory: i64, pods: i64) {
         self.headroom.set(ResourceKind::Cpu, cpu);
         self.headroom.set(ResourceKind::Memory, memory);
         self.headroom.set(ResourceKind::Pods, pods);
@@ -193,7 +200,7 @@ impl Claim {
                 )
             })));
         }
-        if !explain && topology.rejects_node(&self.requirements, &pod.requirements) {
+        if !explain && topology.rejects_node(&self.requirements) {
             return Err(Rejection::Topology(String::new()));
         }
         if let Some(taint) = first_untolerated(&template.pool.taints, &pod.spec.tolerations) {
@@ -279,7 +286,10 @@ impl Claim {
         ) {
             Ok(options) => Ok(Accepted {
                 requirements: merged_requirements(merged),
-                options,
+                options: Refiltered::Fewer {
+                    kept: options,
+                    most_room: None,
+                },
             }),
             Err(failure) => {
                 let mut shown = Requirements::new();
@@ -304,9 +314,12 @@ impl Claim {
     pub fn add(&mut self, template: &Template<'_>, pod: &PodWork<'_>, accepted: Accepted) {
         if self.pods.is_empty() && template.relax_min_values {
             let requirements = accepted.requirements.as_ref().unwrap_or(&self.requirements);
-            self.min_values_relaxed =
-                min_values_shortfall(&accepted.options, requirements, &template.type_requirements)
-                    .is_some();
+            self.min_values_relaxed = min_values_shortfall(
+                accepted.options.of(&self.options),
+                requirements,
+                &template.type_requirements,
+            )
+            .is_some();
         }
         self.pods.push(pod.id);
         self.requests += pod.requests;
@@ -314,9 +327,14 @@ impl Claim {
             self.requirements = requirements;
             self.narrowed = true;
         }
-        if accepted.options.len() != self.options.len() {
-            self.options = accepted.options;
-            self.narrow_headroom(template);
+        if let Refiltered::Fewer { kept, most_room } = accepted.options
+            && kept.len() != self.options.len()
+        {
+            self.options = kept;
+            match most_room {
+                Some([cpu, memory, pods]) => self.set_headroom(cpu, memory, pods),
+                None => self.narrow_headroom(template),
+            }
         }
         self.host_ports.extend(pod.host_ports().iter().cloned());
     }

@@ -899,7 +899,7 @@ impl<'a> Scheduler<'a> {
         };
         manager.to_reserve(
             template,
-            &accepted.options,
+            accepted.options.of(&claim.options),
             accepted
                 .requirements
                 .as_ref()

@@ -231,6 +231,50 @@ impl Deref for Template<'_> {
     }
 }
 
+/// The options a [`Template::refilter`] keeps, in their order.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Refiltered {
+    /// Every one: the list stays as it is (nothing is copied).
+    All,
+    /// Only these.
+    Fewer {
+        kept: Vec<u32>,
+        /// The most CPU, memory and pod room among them, when the refilter
+        /// read those rooms anyway.
+        most_room: Option<[i64; 3]>,
+    },
+}
+
+impl Refiltered {
+    /// The options of `options` that `keep` admits (`keep` is asked once
+    /// per option, in order). The list is copied only from the first one
+    /// it turns away: most pods that join a NodeClaim leave all of its
+    /// options, or all but a few smallest.
+    fn keep_where(options: &[u32], mut keep: impl FnMut(u32) -> bool) -> Option<Vec<u32>> {
+        let first_dropped = options.iter().position(|&index| !keep(index))?;
+        let mut kept = vec![0; options.len() - 1];
+        kept[..first_dropped].copy_from_slice(&options[..first_dropped]);
+        let mut len = first_dropped;
+        // Each option is written past the kept ones and counted only when
+        // kept: no branch on the answer.
+        for &index in &options[first_dropped + 1..] {
+            let keep = keep(index);
+            kept[len] = index;
+            len += usize::from(keep);
+        }
+        kept.truncate(len);
+        Some(kept)
+    }
+
+    /// The options kept, `options` being those refiltered.
+    pub fn of<'a>(&'a self, options: &'a [u32]) -> &'a [u32] {
+        match self {
+            Refiltered::All => options,
+            Refiltered::Fewer { kept, .. } => kept,
+        }
+    }
+}
+
 impl Template<'_> {
     pub fn instance_type(&self, index: u32) -> &InstanceType {
         &self.catalog.instance_types()[index as usize]
@@ -300,7 +344,7 @@ impl Template<'_> {
         requests: &Resources,
         pod_ports: &[HostPort],
         claim_ports: &[HostPort],
-    ) -> Option<Vec<u32>> {
+    ) -> Option<Refiltered> {
         // `merged` has every key of `base`; both are sorted by key.
         let mut base_iter = base.iter().peekable();
         let mut offerings_changed = false;
@@ -367,7 +411,6 @@ impl Template<'_> {
         } else {
             Vec::new()
         };
-        let mut remaining = Vec::with_capacity(options.len());
         // Only CPU, memory and pods asked for: the packed rooms answer.
         let packed_wants = cpu_memory_pods_wants(requests);
         let wants: Vec<(usize, i64)> = match packed_wants {
@@ -392,22 +435,42 @@ impl Template<'_> {
         };
         // The common case: nothing else to check per type but its
         // offerings.
-        if packed_wants.is_some()
+        if let Some([cpu, memory, pods]) = packed_wants
             && blocked.0.is_none()
             && overhead_only.is_empty()
             && matchers.is_empty()
         {
-            for &index in options {
-                if room_holds(index)
-                    && offerings
-                        .as_ref()
-                        .is_none_or(|(filter, mask)| filter.allows_any(self.catalog, index, *mask))
-                {
-                    remaining.push(index);
+            let rooms = &self.room_cpu_memory_pods;
+            let mut most_room = [0; 3];
+            let mut room_holds = |index: u32| {
+                let room = rooms[index as usize];
+                let holds = room[0] >= cpu && room[1] >= memory && room[2] >= pods;
+                if holds {
+                    most_room = [
+                        most_room[0].max(room[0]),
+                        most_room[1].max(room[1]),
+                        most_room[2].max(room[2]),
+                    ];
                 }
-            }
-            return self.unless_min_values_missed(remaining, merged);
+                holds
+            };
+            let kept = match &offerings {
+                None => Refiltered::keep_where(options, room_holds),
+                Some((filter, mask)) => Refiltered::keep_where(options, |index| {
+                    // Offerings first: the room seen is then a kept one's.
+                    filter.allows_any(self.catalog, index, *mask) && room_holds(index)
+                }),
+            };
+            let kept = match kept {
+                None => Refiltered::All,
+                Some(kept) => Refiltered::Fewer {
+                    kept,
+                    most_room: Some(most_room),
+                },
+            };
+            return self.unless_min_values_missed(kept, options, merged);
         }
+        let mut remaining = Vec::with_capacity(options.len());
         for &index in options {
             let group = self.group_of[index as usize] as usize;
             if blocked.holds(group) {
@@ -436,24 +499,33 @@ impl Template<'_> {
                 remaining.push(index);
             }
         }
-        self.unless_min_values_missed(remaining, merged)
+        let kept = if remaining.len() == options.len() {
+            Refiltered::All
+        } else {
+            Refiltered::Fewer {
+                kept: remaining,
+                most_room: None,
+            }
+        };
+        self.unless_min_values_missed(kept, options, merged)
     }
 
-    /// The options left, unless none are or they miss a `minValues` of
-    /// `requirements` (not checked under BestEffort).
+    /// The options `kept` of `options`, unless none are or they miss a
+    /// `minValues` of `requirements` (not checked under BestEffort).
     fn unless_min_values_missed(
         &self,
-        remaining: Vec<u32>,
+        kept: Refiltered,
+        options: &[u32],
         requirements: &Requirements,
-    ) -> Option<Vec<u32>> {
+    ) -> Option<Refiltered> {
+        let remaining = kept.of(options);
         if remaining.is_empty()
             || (!self.relax_min_values
-                && min_values_shortfall(&remaining, requirements, &self.type_requirements)
-                    .is_some())
+                && min_values_shortfall(remaining, requirements, &self.type_requirements).is_some())
         {
             return None;
         }
-        Some(remaining)
+        Some(kept)
     }
 
     /// The DaemonSet groups whose host ports, or the claim's, conflict
@@ -704,7 +776,9 @@ mod tests {
                 &added
             };
             let expected = template.filter(&core.options, merged, &requests, &[], &[]).ok();
-            let found = template.refilter(&core.options, &core.requirements, merged, &requests, &[], &[]);
+            let found = template
+                .refilter(&core.options, &core.requirements, merged, &requests, &[], &[])
+                .map(|kept| kept.of(&core.options).to_vec());
             prop_assert_eq!(found, expected);
         }
     }

@@ -6,7 +6,6 @@
 use std::borrow::Cow;
 
 use super::{Group, Topology, TopologyError, TopologyKind};
-use crate::karpenter::provisioning::fit::merged_get;
 use crate::karpenter::provisioning::pod::PodWork;
 use crate::kube::labels::LABEL_HOSTNAME;
 use crate::kube::pod::PodSpec;
@@ -62,7 +61,11 @@ impl Topology<'_> {
                     .filter(|&(d, &c)| c > 0 && pod_domains.has(d))
                     .map(|(d, _)| d.as_str())
                     .collect();
-                affinity_domains.push((key, occupied));
+                affinity_domains.push(AffinityDomains {
+                    key,
+                    occupied,
+                    pod_requires: pod.requirements.get(key).cloned(),
+                });
             }
             groups.push((group, pod_domains));
         }
@@ -81,9 +84,18 @@ pub(in crate::karpenter::provisioning) struct PodTopology<'t> {
     /// Hostname groups with the most pods a NodeClaim of this solve may
     /// already count in them for the pod to join it.
     claim_limits: Vec<(&'t Group, i32)>,
-    /// Affinity groups on other keys that cannot bootstrap: the key and
-    /// the domains a node must list one of.
-    affinity_domains: Vec<(&'t str, Vec<&'t str>)>,
+    /// Affinity groups on other keys that cannot bootstrap.
+    affinity_domains: Vec<AffinityDomains<'t>>,
+}
+
+/// An affinity group on a key other than the hostname that cannot
+/// bootstrap: a node must list one of the domains that hold a pod it
+/// selects.
+struct AffinityDomains<'t> {
+    key: &'t str,
+    occupied: Vec<&'t str>,
+    /// The pod's own requirement on the key, merged with the node's.
+    pod_requires: Option<Requirement>,
 }
 
 impl PodTopology<'_> {
@@ -122,17 +134,22 @@ impl PodTopology<'_> {
     }
 
     /// A cheap certain rejection: the node lists domains for an affinity
-    /// key (the merge of `node` and the pod's `requirements`) and none of
+    /// key (the merge of `node`'s requirement and the pod's) and none of
     /// them holds a pod the affinity needs.
-    pub fn rejects_node(&self, node: &Requirements, requirements: &Requirements) -> bool {
-        self.affinity_domains.iter().any(|(key, occupied)| {
-            merged_get(node, requirements, key).is_some_and(|domains| {
+    pub fn rejects_node(&self, node: &Requirements) -> bool {
+        self.affinity_domains.iter().any(|affinity| {
+            let lists_no_occupied = |domains: &Requirement| {
                 !domains.is_complement()
                     && !domains
                         .values()
                         .iter()
-                        .any(|d| occupied.contains(&d.as_str()))
-            })
+                        .any(|d| affinity.occupied.contains(&d.as_str()))
+            };
+            match (node.get(affinity.key), &affinity.pod_requires) {
+                (Some(node), Some(pod)) => lists_no_occupied(&node.intersection(pod)),
+                (Some(domains), None) | (None, Some(domains)) => lists_no_occupied(domains),
+                (None, None) => false,
+            }
         })
     }
 
