@@ -776,9 +776,29 @@ mod tests {
                 &added
             };
             let expected = template.filter(&core.options, merged, &requests, &[], &[]).ok();
-            let found = template
-                .refilter(&core.options, &core.requirements, merged, &requests, &[], &[])
-                .map(|kept| kept.of(&core.options).to_vec());
+            let refiltered =
+                template.refilter(&core.options, &core.requirements, merged, &requests, &[], &[]);
+            // Every option kept is said as `All`; the most room it reports
+            // is that of the options it kept.
+            match &refiltered {
+                Some(Refiltered::All) => {
+                    prop_assert_eq!(expected.as_ref().map(Vec::len), Some(core.options.len()));
+                }
+                Some(Refiltered::Fewer { kept, most_room }) => {
+                    prop_assert!(kept.len() < core.options.len());
+                    if let Some(most_room) = most_room {
+                        let most = |amount: fn(&Resources) -> i64| {
+                            kept.iter().map(|&i| amount(&core.room[i as usize])).max().unwrap_or(0)
+                        };
+                        prop_assert_eq!(
+                            *most_room,
+                            [most(Resources::cpu_millis), most(Resources::memory_bytes), most(Resources::pods)]
+                        );
+                    }
+                }
+                None => {}
+            }
+            let found = refiltered.map(|kept| kept.of(&core.options).to_vec());
             prop_assert_eq!(found, expected);
         }
     }
