@@ -191,6 +191,11 @@ impl Claim {
             if explain { message() } else { String::new() }
         };
         let pool = &template.pool.name;
+        // Quiet attempts are mostly turned away by a pod's affinity (a
+        // NodeClaim in another zone), which needs no sum of requests.
+        if !explain && topology.rejects_node(&self.requirements) {
+            return Err(Rejection::Topology(String::new()));
+        }
         let requests = self.requests + pod.requests;
         if !requests.fits(&self.headroom) {
             return Err(Rejection::InstanceTypes(say(&|| {
@@ -199,9 +204,6 @@ impl Claim {
                     format_resources(&requests)
                 )
             })));
-        }
-        if !explain && topology.rejects_node(&self.requirements) {
-            return Err(Rejection::Topology(String::new()));
         }
         if let Some(taint) = first_untolerated(&template.pool.taints, &pod.spec.tolerations) {
             return Err(Rejection::Taint(say(&|| {

@@ -12,7 +12,7 @@
 //! Submodule `view`: one pod's view of the groups while it is tried on
 //! every node, with cheap certain rejections.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::node_requirements::NodeRequirements;
 use super::pod::{PodWork, strict_requirements};
@@ -402,9 +402,9 @@ pub(super) struct Topology<'a> {
     /// Pods of the batch, sorted: not counted from the cluster.
     excluded: Vec<PodId>,
     groups: Vec<Group>,
-    index: HashMap<GroupKey, usize>,
+    index: FastMap<GroupKey, usize>,
     inverse: Vec<Group>,
-    inverse_index: HashMap<GroupKey, usize>,
+    inverse_index: FastMap<GroupKey, usize>,
     owned: FastMap<PodId, Vec<usize>>,
     inverse_owned: FastMap<PodId, Vec<usize>>,
     /// How many groups (of both kinds) count hostname domains.
@@ -459,9 +459,9 @@ impl<'a> Topology<'a> {
                 ids
             },
             groups: Vec::new(),
-            index: HashMap::new(),
+            index: FastMap::default(),
             inverse: Vec::new(),
-            inverse_index: HashMap::new(),
+            inverse_index: FastMap::default(),
             owned: FastMap::default(),
             inverse_owned: FastMap::default(),
             hostname_groups: 0,
@@ -512,7 +512,7 @@ impl<'a> Topology<'a> {
         let filter = &group.spec.filter;
         // Whether the filter counts a node, asked once per node; the
         // node's labels become requirements only when the filter reads them.
-        let mut counted: HashMap<NodeId, bool> = HashMap::new();
+        let mut counted: FastMap<NodeId, bool> = FastMap::default();
         let mut counts_node = |id: NodeId, node: &Node| {
             *counted.entry(id).or_insert_with(|| {
                 if filter.reads_node() {
