@@ -266,6 +266,7 @@ impl Claim {
             &self.options,
             filtered_under,
             &merged,
+            &self.requests,
             &requests,
             pod.host_ports(),
             &self.host_ports,

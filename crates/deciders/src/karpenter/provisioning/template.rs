@@ -71,6 +71,9 @@ pub(super) struct TemplateCore {
     /// `room`'s CPU, memory and pod amounts, packed for the filter's loop
     /// over options.
     room_cpu_memory_pods: Vec<[i64; 3]>,
+    /// `options` sorted by their CPU, memory and pod room (one list per
+    /// amount, in that order; equal rooms by index).
+    by_room: [Vec<u32>; 3],
     /// Why `options` miss the requirements' `minValues`, as the solve
     /// reports it: under `MinValuesPolicy::Strict` the template is then
     /// dropped (upstream's pre-filter leaves it no type); under
@@ -107,6 +110,7 @@ impl TemplateCore {
             max_capacity: Resources::ZERO,
             max_room: Resources::ZERO,
             room_cpu_memory_pods: vec![[0; 3]; catalog.len()],
+            by_room: Default::default(),
             min_values_error: None,
         };
         let (filtered, min_values_error) = {
@@ -155,6 +159,10 @@ impl TemplateCore {
             .options
             .iter()
             .fold(Resources::ZERO, |max, &i| max.max(&core.room[i as usize]));
+        for (amount, sorted) in core.by_room.iter_mut().enumerate() {
+            *sorted = core.options.clone();
+            sorted.sort_unstable_by_key(|&i| (core.room_cpu_memory_pods[i as usize][amount], i));
+        }
         Ok(core)
     }
 
@@ -333,14 +341,19 @@ impl Template<'_> {
     }
 
     /// [`Template::filter`] for `options` that already pass it under
-    /// `base`, now under `merged` (`base` plus more): only requirements
-    /// that differ from `base` are checked per type, offerings only when a
-    /// key they read changed. Same survivors; `None` on any failure.
+    /// `base` with requests `filtered_for`, now under `merged` (`base`
+    /// plus more) with `requests` (`filtered_for` plus more): only
+    /// requirements that differ from `base` are checked per type,
+    /// offerings only when a key they read changed, and when nothing but
+    /// the CPU, memory and pod requests changed only the types those
+    /// outgrow. Same survivors; `None` on any failure.
+    #[allow(clippy::too_many_arguments)]
     pub fn refilter(
         &self,
         options: &[u32],
         base: &Requirements,
         merged: &Requirements,
+        filtered_for: &Resources,
         requests: &Resources,
         pod_ports: &[HostPort],
         claim_ports: &[HostPort],
@@ -440,6 +453,12 @@ impl Template<'_> {
             && overhead_only.is_empty()
             && matchers.is_empty()
         {
+            if offerings.is_none()
+                && let Some(before) = cpu_memory_pods_wants(filtered_for)
+            {
+                let kept = self.drop_outgrown(options, before, [cpu, memory, pods]);
+                return self.unless_min_values_missed(kept, options, merged);
+            }
             let rooms = &self.room_cpu_memory_pods;
             let mut most_room = [0; 3];
             let mut room_holds = |index: u32| {
@@ -508,6 +527,69 @@ impl Template<'_> {
             }
         };
         self.unless_min_values_missed(kept, options, merged)
+    }
+
+    /// The refilter's common case when only the pod's CPU, memory and pod
+    /// requests changed what `options` must hold: `options` (ascending
+    /// template indices) all have room for `before`, so the ones that no
+    /// longer fit `now` are among the types whose room in some amount
+    /// lies between the two, found in `by_room` without walking the
+    /// options.
+    fn drop_outgrown(&self, options: &[u32], before: [i64; 3], now: [i64; 3]) -> Refiltered {
+        debug_assert!(options.is_sorted());
+        let rooms = &self.room_cpu_memory_pods;
+        // Positions in `options` of the types it loses.
+        let mut dropped: Vec<usize> = Vec::new();
+        for (amount, sorted) in self.by_room.iter().enumerate() {
+            if now[amount] <= before[amount] {
+                continue;
+            }
+            let room = |index: &u32| rooms[*index as usize][amount];
+            let from = sorted.partition_point(|index| room(index) < before[amount]);
+            let until = from + sorted[from..].partition_point(|index| room(index) < now[amount]);
+            dropped.extend(
+                sorted[from..until]
+                    .iter()
+                    .filter_map(|index| options.binary_search(index).ok()),
+            );
+        }
+        if dropped.is_empty() {
+            return Refiltered::All;
+        }
+        dropped.sort_unstable();
+        dropped.dedup();
+        let mut kept = Vec::with_capacity(options.len() - dropped.len());
+        let mut from = 0;
+        for &at in &dropped {
+            kept.extend_from_slice(&options[from..at]);
+            from = at + 1;
+        }
+        kept.extend_from_slice(&options[from..]);
+        let most_room = std::array::from_fn(|amount| self.most_room_of(&kept, amount));
+        Refiltered::Fewer {
+            kept,
+            most_room: Some(most_room),
+        }
+    }
+
+    /// The most room in `amount` (0: CPU, 1: memory, 2: pods) among
+    /// `kept` (ascending template indices): the first of them down
+    /// `by_room`, which is usually its top; a linear maximum when that
+    /// search runs long (options narrowed to a few types).
+    fn most_room_of(&self, kept: &[u32], amount: usize) -> i64 {
+        const SEARCHED_DOWN_TO: usize = 16;
+        let rooms = &self.room_cpu_memory_pods;
+        let room = |index: u32| rooms[index as usize][amount];
+        if kept.len() > SEARCHED_DOWN_TO
+            && let Some(&top) = self.by_room[amount]
+                .iter()
+                .rev()
+                .take(SEARCHED_DOWN_TO)
+                .find(|index| kept.binary_search(index).is_ok())
+        {
+            return room(top);
+        }
+        kept.iter().map(|&index| room(index)).max().unwrap_or(0)
     }
 
     /// The options `kept` of `options`, unless none are or they miss a
@@ -733,6 +815,64 @@ mod tests {
     }
 
     proptest! {
+        /// Pods joining a NodeClaim one after another: each refilter of
+        /// the options left, told the requests they were kept for, keeps
+        /// what a full filter of the starting options keeps for the sum,
+        /// with the most room of what it kept (pods that ask only CPU,
+        /// memory and pod slots take the path that looks only at the
+        /// types they outgrow).
+        #[test]
+        fn chained_refilters_keep_what_filter_keeps(
+            every in 1usize..5,
+            pods in prop::collection::vec((0i64..3000, 0i64..4, 0i64..3), 1..8),
+        ) {
+            // Types whose CPU, memory and pod slots vary apart, so that the
+            // type with the most room in one is often outgrown in another.
+            let catalog = instance_types_of((0..64i64).map(|i| {
+                Resources::cpu_mem((i % 8 + 1) * 1000, ((i * 3) % 7 + 1) * GIB)
+                    .with(ResourceKind::Pods, ((i * 5) % 9 + 1) * 2)
+            }));
+            let pool = default_pool();
+            let core = TemplateCore::new(&pool, &catalog, catalog.type_requirements().clone(), &[])
+                .expect("the types pass an empty pod");
+            let template = Template {
+                pool_index: 0,
+                pool: &pool,
+                catalog: &catalog,
+                core: &core,
+                relax_min_values: false,
+            };
+            // A claim whose options something else narrowed already.
+            let start: Vec<u32> = core.options.iter().copied().step_by(every).collect();
+            let mut options = start.clone();
+            let mut requests = Resources::ZERO;
+            for (cpu, gib, slots) in pods {
+                let before = requests;
+                requests += Resources::cpu_mem(cpu, gib * GIB).with(ResourceKind::Pods, slots);
+                let expected = template.filter(&start, &core.requirements, &requests, &[], &[]).ok();
+                let refiltered = template.refilter(
+                    &options, &core.requirements, &core.requirements, &before, &requests, &[], &[],
+                );
+                let found = refiltered.as_ref().map(|kept| kept.of(&options).to_vec());
+                prop_assert_eq!(&found, &expected);
+                if let Some(Refiltered::Fewer { kept, most_room: Some(most_room) }) = &refiltered {
+                    let most = |amount: fn(&Resources) -> i64| {
+                        kept.iter().map(|&i| amount(&core.room[i as usize])).max().unwrap_or(0)
+                    };
+                    prop_assert_eq!(
+                        *most_room,
+                        [most(Resources::cpu_millis), most(Resources::memory_bytes), most(Resources::pods)]
+                    );
+                }
+                match found {
+                    Some(kept) => options = kept,
+                    None => break,
+                }
+            }
+        }
+    }
+
+    proptest! {
         /// A refilter keeps exactly the options a full filter keeps under
         /// the merged requirements: with CPU, memory and pods asked (the
         /// packed rooms), with ephemeral storage too, with the template's
@@ -777,7 +917,7 @@ mod tests {
             };
             let expected = template.filter(&core.options, merged, &requests, &[], &[]).ok();
             let refiltered =
-                template.refilter(&core.options, &core.requirements, merged, &requests, &[], &[]);
+                template.refilter(&core.options, &core.requirements, merged, &Resources::ZERO, &requests, &[], &[]);
             // Every option kept is said as `All`; the most room it reports
             // is that of the options it kept.
             match &refiltered {
