@@ -455,8 +455,8 @@ impl Template<'_> {
         {
             if offerings.is_none()
                 && let Some(before) = cpu_memory_pods_wants(filtered_for)
+                && let Some(kept) = self.drop_outgrown(options, before, [cpu, memory, pods])
             {
-                let kept = self.drop_outgrown(options, before, [cpu, memory, pods]);
                 return self.unless_min_values_missed(kept, options, merged);
             }
             let rooms = &self.room_cpu_memory_pods;
@@ -534,27 +534,48 @@ impl Template<'_> {
     /// template indices) all have room for `before`, so the ones that no
     /// longer fit `now` are among the types whose room in some amount
     /// lies between the two, found in `by_room` without walking the
-    /// options.
-    fn drop_outgrown(&self, options: &[u32], before: [i64; 3], now: [i64; 3]) -> Refiltered {
+    /// options. `None` when the options are few, or those types many (a
+    /// NodeClaim's first pod, whose options were kept for no request):
+    /// walking the options costs less then.
+    fn drop_outgrown(
+        &self,
+        options: &[u32],
+        before: [i64; 3],
+        now: [i64; 3],
+    ) -> Option<Refiltered> {
+        // About what the six searches of the sorted rooms cost.
+        const WALKED_UP_TO: usize = 64;
+        if options.len() <= WALKED_UP_TO {
+            return None;
+        }
         debug_assert!(options.is_sorted());
         let rooms = &self.room_cpu_memory_pods;
-        // Positions in `options` of the types it loses.
-        let mut dropped: Vec<usize> = Vec::new();
-        for (amount, sorted) in self.by_room.iter().enumerate() {
+        let outgrown: [&[u32]; 3] = std::array::from_fn(|amount| {
             if now[amount] <= before[amount] {
-                continue;
+                return &[][..];
             }
+            let sorted = &self.by_room[amount];
             let room = |index: &u32| rooms[*index as usize][amount];
             let from = sorted.partition_point(|index| room(index) < before[amount]);
             let until = from + sorted[from..].partition_point(|index| room(index) < now[amount]);
-            dropped.extend(
-                sorted[from..until]
-                    .iter()
-                    .filter_map(|index| options.binary_search(index).ok()),
-            );
+            &sorted[from..until]
+        });
+        // Each such type costs a search of the options; each option a
+        // comparison of its rooms.
+        const SEARCH_COST_IN_COMPARISONS: usize = 8;
+        if outgrown.iter().map(|types| types.len()).sum::<usize>() * SEARCH_COST_IN_COMPARISONS
+            > options.len()
+        {
+            return None;
         }
+        // Positions in `options` of the types it loses.
+        let mut dropped: Vec<usize> = outgrown
+            .iter()
+            .flat_map(|types| types.iter())
+            .filter_map(|index| options.binary_search(index).ok())
+            .collect();
         if dropped.is_empty() {
-            return Refiltered::All;
+            return Some(Refiltered::All);
         }
         dropped.sort_unstable();
         dropped.dedup();
@@ -566,10 +587,10 @@ impl Template<'_> {
         }
         kept.extend_from_slice(&options[from..]);
         let most_room = std::array::from_fn(|amount| self.most_room_of(&kept, amount));
-        Refiltered::Fewer {
+        Some(Refiltered::Fewer {
             kept,
             most_room: Some(most_room),
-        }
+        })
     }
 
     /// The most room in `amount` (0: CPU, 1: memory, 2: pods) among
@@ -804,6 +825,15 @@ mod tests {
     use crate::kube::resources::GIB;
     use proptest::prelude::*;
 
+    /// `count` types whose CPU, memory and pod slots vary apart, so that
+    /// the type with the most room in one is often outgrown in another.
+    fn spread_catalog(count: i64) -> Catalog {
+        instance_types_of((0..count).map(|i| {
+            Resources::cpu_mem((i % 8 + 1) * 1000, ((i * 3) % 7 + 1) * GIB)
+                .with(ResourceKind::Pods, ((i * 5) % 9 + 1) * 2)
+        }))
+    }
+
     /// Types of varied CPU, memory, pod slots and ephemeral storage (the
     /// last asked for only by filters that cannot use the packed rooms).
     fn varied_catalog() -> Catalog {
@@ -815,6 +845,39 @@ mod tests {
     }
 
     proptest! {
+        /// The most room among any options kept is their largest, whether
+        /// found down the sorted rooms or by a walk of a few options.
+        #[test]
+        fn most_room_of_is_the_largest_kept(kept_mask: u64) {
+            // As many types as mask bits: a subset of them often misses
+            // every type of the most room.
+            let catalog = spread_catalog(64);
+            let pool = default_pool();
+            let core = TemplateCore::new(&pool, &catalog, catalog.type_requirements().clone(), &[])
+                .expect("the types pass an empty pod");
+            let template = Template {
+                pool_index: 0,
+                pool: &pool,
+                catalog: &catalog,
+                core: &core,
+                relax_min_values: false,
+            };
+            let kept: Vec<u32> = core
+                .options
+                .iter()
+                .copied()
+                .filter(|&i| kept_mask & (1 << (i % 64)) != 0)
+                .collect();
+            for amount in 0..3 {
+                let largest = kept
+                    .iter()
+                    .map(|&i| core.room_cpu_memory_pods[i as usize][amount])
+                    .max()
+                    .unwrap_or(0);
+                prop_assert_eq!(template.most_room_of(&kept, amount), largest);
+            }
+        }
+
         /// Pods joining a NodeClaim one after another: each refilter of
         /// the options left, told the requests they were kept for, keeps
         /// what a full filter of the starting options keeps for the sum,
@@ -826,12 +889,8 @@ mod tests {
             every in 1usize..5,
             pods in prop::collection::vec((0i64..3000, 0i64..4, 0i64..3), 1..8),
         ) {
-            // Types whose CPU, memory and pod slots vary apart, so that the
-            // type with the most room in one is often outgrown in another.
-            let catalog = instance_types_of((0..64i64).map(|i| {
-                Resources::cpu_mem((i % 8 + 1) * 1000, ((i * 3) % 7 + 1) * GIB)
-                    .with(ResourceKind::Pods, ((i * 5) % 9 + 1) * 2)
-            }));
+            // More types than a refilter walks.
+            let catalog = spread_catalog(192);
             let pool = default_pool();
             let core = TemplateCore::new(&pool, &catalog, catalog.type_requirements().clone(), &[])
                 .expect("the types pass an empty pod");
