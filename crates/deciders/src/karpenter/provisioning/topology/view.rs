@@ -136,7 +136,13 @@ impl PodTopology<'_> {
     /// A cheap certain rejection: the node lists domains for an affinity
     /// key (the merge of `node`'s requirement and the pod's) and none of
     /// them holds a pod the affinity needs.
+    #[inline]
     pub fn rejects_node(&self, node: &Requirements) -> bool {
+        // Most pods have no such group: no call then.
+        !self.affinity_domains.is_empty() && self.rejects_node_by_affinity(node)
+    }
+
+    fn rejects_node_by_affinity(&self, node: &Requirements) -> bool {
         self.affinity_domains.iter().any(|affinity| {
             let lists_no_occupied = |domains: &Requirement| {
                 !domains.is_complement()
