@@ -825,6 +825,43 @@ mod tests {
     use crate::kube::resources::GIB;
     use proptest::prelude::*;
 
+    /// The template core of `pool` over `catalog`, without DaemonSets.
+    fn core_of(pool: &NodePool, catalog: &Catalog) -> TemplateCore {
+        TemplateCore::new(pool, catalog, catalog.type_requirements().clone(), &[])
+            .expect("the types pass an empty pod")
+    }
+
+    /// The template of `core`, its minValues strict.
+    fn strict_template<'a>(
+        pool: &'a NodePool,
+        catalog: &'a Catalog,
+        core: &'a TemplateCore,
+    ) -> Template<'a> {
+        Template {
+            pool_index: 0,
+            pool,
+            catalog,
+            core,
+            relax_min_values: false,
+        }
+    }
+
+    /// The most CPU, memory and pod room among `kept`, counted from the
+    /// full rooms (0 for none).
+    fn most_room_over(core: &TemplateCore, kept: &[u32]) -> [i64; 3] {
+        let most = |amount: fn(&Resources) -> i64| {
+            kept.iter()
+                .map(|&i| amount(&core.room[i as usize]))
+                .max()
+                .unwrap_or(0)
+        };
+        [
+            most(Resources::cpu_millis),
+            most(Resources::memory_bytes),
+            most(Resources::pods),
+        ]
+    }
+
     /// `count` types whose CPU, memory and pod slots vary apart, so that
     /// the type with the most room in one is often outgrown in another.
     fn spread_catalog(count: i64) -> Catalog {
@@ -853,27 +890,16 @@ mod tests {
             // every type of the most room.
             let catalog = spread_catalog(64);
             let pool = default_pool();
-            let core = TemplateCore::new(&pool, &catalog, catalog.type_requirements().clone(), &[])
-                .expect("the types pass an empty pod");
-            let template = Template {
-                pool_index: 0,
-                pool: &pool,
-                catalog: &catalog,
-                core: &core,
-                relax_min_values: false,
-            };
+            let core = core_of(&pool, &catalog);
+            let template = strict_template(&pool, &catalog, &core);
             let kept: Vec<u32> = core
                 .options
                 .iter()
                 .copied()
                 .filter(|&i| kept_mask & (1 << (i % 64)) != 0)
                 .collect();
-            for amount in 0..3 {
-                let largest = kept
-                    .iter()
-                    .map(|&i| core.room_cpu_memory_pods[i as usize][amount])
-                    .max()
-                    .unwrap_or(0);
+            let largest = most_room_over(&core, &kept);
+            for (amount, largest) in largest.into_iter().enumerate() {
                 prop_assert_eq!(template.most_room_of(&kept, amount), largest);
             }
         }
@@ -892,15 +918,8 @@ mod tests {
             // More types than a refilter walks.
             let catalog = spread_catalog(192);
             let pool = default_pool();
-            let core = TemplateCore::new(&pool, &catalog, catalog.type_requirements().clone(), &[])
-                .expect("the types pass an empty pod");
-            let template = Template {
-                pool_index: 0,
-                pool: &pool,
-                catalog: &catalog,
-                core: &core,
-                relax_min_values: false,
-            };
+            let core = core_of(&pool, &catalog);
+            let template = strict_template(&pool, &catalog, &core);
             // A claim whose options something else narrowed already.
             let start: Vec<u32> = core.options.iter().copied().step_by(every).collect();
             let mut options = start.clone();
@@ -915,13 +934,7 @@ mod tests {
                 let found = refiltered.as_ref().map(|kept| kept.of(&options).to_vec());
                 prop_assert_eq!(&found, &expected);
                 if let Some(Refiltered::Fewer { kept, most_room: Some(most_room) }) = &refiltered {
-                    let most = |amount: fn(&Resources) -> i64| {
-                        kept.iter().map(|&i| amount(&core.room[i as usize])).max().unwrap_or(0)
-                    };
-                    prop_assert_eq!(
-                        *most_room,
-                        [most(Resources::cpu_millis), most(Resources::memory_bytes), most(Resources::pods)]
-                    );
+                    prop_assert_eq!(*most_room, most_room_over(&core, kept));
                 }
                 match found {
                     Some(kept) => options = kept,
@@ -948,15 +961,8 @@ mod tests {
         ) {
             let catalog = varied_catalog();
             let pool = default_pool();
-            let core = TemplateCore::new(&pool, &catalog, catalog.type_requirements().clone(), &[])
-                .expect("the types pass an empty pod");
-            let template = Template {
-                pool_index: 0,
-                pool: &pool,
-                catalog: &catalog,
-                core: &core,
-                relax_min_values: false,
-            };
+            let core = core_of(&pool, &catalog);
+            let template = strict_template(&pool, &catalog, &core);
             let mut requests = Resources::cpu_mem(cpu, gib * GIB).with(ResourceKind::Pods, pods);
             if storage_gib % 2 == 1 {
                 requests.set(ResourceKind::EphemeralStorage, storage_gib * GIB);
@@ -986,13 +992,7 @@ mod tests {
                 Some(Refiltered::Fewer { kept, most_room }) => {
                     prop_assert!(kept.len() < core.options.len());
                     if let Some(most_room) = most_room {
-                        let most = |amount: fn(&Resources) -> i64| {
-                            kept.iter().map(|&i| amount(&core.room[i as usize])).max().unwrap_or(0)
-                        };
-                        prop_assert_eq!(
-                            *most_room,
-                            [most(Resources::cpu_millis), most(Resources::memory_bytes), most(Resources::pods)]
-                        );
+                        prop_assert_eq!(*most_room, most_room_over(&core, kept));
                     }
                 }
                 None => {}
