@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::chunked::ChunkedVec;
 use crate::index_set::IndexSet;
+use crate::name_order::NameOrder;
 
 use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::Labels;
@@ -261,6 +262,8 @@ pub struct Cluster {
     unsettled: Vec<NodeId>,
     /// Per node slot, whether it is in `unsettled`.
     is_unsettled: Vec<bool>,
+    /// The live nodes' name order (see [`Cluster::name_order`]).
+    name_order: NameOrder,
 }
 
 /// CPU and memory requested and allocatable, summed over the live nodes
@@ -299,8 +302,9 @@ impl Cluster {
 
     /// Adds a node; returns its id.
     pub fn add_node(&mut self, node: Node) -> NodeId {
+        let id = NodeId(self.nodes.len() as u32);
+        self.name_order.insert(id.0, &node.name);
         self.nodes.push(Some(Box::new(node)));
-        let id = NodeId((self.nodes.len() - 1) as u32);
         self.live_nodes.push(id);
         // Not yet counted: the next read of the totals adds it.
         self.mark_unsettled(id);
@@ -389,7 +393,9 @@ impl Cluster {
         if let Ok(at) = self.live_nodes.binary_search(&id) {
             self.live_nodes.remove(at);
         }
-        self.nodes.get_mut(id.0 as usize)?.take().map(|node| *node)
+        let node = self.nodes.get_mut(id.0 as usize)?.take()?;
+        self.name_order.remove(id.0, &node.name);
+        Some(*node)
     }
 
     /// Adds a pod (its `uid` is assigned here, in creation order).
@@ -592,6 +598,14 @@ impl Cluster {
         self.anti_affinity_pods_added > 0
     }
 
+    /// A number whose order among the live nodes is their name order (ties
+    /// of equal names by id): "then by name" in a sort key, compared
+    /// without reading the names. Node names never change once added.
+    #[inline]
+    pub fn name_order(&self, id: NodeId) -> u64 {
+        self.name_order.label(id.0)
+    }
+
     /// Number of live nodes.
     pub fn node_count(&self) -> usize {
         self.live_nodes.len()
@@ -772,6 +786,30 @@ mod tests {
                 .nodes()
                 .all(|(id, n)| cluster.node(id).is_some_and(|m| m.name == n.name))
         );
+    }
+
+    /// The live nodes' name order sorts them as (name, id) does, through
+    /// removals and nodes that come back under a removed node's name, and
+    /// holds only the live nodes.
+    #[test]
+    fn name_order_sorts_live_nodes_by_name() {
+        let mut cluster = Cluster::new();
+        let names = ["b-07", "a-10", "b-02", "c-01", "a-03", "b-07", "a-99"];
+        let ids: Vec<NodeId> = names.iter().map(|n| cluster.add_node(node(n))).collect();
+        cluster.remove_node(ids[2]);
+        cluster.remove_node(ids[4]);
+        cluster.add_node(node("b-02"));
+        cluster.add_node(node("a-00"));
+        let mut by_order: Vec<(NodeId, &str)> = cluster
+            .nodes()
+            .map(|(id, n)| (id, n.name.as_str()))
+            .collect();
+        by_order.sort_by_key(|(id, _)| cluster.name_order(*id));
+        let mut by_name = by_order.clone();
+        by_name.sort_by_key(|(id, name)| (*name, *id));
+        assert_eq!(by_order, by_name);
+        assert_eq!(by_order.len(), 7);
+        assert_eq!(cluster.name_order.live(), 7, "removed nodes leave the order");
     }
 
     /// The pending index gives exactly the pods a full scan finds, in id

@@ -15,6 +15,7 @@ pub mod cloud;
 pub mod cluster;
 pub mod index_set;
 pub mod kube;
+pub mod name_order;
 pub mod nodepool;
 pub mod pdb;
 pub mod pods;

@@ -216,7 +216,7 @@ fn candidate_with<'p>(
     // The disruption cost orders no method (only the pre-v1.14
     // `sort_by_disruption_cost`), so the time it reads reports no horizon.
     let disruption_cost = facts.all_pods_cost * lifetime_remaining(node, claim, inputs.now);
-    let mut candidate = Candidate::new(id, facts, claim.price);
+    let mut candidate = Candidate::new(id, facts, claim.price, inputs.cluster.name_order(id));
     candidate.disruption_cost = disruption_cost;
     candidate.consolidatable = is_consolidatable(node, claim, pool, inputs.now);
     if let Some(from) = consolidatable_from(node, claim, pool) {

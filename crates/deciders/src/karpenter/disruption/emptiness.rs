@@ -107,11 +107,16 @@ mod tests {
     use crate::cluster::NodeId;
 
     fn candidate(id: u32, pool: &str, price_micros: i64, cost: f64) -> Candidate {
+        let name = format!("n{id}");
         let facts = std::sync::Arc::new(crate::karpenter::disruption::cache::NodeFacts::named(
-            &format!("n{id}"),
-            pool,
+            &name, pool,
         ));
-        let mut candidate = Candidate::new(NodeId(id), facts, Price::from_micros(price_micros));
+        let mut candidate = Candidate::new(
+            NodeId(id),
+            facts,
+            Price::from_micros(price_micros),
+            crate::karpenter::disruption::types::name_order_of(&name),
+        );
         candidate.reschedule_disruption_cost = cost;
         candidate
     }

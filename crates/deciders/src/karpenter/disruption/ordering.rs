@@ -11,10 +11,11 @@ use super::types::Candidate;
 use crate::cluster::Cluster;
 
 /// Highest savings ratio first (v1.14+). Upstream's sort is not stable;
-/// ties here fall back to the node name so results are deterministic.
+/// ties here fall back to the node name (compared as the candidates'
+/// `name_order`) so results are deterministic.
 pub fn sort_by_savings_ratio<C: Borrow<Candidate>>(candidates: &mut [C]) {
     // Ratios computed once, and candidates moved once, not per comparison.
-    // Node names are unique, so no two keys are equal and an unstable sort
+    // Name orders are unique, so no two keys are equal and an unstable sort
     // gives the one order.
     let ratios = savings_ratios(candidates);
     let mut order: Vec<usize> = (0..candidates.len()).collect();
@@ -41,8 +42,8 @@ fn by_savings_ratio<C: Borrow<Candidate>>(
     ratios[b].total_cmp(&ratios[a]).then_with(|| {
         candidates[a]
             .borrow()
-            .name()
-            .cmp(candidates[b].borrow().name())
+            .name_order
+            .cmp(&candidates[b].borrow().name_order)
     })
 }
 
@@ -110,7 +111,7 @@ pub fn sort_by_disruption_cost(candidates: &mut [Candidate]) {
     candidates.sort_by(|a, b| {
         a.disruption_cost
             .total_cmp(&b.disruption_cost)
-            .then_with(|| a.name().cmp(b.name()))
+            .then(a.name_order.cmp(&b.name_order))
     });
 }
 
@@ -163,8 +164,7 @@ pub fn sort_for_drift(candidates: &mut [Candidate], cluster: &Cluster) {
         b.is_empty()
             .cmp(&a.is_empty())
             .then_with(|| since(a).cmp(&since(b)))
-            .then_with(|| a.name().cmp(b.name()))
-            .then(Ordering::Equal)
+            .then(a.name_order.cmp(&b.name_order))
     });
 }
 
@@ -178,7 +178,12 @@ mod tests {
         let facts = std::sync::Arc::new(crate::karpenter::disruption::cache::NodeFacts::named(
             name, pool,
         ));
-        let mut candidate = Candidate::new(NodeId(0), facts, Price::from_micros(price_micros));
+        let mut candidate = Candidate::new(
+            NodeId(0),
+            facts,
+            Price::from_micros(price_micros),
+            crate::karpenter::disruption::types::name_order_of(name),
+        );
         candidate.reschedule_disruption_cost = cost;
         candidate.disruption_cost = cost - 1.0;
         candidate

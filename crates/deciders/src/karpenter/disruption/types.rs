@@ -103,15 +103,25 @@ pub struct Candidate {
     pub consolidatable: bool,
     /// The NodeClaim was launched with a `terminationGracePeriod`.
     pub has_termination_grace_period: bool,
+    /// The node's place in name order ([`Cluster::name_order`]): orders
+    /// that go "then by name" compare this instead of the names.
+    pub name_order: u64,
 }
 
 impl Candidate {
     /// A candidate of the node `facts` describe, priced `price`: its
     /// disruption cost at a whole lifetime remaining, consolidatable, and
-    /// without a termination grace period until the caller says otherwise.
-    pub(super) fn new(node: NodeId, facts: Arc<NodeFacts>, price: Price) -> Candidate {
+    /// without a termination grace period until the caller says otherwise;
+    /// `name_order` is the node's [`Cluster::name_order`].
+    pub(super) fn new(
+        node: NodeId,
+        facts: Arc<NodeFacts>,
+        price: Price,
+        name_order: u64,
+    ) -> Candidate {
         Candidate {
             node,
+            name_order,
             price,
             pod_count: facts.pod_count,
             missing_label: facts.missing_label,
@@ -411,4 +421,18 @@ pub struct PassOutcome {
     /// changes (upstream `markConsolidated`; see
     /// [`super::controller::Disruption::mark_consolidated`]).
     pub consolidated: Vec<Method>,
+}
+
+/// For tests that make candidates without a cluster: a name order for
+/// names of at most 8 bytes (their bytes, big-endian, so numbers compare
+/// as the names do).
+#[cfg(test)]
+pub(crate) fn name_order_of(name: &str) -> u64 {
+    assert!(
+        name.len() <= 8,
+        "test node names have at most 8 bytes: {name}"
+    );
+    let mut bytes = [0u8; 8];
+    bytes[..name.len()].copy_from_slice(name.as_bytes());
+    u64::from_be_bytes(bytes)
 }

@@ -476,9 +476,8 @@ impl ExistingNodes {
                 .zip(0..)
                 .map(|((view, room), position)| (view, room, position))
                 .collect();
-            sorted.sort_by(|(a, ..), (b, ..)| {
-                (!a.initialized, &a.name, a.id).cmp(&(!b.initialized, &b.name, b.id))
-            });
+            // Name order breaks ties by id, so it is total on its own.
+            sorted.sort_by_key(|(view, ..)| (!view.initialized, cluster.name_order(view.id)));
             let mut new_position = vec![0u32; sorted.len()];
             for (to, &(_, _, from)) in sorted.iter().enumerate() {
                 new_position[from as usize] = to as u32;

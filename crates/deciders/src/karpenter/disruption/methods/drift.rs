@@ -73,7 +73,7 @@ impl DisruptionMethod for Drift {
                     condition(c).map(|d| d.since),
                 )
             };
-            key(a).cmp(&key(b)).then_with(|| a.name().cmp(b.name()))
+            key(a).cmp(&key(b)).then(a.name_order.cmp(&b.name_order))
         });
         let mut outcome = MethodOutcome::default();
         for candidate in drifted {
