@@ -809,7 +809,11 @@ mod tests {
         by_name.sort_by_key(|(id, name)| (*name, *id));
         assert_eq!(by_order, by_name);
         assert_eq!(by_order.len(), 7);
-        assert_eq!(cluster.name_order.live(), 7, "removed nodes leave the order");
+        assert_eq!(
+            cluster.name_order.live(),
+            7,
+            "removed nodes leave the order"
+        );
     }
 
     /// The pending index gives exactly the pods a full scan finds, in id
