@@ -132,7 +132,16 @@ pub fn budget_mapping(
     reason: DisruptionReason,
     now: SimTime,
 ) -> BTreeMap<String, u32> {
-    let counts = pool_node_counts(cluster);
+    budget_mapping_of(&pool_node_counts(cluster), pools, reason, now)
+}
+
+/// [`budget_mapping`] from the pools' node counts ([`pool_node_counts`]).
+pub fn budget_mapping_of(
+    counts: &BTreeMap<String, PoolNodeCounts>,
+    pools: &NodePoolsByName<'_>,
+    reason: DisruptionReason,
+    now: SimTime,
+) -> BTreeMap<String, u32> {
     pools
         .iter()
         .map(|(name, pool)| {

@@ -1,7 +1,7 @@
 //! What every method of a disruption pass reads, built once per pass (and
 //! once per re-check of a command): the NodePools by name, the PDB limits,
-//! the Graceful candidates of every node, Balanced's pool totals and the
-//! simulation view. Shared by reference, and between threads when a method
+//! the Graceful candidates of every node, Balanced's pool totals, the
+//! NodePools' node counts their budgets read and the simulation view. Shared by reference, and between threads when a method
 //! is computed beside another: everything a method may build late is built
 //! once, by whichever thread asks first, and is the same whoever does.
 
@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use super::balanced::{self, PoolTotals};
-use super::budgets::budget_mapping;
+use super::budgets::{PoolNodeCounts, budget_mapping_of, pool_node_counts};
 use super::candidates::{CandidateInputs, Rejection, evaluate_nodes, new_candidate};
 use super::no_op_bound::NoOpBound;
 use super::reasons::Unconsolidatable;
@@ -37,6 +37,9 @@ pub(crate) struct PassContext<'i, 'a> {
     graceful: Vec<Candidate>,
     /// Balanced's pool totals over `graceful`, made on first use.
     totals: OnceLock<BTreeMap<String, PoolTotals>>,
+    /// Each NodePool's node counts for its budgets, made on first use (a
+    /// pass's methods each take a budget mapping of the same cluster).
+    node_counts: OnceLock<BTreeMap<String, PoolNodeCounts>>,
     /// The simulation view, made on first use.
     view: OnceLock<SimulationView>,
     /// The no-op bound over the consolidation view, made on first use,
@@ -56,6 +59,7 @@ impl<'i, 'a> PassContext<'i, 'a> {
             pdbs: PdbLimits::from_cluster(input.cluster, input.scales),
             graceful: Vec::new(),
             totals: OnceLock::new(),
+            node_counts: OnceLock::new(),
             view: OnceLock::new(),
             no_op_bound: OnceLock::new(),
         }
@@ -195,7 +199,10 @@ impl<'i, 'a> PassContext<'i, 'a> {
         if scheduled && let Some(horizon) = self.input.horizon {
             horizon.turns_at(self.input.now);
         }
-        budget_mapping(self.input.cluster, &self.pools, reason, self.input.now)
+        let counts = self
+            .node_counts
+            .get_or_init(|| pool_node_counts(self.input.cluster));
+        budget_mapping_of(counts, &self.pools, reason, self.input.now)
     }
 
     /// Balanced's pool totals, over every Graceful candidate.
