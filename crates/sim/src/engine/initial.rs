@@ -288,6 +288,8 @@ impl Engine<'_> {
             workload: workload.clone(),
             desired: workload.desired_pods().unwrap_or(0),
             pods: Vec::new(),
+            active_pods: 0,
+            terminating_pods: 0,
             next_suffix: 1,
             succeeded,
             complete: false,
@@ -352,6 +354,7 @@ impl Engine<'_> {
             .pod_names
             .insert(&(namespace.as_str(), initial.name.as_str()), id.0 as usize);
         self.owners.workloads[w].pods.push(id);
+        self.recount(id, None);
         if !daemonset {
             self.spot_pod_created(id, w);
         }

@@ -716,6 +716,11 @@ struct WorkloadState {
     workload: Workload,
     desired: u32,
     pods: Vec<PodId>,
+    /// Of `pods`, how many are neither finished nor gone: not terminating
+    /// and terminating (what the controller counts before it acts), kept
+    /// in step by every change to them (see `Engine::recount`).
+    active_pods: usize,
+    terminating_pods: usize,
     next_suffix: u64,
     succeeded: u32,
     complete: bool,

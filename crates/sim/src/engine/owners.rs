@@ -127,6 +127,8 @@ impl Engine<'_> {
             workload: workload.clone(),
             desired,
             pods: Vec::new(),
+            active_pods: 0,
+            terminating_pods: 0,
             next_suffix: 1,
             succeeded: 0,
             complete: false,
@@ -200,6 +202,34 @@ impl Engine<'_> {
         Ok(())
     }
 
+    /// Where a pod counts in its workload's kept counts: `None` once it
+    /// has finished or is gone, else whether it is terminating.
+    pub(super) fn liveness(&self, pod: PodId) -> Option<bool> {
+        self.cluster
+            .pod(pod)
+            .filter(|p| !p.phase.is_terminal())
+            .map(|p| p.lifecycle.deleting_since.is_some())
+    }
+
+    /// Moves `pod` in its workload's kept counts from `before` (its
+    /// [`Engine::liveness`] before a change) to where it counts now.
+    pub(super) fn recount(&mut self, pod: PodId, before: Option<bool>) {
+        let after = self.liveness(pod);
+        if before == after {
+            return;
+        }
+        let w = self.pod_meta[pod.0 as usize].workload;
+        let state = &mut self.owners.workloads[w];
+        for (liveness, change) in [(before, -1), (after, 1)] {
+            let count = match liveness {
+                Some(true) => &mut state.terminating_pods,
+                Some(false) => &mut state.active_pods,
+                None => continue,
+            };
+            *count = count.wrapping_add_signed(change);
+        }
+    }
+
     /// Brings a workload's pods in line with its spec.
     pub(super) fn reconcile(&mut self, w: usize) -> Result<(), EngineError> {
         if self.owners.workloads[w].deleted {
@@ -215,15 +245,20 @@ impl Engine<'_> {
                 .filter(|p| !p.phase.is_terminal())
                 .map(|p| p.lifecycle.deleting_since.is_some())
         };
-        // Counted first: most calls find the count right and list nothing.
-        let (mut active_count, mut terminating_count) = (0, 0);
-        for terminating in self.owners.workloads[w].pods.iter().filter_map(live) {
-            if terminating {
-                terminating_count += 1;
-            } else {
-                active_count += 1;
-            }
-        }
+        // Counted as pods change: most calls find the count right and
+        // list nothing.
+        let (active_count, terminating_count) = (
+            self.owners.workloads[w].active_pods,
+            self.owners.workloads[w].terminating_pods,
+        );
+        debug_assert_eq!(
+            (active_count, terminating_count),
+            self.owners.workloads[w].pods.iter().filter_map(live).fold(
+                (0, 0),
+                |(a, t), terminating| if terminating { (a, t + 1) } else { (a + 1, t) }
+            ),
+            "kept pod counts of workload {w}"
+        );
         let kind = self.owners.workloads[w].workload.kind.clone();
         match kind {
             WorkloadKind::Deployment { .. }
@@ -431,6 +466,7 @@ impl Engine<'_> {
             .pod_names
             .insert(&(namespace, name.as_str()), id.0 as usize);
         self.owners.workloads[w].pods.push(id);
+        self.recount(id, None);
         if !daemonset {
             self.spot_pod_created(id, w);
         }
@@ -448,6 +484,7 @@ impl Engine<'_> {
     pub(super) fn remove_pod(&mut self, pod: PodId, why: &str) -> Result<(), EngineError> {
         let object = self.pod_object(pod);
         self.note_pod_event(pod);
+        let before = self.liveness(pod);
         if self.cluster.remove_pod(pod).is_none() {
             return Ok(());
         }
@@ -459,6 +496,7 @@ impl Engine<'_> {
         meta.removed = true;
         let w = meta.workload;
         self.owners.workloads[w].pods.retain(|p| *p != pod);
+        self.recount(pod, before);
         self.log(
             EventType::Normal,
             "Killing",
@@ -523,7 +561,9 @@ impl Engine<'_> {
             return Ok(());
         }
         self.note_pod_event(pod);
+        let before = self.liveness(pod);
         self.cluster.finish_pod(pod, PodPhase::Succeeded);
+        self.recount(pod, before);
         self.forget_attempts(pod);
         let object = self.pod_object(pod);
         self.log(

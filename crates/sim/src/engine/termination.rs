@@ -425,11 +425,13 @@ impl Engine<'_> {
         let now = self.now();
         self.note_pod_event(pod);
         self.spot_pod_leaving(pod);
+        let before = self.liveness(pod);
         let Some(p) = self.cluster.pod_mut(pod) else {
             return Ok(());
         };
         p.lifecycle.deleting_since = Some(now);
         let daemon = p.is_daemonset();
+        self.recount(pod, before);
         self.evicting.remove(&pod);
         self.schedule(now + grace, Event::PodGone(pod))?;
         let w = self.pod_meta[pod.0 as usize].workload;
@@ -456,7 +458,9 @@ impl Engine<'_> {
         let node = p.node;
         let w = self.pod_meta[pod.0 as usize].workload;
         let lost = self.pod_meta[pod.0 as usize].lost;
+        let before = self.liveness(pod);
         self.cluster.remove_pod(pod);
+        self.recount(pod, before);
         self.spot_pod_removed(pod);
         self.evicting.remove(&pod);
         self.forget_attempts(pod);
