@@ -237,14 +237,7 @@ impl Engine<'_> {
         }
         // Terminating pods are on their way out: controllers replace them
         // at once, except that a StatefulSet waits until the old pod with
-        // that ordinal is gone. `live`: for a pod still running, whether it
-        // is terminating.
-        let live = |p: &PodId| {
-            self.cluster
-                .pod(*p)
-                .filter(|p| !p.phase.is_terminal())
-                .map(|p| p.lifecycle.deleting_since.is_some())
-        };
+        // that ordinal is gone (see `Engine::liveness`).
         // Counted as pods change: most calls find the count right and
         // list nothing.
         let (active_count, terminating_count) = (
@@ -253,10 +246,15 @@ impl Engine<'_> {
         );
         debug_assert_eq!(
             (active_count, terminating_count),
-            self.owners.workloads[w].pods.iter().filter_map(live).fold(
-                (0, 0),
-                |(a, t), terminating| if terminating { (a, t + 1) } else { (a + 1, t) }
-            ),
+            self.owners.workloads[w]
+                .pods
+                .iter()
+                .filter_map(|p| self.liveness(*p))
+                .fold((0, 0), |(a, t), terminating| if terminating {
+                    (a, t + 1)
+                } else {
+                    (a + 1, t)
+                }),
             "kept pod counts of workload {w}"
         );
         let kind = self.owners.workloads[w].workload.kind.clone();
@@ -274,7 +272,7 @@ impl Engine<'_> {
                         self.owners.workloads[w]
                             .pods
                             .iter()
-                            .filter(|p| live(p).is_some())
+                            .filter(|p| self.liveness(**p).is_some())
                             .filter_map(|p| self.pod_meta[p.0 as usize].ordinal)
                             .collect()
                     } else {
@@ -303,7 +301,7 @@ impl Engine<'_> {
                         .pods
                         .iter()
                         .copied()
-                        .filter(|p| live(p) == Some(false))
+                        .filter(|p| self.liveness(*p) == Some(false))
                         .collect();
                     let victims =
                         self.scale_down_victims(&active, active_count - desired, stateful);

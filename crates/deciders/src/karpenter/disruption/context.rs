@@ -1,9 +1,10 @@
 //! What every method of a disruption pass reads, built once per pass (and
 //! once per re-check of a command): the NodePools by name, the PDB limits,
 //! the Graceful candidates of every node, Balanced's pool totals, the
-//! NodePools' node counts their budgets read and the simulation view. Shared by reference, and between threads when a method
-//! is computed beside another: everything a method may build late is built
-//! once, by whichever thread asks first, and is the same whoever does.
+//! NodePools' node counts their budgets read and the simulation view.
+//! Shared by reference, and between threads when a method is computed
+//! beside another: everything a method may build late is built once, by
+//! whichever thread asks first, and is the same whoever does.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
