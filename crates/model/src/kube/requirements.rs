@@ -356,6 +356,22 @@ impl Requirements {
         self.find(key).map(|i| &self.slice()[i])
     }
 
+    /// The requirement on `key`, already normalised, looked for first at
+    /// `hint` (where the set asked before held it: sets built alike hold
+    /// their keys at the same places), which is moved to where it is found.
+    #[inline]
+    pub fn get_hinted(&self, key: &str, hint: &std::cell::Cell<usize>) -> Option<&Requirement> {
+        let list = self.slice();
+        if let Some(at_hint) = list.get(hint.get())
+            && at_hint.key() == key
+        {
+            return Some(at_hint);
+        }
+        let at = self.find(key)?;
+        hint.set(at);
+        Some(&list[at])
+    }
+
     /// Mutable access, e.g. to relax `minValues`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Requirement> {
         let key = normalize_label_key(key);

@@ -977,17 +977,21 @@ impl<'a> Scheduler<'a> {
         let Some(limits) = self.remaining[template.pool_index].as_mut() else {
             return;
         };
+        // A claim's options are a subset of its template's: as many means
+        // the same, whose maximum the template keeps.
+        let all_options = !options.is_empty() && options.len() == template.options.len();
         for (kind, left) in limits.iter_mut() {
+            if self.input.node_count_resource == Some(*kind) {
+                *left -= i64::from(!options.is_empty());
+                continue;
+            }
+            if all_options {
+                *left -= template.max_capacity.get(*kind);
+                continue;
+            }
             let most = options
                 .iter()
-                .map(|&i| {
-                    let capacity = &template.instance_type(i).capacity;
-                    if self.input.node_count_resource == Some(*kind) {
-                        1
-                    } else {
-                        capacity.get(*kind)
-                    }
-                })
+                .map(|&i| template.instance_type(i).capacity.get(*kind))
                 .max()
                 .unwrap_or(0);
             *left -= most;

@@ -345,6 +345,34 @@ impl Requirement {
         }
     }
 
+    /// Whether the intersection with `other` is a list of values (not a
+    /// complement) of which `listed` accepts none, without building it:
+    /// `!i.is_complement() && !i.values().iter().any(listed)` for
+    /// `i = self.intersection(other)`.
+    #[inline]
+    pub fn intersection_lists_none(
+        &self,
+        other: &Requirement,
+        listed: impl Fn(&str) -> bool,
+    ) -> bool {
+        let gte = max_bound(self.gte, other.gte);
+        let lte = min_bound(self.lte, other.lte);
+        if let (Some(low), Some(high)) = (gte, lte)
+            && low > high
+        {
+            // `DoesNotExist`: a list of no values.
+            return true;
+        }
+        let (list, other) = match (self.complement, other.complement) {
+            (true, true) => return false,
+            (false, _) => (self, other),
+            (true, false) => (other, self),
+        };
+        !list.values.iter().any(|v| {
+            other.contains_value(v) != other.complement && within_bounds(v, gte, lte) && listed(v)
+        })
+    }
+
     /// The NodePool-style requirement(s) this reads as: one, or two
     /// (`Gte` and `Lte`) when both bounds are set (upstream
     /// `NodeSelectorRequirement` / `BoundedNodeSelectorRequirements`).

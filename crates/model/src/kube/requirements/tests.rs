@@ -105,6 +105,15 @@ fn check_table(rows: Vec<tables::Row>) {
             !got.is_empty(),
             "has_intersection {existing} ∩ {incoming}"
         );
+        for listed in [&[][..], &["A"], &["B", "9"], &["1", "A"], &["2"]] {
+            let built =
+                !got.is_complement() && !got.values().iter().any(|v| listed.contains(&v.as_str()));
+            assert_eq!(
+                f(existing).intersection_lists_none(&f(incoming), |v| listed.contains(&v)),
+                built,
+                "intersection_lists_none {existing} ∩ {incoming} of {listed:?}"
+            );
+        }
     }
 }
 
@@ -895,4 +904,41 @@ fn intersection_probe_agrees_with_is_intersecting() {
         agree_yes > 1000 && agree_no > 1000,
         "{agree_yes} / {agree_no}"
     );
+}
+
+/// A hinted lookup finds what `get` finds, from any hint, and moves the
+/// hint to where the key is; a key that is absent leaves it.
+#[test]
+fn hinted_lookup_agrees_with_get() {
+    let keys = ["a", "bb", "c", "dd", "zone"];
+    let full: Requirements = keys.iter().map(|key| req(key, Operator::In, &["x"])).fold(
+        Requirements::new(),
+        |mut set, r| {
+            set.add(r);
+            set
+        },
+    );
+    let short: Requirements =
+        [req("zone", Operator::In, &["y"])]
+            .into_iter()
+            .fold(Requirements::new(), |mut set, r| {
+                set.add(r);
+                set
+            });
+    for set in [&full, &short, &Requirements::new()] {
+        for key in keys.iter().chain(&["missing"]) {
+            for start in 0..7 {
+                let hint = std::cell::Cell::new(start);
+                assert_eq!(
+                    set.get_hinted(key, &hint),
+                    set.get(key),
+                    "{key} from {start}"
+                );
+                match set.get(key) {
+                    Some(found) => assert_eq!(set.slice()[hint.get()].key(), found.key()),
+                    None => assert_eq!(hint.get(), start),
+                }
+            }
+        }
+    }
 }

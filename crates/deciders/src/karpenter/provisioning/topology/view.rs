@@ -4,10 +4,11 @@
 //! domains) that skip the full domain computation.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use super::{Group, Topology, TopologyError, TopologyKind};
 use crate::karpenter::provisioning::pod::PodWork;
-use crate::kube::labels::LABEL_HOSTNAME;
+use crate::kube::labels::{LABEL_HOSTNAME, normalize_label_key};
 use crate::kube::pod::PodSpec;
 use crate::kube::requirements::{Requirement, Requirements};
 
@@ -62,9 +63,10 @@ impl Topology<'_> {
                     .map(|(d, _)| d.as_str())
                     .collect();
                 affinity_domains.push(AffinityDomains {
-                    key,
+                    key: normalize_label_key(key),
                     occupied,
                     pod_requires: pod.requirements.get(key).cloned(),
+                    found_at: Cell::new(0),
                 });
             }
             groups.push((group, pod_domains));
@@ -96,6 +98,8 @@ struct AffinityDomains<'t> {
     occupied: Vec<&'t str>,
     /// The pod's own requirement on the key, merged with the node's.
     pod_requires: Option<Requirement>,
+    /// Where the last node's requirements asked held the key.
+    found_at: Cell<usize>,
 }
 
 impl PodTopology<'_> {
@@ -144,15 +148,15 @@ impl PodTopology<'_> {
 
     fn rejects_node_by_affinity(&self, node: &Requirements) -> bool {
         self.affinity_domains.iter().any(|affinity| {
+            let occupied = |domain: &str| affinity.occupied.contains(&domain);
             let lists_no_occupied = |domains: &Requirement| {
-                !domains.is_complement()
-                    && !domains
-                        .values()
-                        .iter()
-                        .any(|d| affinity.occupied.contains(&d.as_str()))
+                !domains.is_complement() && !domains.values().iter().any(|d| occupied(d))
             };
-            match (node.get(affinity.key), &affinity.pod_requires) {
-                (Some(node), Some(pod)) => lists_no_occupied(&node.intersection(pod)),
+            match (
+                node.get_hinted(affinity.key, &affinity.found_at),
+                &affinity.pod_requires,
+            ) {
+                (Some(node), Some(pod)) => node.intersection_lists_none(pod, occupied),
                 (Some(domains), None) | (None, Some(domains)) => lists_no_occupied(domains),
                 (None, None) => false,
             }
