@@ -534,24 +534,30 @@ impl<'a> Topology<'a> {
                 registered.push(domain);
             }
         }
+        // The pods bound to live nodes, read through their nodes' lists
+        // (the cluster keeps every bound pod on its node's) rather than
+        // every pod the cluster has held.
         let mut recorded = Vec::new();
-        for (id, pod) in self.cluster.pods() {
-            if pod.phase.is_terminal()
-                || self.excluded.binary_search(&id).is_ok()
-                || !group.selects(&pod.spec)
-            {
-                continue;
-            }
-            let Some((node_id, node)) = pod.node.and_then(|n| Some((n, self.cluster.node(n)?)))
-            else {
-                continue;
-            };
-            let domain = match node.labels.get(&group.spec.key) {
-                Some(d) => d,
-                None if group.spec.key == LABEL_HOSTNAME => node.name.as_str(),
-                None => continue,
-            };
-            if counts_node(node_id, node) {
+        for (node_id, node) in self.cluster.nodes() {
+            for &id in &node.pods {
+                let Some(pod) = self.cluster.pod(id) else {
+                    continue;
+                };
+                if pod.node != Some(node_id)
+                    || pod.phase.is_terminal()
+                    || self.excluded.binary_search(&id).is_ok()
+                    || !group.selects(&pod.spec)
+                {
+                    continue;
+                }
+                let domain = match node.labels.get(&group.spec.key) {
+                    Some(d) => d,
+                    None if group.spec.key == LABEL_HOSTNAME => node.name.as_str(),
+                    None => break,
+                };
+                if !counts_node(node_id, node) {
+                    break;
+                }
                 recorded.push(domain);
             }
         }
