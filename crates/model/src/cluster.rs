@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::chunked::ChunkedVec;
 use crate::index_set::IndexSet;
 use crate::name_order::NameOrder;
+use crate::node_store::NodeStore;
 
 use crate::cloud::{CapacityType, Price};
 use crate::kube::labels::Labels;
@@ -229,12 +230,8 @@ impl Pod {
 /// The cluster state.
 #[derive(Debug, Clone, Default)]
 pub struct Cluster {
-    /// One slot per node ever added; a removed node's slot is empty (a
-    /// long run gives out far more node ids than it has live nodes).
-    nodes: Vec<Option<Box<Node>>>,
-    /// Ids of the live nodes, ascending: a long run gives out far more
-    /// node ids than it has live nodes, so listings walk this, not `nodes`.
-    live_nodes: Vec<NodeId>,
+    /// The live nodes, inline in id order.
+    nodes: NodeStore,
     /// One slot per pod ever added (finished pods stay listed).
     pods: ChunkedVec<Option<Pod>>,
     /// PodDisruptionBudgets.
@@ -302,10 +299,9 @@ impl Cluster {
 
     /// Adds a node; returns its id.
     pub fn add_node(&mut self, node: Node) -> NodeId {
-        let id = NodeId(self.nodes.len() as u32);
+        let id = self.nodes.next_id();
         self.name_order.insert(id.0, &node.name);
-        self.nodes.push(Some(Box::new(node)));
-        self.live_nodes.push(id);
+        self.nodes.add(node);
         // Not yet counted: the next read of the totals adds it.
         self.mark_unsettled(id);
         self.touch(id);
@@ -324,7 +320,7 @@ impl Cluster {
         {
             return;
         }
-        let Some(node) = self.nodes.get(id.0 as usize).and_then(|n| n.as_deref()) else {
+        let Some(node) = self.nodes.get(id) else {
             return;
         };
         self.totals.add(node, -1);
@@ -347,7 +343,7 @@ impl Cluster {
         let mut unsettled = std::mem::take(&mut self.unsettled);
         for &id in &unsettled {
             self.is_unsettled[id.0 as usize] = false;
-            if let Some(node) = self.nodes.get(id.0 as usize).and_then(|n| n.as_deref()) {
+            if let Some(node) = self.nodes.get(id) {
                 self.totals.add(node, 1);
             }
         }
@@ -390,12 +386,9 @@ impl Cluster {
             self.unbind(pod);
         }
         self.touch(id);
-        if let Ok(at) = self.live_nodes.binary_search(&id) {
-            self.live_nodes.remove(at);
-        }
-        let node = self.nodes.get_mut(id.0 as usize)?.take()?;
+        let node = self.nodes.remove(id)?;
         self.name_order.remove(id.0, &node.name);
-        Some(*node)
+        Some(node)
     }
 
     /// Adds a pod (its `uid` is assigned here, in creation order).
@@ -441,11 +434,7 @@ impl Cluster {
         pod.unschedulable = false;
         self.maybe_pending.remove(pod_id.0);
         self.unsettle(node_id);
-        if let Some(node) = self
-            .nodes
-            .get_mut(node_id.0 as usize)
-            .and_then(Option::as_mut)
-        {
+        if let Some(node) = self.nodes.get_mut(node_id) {
             node.requested += requests;
             node.pods.push(pod_id);
         }
@@ -473,11 +462,7 @@ impl Cluster {
         let requests = pod.spec.requests;
         let was_counted = !pod.phase.is_terminal();
         self.unsettle(node_id);
-        if let Some(node) = self
-            .nodes
-            .get_mut(node_id.0 as usize)
-            .and_then(Option::as_mut)
-        {
+        if let Some(node) = self.nodes.get_mut(node_id) {
             if was_counted {
                 node.requested -= requests;
             }
@@ -505,11 +490,7 @@ impl Cluster {
         if let Some(node_id) = pod.node {
             let requests = pod.spec.requests;
             self.unsettle(node_id);
-            if let Some(node) = self
-                .nodes
-                .get_mut(node_id.0 as usize)
-                .and_then(Option::as_mut)
-            {
+            if let Some(node) = self.nodes.get_mut(node_id) {
                 node.requested -= requests;
             }
             self.touch(node_id);
@@ -534,7 +515,7 @@ impl Cluster {
     /// A node by id (`None` once removed).
     #[inline]
     pub fn node(&self, id: NodeId) -> Option<&Node> {
-        self.nodes.get(id.0 as usize).and_then(|n| n.as_deref())
+        self.nodes.get(id)
     }
 
     /// A node by id, mutably.
@@ -542,9 +523,7 @@ impl Cluster {
     pub fn node_mut(&mut self, id: NodeId) -> Option<&mut Node> {
         self.unsettle(id);
         self.touch(id);
-        self.nodes
-            .get_mut(id.0 as usize)
-            .and_then(|n| n.as_deref_mut())
+        self.nodes.get_mut(id)
     }
 
     /// A pod by id (`None` once removed).
@@ -571,9 +550,7 @@ impl Cluster {
 
     /// Every live node, in id (creation) order.
     pub fn nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
-        self.live_nodes
-            .iter()
-            .filter_map(|&id| self.node(id).map(|n| (id, n)))
+        self.nodes.iter()
     }
 
     /// Every live pod, in id (creation) order.
@@ -608,7 +585,7 @@ impl Cluster {
 
     /// Number of live nodes.
     pub fn node_count(&self) -> usize {
-        self.live_nodes.len()
+        self.nodes.len()
     }
 }
 

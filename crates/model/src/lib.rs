@@ -16,6 +16,7 @@ pub mod cluster;
 pub mod index_set;
 pub mod kube;
 pub mod name_order;
+mod node_store;
 pub mod nodepool;
 pub mod pdb;
 pub mod pods;
