@@ -16,13 +16,14 @@ use std::collections::BTreeMap;
 
 use super::node_requirements::NodeRequirements;
 use super::pod::{PodWork, strict_requirements};
-use crate::fast_hash::FastMap;
+use crate::fast_hash::{FastHasher, FastMap};
 use crate::kube::labels::{LABEL_HOSTNAME, LabelKeySet, Labels};
 use crate::kube::pod::{InclusionPolicy, PodAffinityTerm, PodSpec};
 use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::selector::LabelSelector;
 use crate::kube::taints::{Taint, Toleration, tolerates_all};
 use crate::scheduler::{Cluster, Node, NodeId, PodId};
+use std::hash::{BuildHasher, BuildHasherDefault};
 
 /// What a topology group enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -161,16 +162,6 @@ impl Group {
                 .selector
                 .as_ref()
                 .is_some_and(|s| s.matches(&spec.labels))
-    }
-
-    fn counts(
-        &self,
-        spec: &PodSpec,
-        taints: &[Taint],
-        node: &Requirements,
-        allow: &LabelKeySet,
-    ) -> bool {
-        self.selects(spec) && self.spec.filter.matches(taints, node, allow)
     }
 
     fn record(&mut self, domain: &str) {
@@ -409,6 +400,52 @@ pub(super) struct Topology<'a> {
     inverse_owned: FastMap<PodId, Vec<usize>>,
     /// How many groups (of both kinds) count hostname domains.
     hostname_groups: usize,
+    /// Which groups select a pod, by the hash of its namespace and labels
+    /// (all a selection reads): a solve records many pods alike.
+    selected: FastMap<u64, Vec<SelectedBy>>,
+}
+
+/// The groups that select the pods of one namespace and label set.
+struct SelectedBy {
+    namespace: String,
+    labels: BTreeMap<String, String>,
+    /// Their indices among the first `of` groups (groups are only added).
+    groups: Vec<usize>,
+    of: usize,
+}
+
+/// The indices of the `groups` that select `spec`, from `selected`
+/// (`Topology::selected`), brought up to date with groups made since.
+fn groups_selecting<'s>(
+    selected: &'s mut FastMap<u64, Vec<SelectedBy>>,
+    groups: &[Group],
+    spec: &PodSpec,
+) -> &'s [usize] {
+    let key = BuildHasherDefault::<FastHasher>::default().hash_one((&spec.namespace, &spec.labels));
+    let alike = selected.entry(key).or_default();
+    let at = match alike
+        .iter()
+        .position(|s| s.namespace == spec.namespace && s.labels == spec.labels)
+    {
+        Some(at) => at,
+        None => {
+            alike.push(SelectedBy {
+                namespace: spec.namespace.clone(),
+                labels: spec.labels.clone(),
+                groups: Vec::new(),
+                of: 0,
+            });
+            alike.len() - 1
+        }
+    };
+    let entry = &mut alike[at];
+    for (index, group) in groups.iter().enumerate().skip(entry.of) {
+        if group.selects(spec) {
+            entry.groups.push(index);
+        }
+    }
+    entry.of = groups.len();
+    &entry.groups
 }
 
 /// The running pods whose required anti-affinity every solve over
@@ -465,6 +502,7 @@ impl<'a> Topology<'a> {
             owned: FastMap::default(),
             inverse_owned: FastMap::default(),
             hostname_groups: 0,
+            selected: FastMap::default(),
         };
         for &id in anti_affinity_pods {
             let Some(pod) = cluster.pod(id) else { continue };
@@ -709,8 +747,10 @@ impl<'a> Topology<'a> {
         allow: &LabelKeySet,
         claim: Option<(usize, &str)>,
     ) {
-        for group in &mut self.groups {
-            if !group.counts(&pod.spec, taints, node, allow) {
+        let selecting = groups_selecting(&mut self.selected, &self.groups, &pod.spec);
+        for &index in selecting {
+            let group = &mut self.groups[index];
+            if !group.spec.filter.matches(taints, node, allow) {
                 continue;
             }
             let Some(domains) = node.get(&group.spec.key) else {

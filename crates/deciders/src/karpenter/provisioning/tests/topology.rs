@@ -119,6 +119,42 @@ fn hostname_anti_affinity_one_pod_per_node() {
     assert!(result.new_nodeclaims.iter().all(|c| c.pods.len() == 1));
 }
 
+/// A topology spread constraint counts the pods of the pod's own
+/// namespace only (Kubernetes' `TopologySpreadConstraint`): pods with the
+/// same labels in another namespace, placed first (larger), neither count
+/// in the hostname spread nor keep its pods off their claim; the spread's
+/// own two pods, at maxSkew 1, take one claim each.
+#[test]
+fn spread_counts_its_own_namespace_only() {
+    let mut world = World::fake(default_pool(), 8);
+    let mut own = labeled(pod(100, 100), "app", "db");
+    own.topology_spread.push(spread(LABEL_HOSTNAME, "db", None));
+    let mut other = labeled(pod(200, 100), "app", "db");
+    other.namespace = format!("{}-other", own.namespace);
+    world.add_pendings(2, other);
+    world.add_pendings(2, own.clone());
+    let result = world.solve();
+    assert!(result.errors.is_empty(), "{:?}", result.errors);
+    let namespaces: Vec<Vec<&str>> = result
+        .new_nodeclaims
+        .iter()
+        .map(|claim| {
+            claim
+                .pods
+                .iter()
+                .filter_map(|&p| world.cluster.pod(p).map(|p| p.spec.namespace.as_str()))
+                .collect()
+        })
+        .collect();
+    let other = format!("{}-other", own.namespace);
+    let own = own.namespace.as_str();
+    assert_eq!(
+        namespaces,
+        vec![vec![other.as_str(), other.as_str(), own], vec![own]],
+        "the other namespace's pods and one spread pod share the first claim"
+    );
+}
+
 /// topology_test.go "should not violate pod anti-affinity on zone": three
 /// zone-pinned 2-CPU pods labelled `security=s2` go first (larger), one per
 /// zone; the pod that refuses `security=s2` in its zone has nowhere left.
