@@ -742,6 +742,8 @@ impl SimulationView {
         explain: bool,
     ) {
         let mut kept = Vec::with_capacity(result.existing.len());
+        // The error names the node only: written once per node.
+        let mut written: Vec<(NodeId, String)> = Vec::new();
         for &(pod, node_id) in &result.existing {
             let node = cluster.node(node_id);
             let uninitialized = node.is_some_and(|n| !n.initialized);
@@ -749,15 +751,21 @@ impl SimulationView {
                 if self.pending.contains(&pod) {
                     continue;
                 }
-                let error = if explain {
-                    let name = node.map_or("", |n| n.name.as_str());
-                    let mut what = vec![format!("nodeclaim/{name}")];
-                    if node.is_some_and(|n| n.registered) {
-                        what.push(format!("node/{name}"));
+                let error = match written.iter().find(|(id, _)| *id == node_id) {
+                    _ if !explain => String::new(),
+                    Some((_, error)) => error.clone(),
+                    None => {
+                        let name = node.map_or("", |n| n.name.as_str());
+                        let error = if node.is_some_and(|n| n.registered) {
+                            format!(
+                                "would schedule against uninitialized nodeclaim/{name}, node/{name}"
+                            )
+                        } else {
+                            format!("would schedule against uninitialized nodeclaim/{name}")
+                        };
+                        written.push((node_id, error.clone()));
+                        error
                     }
-                    format!("would schedule against uninitialized {}", what.join(", "))
-                } else {
-                    String::new()
                 };
                 result.errors.push((pod, error));
             } else {
