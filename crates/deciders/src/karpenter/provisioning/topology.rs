@@ -178,6 +178,37 @@ impl Group {
         }
     }
 
+    /// Counts a pod this group selects, placed on a node with `taints`
+    /// and `node` requirements (see [`Topology::record`]), if the group's
+    /// node filter counts that node.
+    fn record_placed(
+        &mut self,
+        taints: &[Taint],
+        node: &Requirements,
+        allow: &LabelKeySet,
+        claim: Option<(usize, &str)>,
+    ) {
+        if !self.spec.filter.matches(taints, node, allow) {
+            return;
+        }
+        let Some(domains) = node.get(&self.spec.key) else {
+            return;
+        };
+        if domains.is_complement() {
+            return;
+        }
+        let values = domains.values().to_vec();
+        if self.spec.kind == TopologyKind::AntiAffinity {
+            for value in &values {
+                self.record(value);
+                self.record_on_claim(value, claim);
+            }
+        } else if let [only] = values.as_slice() {
+            self.record(only);
+            self.record_on_claim(only, claim);
+        }
+    }
+
     fn record_claim(&mut self, claim: usize) {
         if self.claim_counts.len() <= claim {
             self.claim_counts.resize(claim + 1, 0);
@@ -404,6 +435,10 @@ pub(super) struct Topology<'a> {
     /// (all a selection reads): a solve records many pods alike.
     selected: FastMap<u64, Vec<SelectedBy>>,
 }
+
+/// From how many groups [`Topology::record`] looks up the groups that
+/// select a pod instead of matching each group's selector.
+const SELECTED_LOOKED_UP_FROM: usize = 4;
 
 /// The groups that select the pods of one namespace and label set.
 struct SelectedBy {
@@ -747,27 +782,16 @@ impl<'a> Topology<'a> {
         allow: &LabelKeySet,
         claim: Option<(usize, &str)>,
     ) {
-        let selecting = groups_selecting(&mut self.selected, &self.groups, &pod.spec);
-        for &index in selecting {
-            let group = &mut self.groups[index];
-            if !group.spec.filter.matches(taints, node, allow) {
-                continue;
-            }
-            let Some(domains) = node.get(&group.spec.key) else {
-                continue;
-            };
-            if domains.is_complement() {
-                continue;
-            }
-            let values = domains.values().to_vec();
-            if group.spec.kind == TopologyKind::AntiAffinity {
-                for value in &values {
-                    group.record(value);
-                    group.record_on_claim(value, claim);
+        // A few selectors cost less to match than the lookup of a memo.
+        if self.groups.len() < SELECTED_LOOKED_UP_FROM {
+            for group in &mut self.groups {
+                if group.selects(&pod.spec) {
+                    group.record_placed(taints, node, allow, claim);
                 }
-            } else if let [only] = values.as_slice() {
-                group.record(only);
-                group.record_on_claim(only, claim);
+            }
+        } else {
+            for &index in groups_selecting(&mut self.selected, &self.groups, &pod.spec) {
+                self.groups[index].record_placed(taints, node, allow, claim);
             }
         }
         if let Some(owned) = self.inverse_owned.get(&pod.id) {

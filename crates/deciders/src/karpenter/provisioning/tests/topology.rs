@@ -129,6 +129,11 @@ fn spread_counts_its_own_namespace_only() {
     let mut world = World::fake(default_pool(), 8);
     let mut own = labeled(pod(100, 100), "app", "db");
     own.topology_spread.push(spread(LABEL_HOSTNAME, "db", None));
+    // Spreads of pods nobody runs, which never hold a pod back: enough
+    // groups for a solve to look up which groups select a pod.
+    for app in ["cache", "queue", "search"] {
+        own.topology_spread.push(spread(LABEL_HOSTNAME, app, None));
+    }
     let mut other = labeled(pod(200, 100), "app", "db");
     other.namespace = format!("{}-other", own.namespace);
     world.add_pendings(2, other);
