@@ -751,21 +751,21 @@ impl SimulationView {
                 if self.pending.contains(&pod) {
                     continue;
                 }
-                let error = match written.iter().find(|(id, _)| *id == node_id) {
-                    _ if !explain => String::new(),
-                    Some((_, error)) => error.clone(),
-                    None => {
-                        let name = node.map_or("", |n| n.name.as_str());
-                        let error = if node.is_some_and(|n| n.registered) {
-                            format!(
-                                "would schedule against uninitialized nodeclaim/{name}, node/{name}"
-                            )
-                        } else {
-                            format!("would schedule against uninitialized nodeclaim/{name}")
-                        };
-                        written.push((node_id, error.clone()));
-                        error
-                    }
+                let error = if !explain {
+                    String::new()
+                } else if let Some((_, error)) = written.iter().find(|(id, _)| *id == node_id) {
+                    error.clone()
+                } else {
+                    let name = node.map_or("", |n| n.name.as_str());
+                    let error = if node.is_some_and(|n| n.registered) {
+                        format!(
+                            "would schedule against uninitialized nodeclaim/{name}, node/{name}"
+                        )
+                    } else {
+                        format!("would schedule against uninitialized nodeclaim/{name}")
+                    };
+                    written.push((node_id, error.clone()));
+                    error
                 };
                 result.errors.push((pod, error));
             } else {

@@ -13,6 +13,7 @@
 //! every node, with cheap certain rejections.
 
 use std::collections::BTreeMap;
+use std::hash::{BuildHasher, BuildHasherDefault};
 
 use super::node_requirements::NodeRequirements;
 use super::pod::{PodWork, strict_requirements};
@@ -23,7 +24,6 @@ use crate::kube::requirements::{Requirement, Requirements};
 use crate::kube::selector::LabelSelector;
 use crate::kube::taints::{Taint, Toleration, tolerates_all};
 use crate::scheduler::{Cluster, Node, NodeId, PodId};
-use std::hash::{BuildHasher, BuildHasherDefault};
 
 /// What a topology group enforces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
