@@ -911,20 +911,11 @@ fn intersection_probe_agrees_with_is_intersecting() {
 #[test]
 fn hinted_lookup_agrees_with_get() {
     let keys = ["a", "bb", "c", "dd", "zone"];
-    let full: Requirements = keys.iter().map(|key| req(key, Operator::In, &["x"])).fold(
-        Requirements::new(),
-        |mut set, r| {
-            set.add(r);
-            set
-        },
-    );
-    let short: Requirements =
-        [req("zone", Operator::In, &["y"])]
-            .into_iter()
-            .fold(Requirements::new(), |mut set, r| {
-                set.add(r);
-                set
-            });
+    let full: Requirements = keys
+        .iter()
+        .map(|key| req(key, Operator::In, &["x"]))
+        .collect();
+    let short: Requirements = [req("zone", Operator::In, &["y"])].into_iter().collect();
     for set in [&full, &short, &Requirements::new()] {
         for key in keys.iter().chain(&["missing"]) {
             for start in 0..7 {
